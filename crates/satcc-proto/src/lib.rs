@@ -1,0 +1,14 @@
+//! Sans-IO protocol logic for satcc.
+//!
+//! Every endpoint here is a plain state machine driven through
+//! `handle_input` / `handle_timeout` / `poll_transmit` / `poll_timeout` /
+//! `poll_event`. Nothing in this crate owns a socket, a clock, a thread or a
+//! random source: the simulator and the UDP runtime are two drivers of the
+//! same machines (see `DESIGN.md`).
+#![warn(missing_docs)]
+
+pub mod rng;
+pub mod tcp;
+pub mod time;
+
+pub use time::{Duration, Instant};

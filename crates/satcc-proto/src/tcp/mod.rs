@@ -1,0 +1,16 @@
+//! One-way TCP: a bulk sender with pluggable window algorithms and a
+//! receiver that generates cumulative ACKs, SACK blocks and an advertised
+//! window.
+//!
+//! Sequence numbers count *segments*, not bytes, as ns-2's one-way TCP
+//! agents do: every segment but a file's last carries `mss` payload bytes.
+//! That keeps the SACK scoreboard a dense ring indexed by segment number, so
+//! per-ACK work does not grow with the window.
+
+mod receiver;
+mod segment;
+mod sender;
+
+pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
+pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
+pub use sender::{SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};

@@ -1,0 +1,9 @@
+//! satcc's deterministic packet-level discrete-event simulator.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod metrics;
+pub mod queue;
+pub mod report;
+pub mod scenario;
+pub mod units;

@@ -1,0 +1,3 @@
+//! Link queues: DropTail, RED and strict two-class priority.
+
+pub mod red;

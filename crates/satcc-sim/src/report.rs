@@ -1,0 +1,125 @@
+//! The result of a run: what `summary.json` holds.
+
+use serde::Serialize;
+
+/// Per-flow results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    /// Flow index, in scenario order (a `count = 4` line gives 4 ids).
+    pub id: u32,
+    /// Label (the flow line's `name`, default the protocol).
+    pub name: String,
+    /// Protocol name (`reno`, `newreno`, `sack`, `cbr`, ...).
+    pub protocol: String,
+    /// Source node name.
+    pub src: String,
+    /// Destination node name.
+    pub dst: String,
+    /// Payload bytes delivered in order to the receiving application.
+    pub delivered_bytes: u64,
+    /// delivered_bytes * 8 / active time (from the flow's start, or
+    /// `record.measure_from` if later, to its stop or the end of the run).
+    pub goodput_bps: f64,
+    /// This flow's share of the summed goodput of all flows.
+    pub share: f64,
+    /// Packets of this flow (both directions) dropped anywhere.
+    pub drops: u64,
+    /// Data packets sent (retransmissions included).
+    pub packets_sent: u64,
+    /// Retransmitted data packets (TCP).
+    pub retransmits: u64,
+    /// Retransmission timeouts (TCP).
+    pub timeouts: u64,
+    /// Mean RTT seen by the sender, seconds (TCP, if measured).
+    pub mean_rtt_s: Option<f64>,
+    /// Finite files completed.
+    pub files_completed: u64,
+    /// Mean file transfer time, seconds.
+    pub mean_file_time_s: Option<f64>,
+}
+
+/// Per-protocol-class aggregates.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassSummary {
+    /// Protocol name.
+    pub protocol: String,
+    /// Number of flows.
+    pub flows: u32,
+    /// Summed goodput.
+    pub goodput_bps: f64,
+    /// Share of all flows' goodput.
+    pub share: f64,
+    /// Jain's index among the class's flows.
+    pub jain: f64,
+}
+
+/// Per-link results.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkSummary {
+    /// Link name.
+    pub name: String,
+    /// Rate in bits per second.
+    pub rate_bps: u64,
+    /// Fraction of the run the link was transmitting.
+    pub utilization: f64,
+    /// Packets that arrived at the link.
+    pub arrivals: u64,
+    /// Packets dropped: queue overflow, RED, error model, TTL.
+    pub drops: u64,
+    /// Drops by reason.
+    pub drops_queue: u64,
+    /// Early drops by RED.
+    pub drops_red: u64,
+    /// Drops by the link error model.
+    pub drops_error: u64,
+    /// Time-averaged queue length in packets.
+    pub mean_queue_pkts: f64,
+    /// Fraction of arrivals dropped.
+    pub loss: f64,
+}
+
+/// The whole summary.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds the run took (the only non-deterministic field;
+    /// zeroed when the run is asked to be reproducible byte for byte).
+    pub wall_s: f64,
+    /// Flows.
+    pub flows: Vec<FlowSummary>,
+    /// Protocol classes.
+    pub classes: Vec<ClassSummary>,
+    /// Jain's index over all flows (equal shares).
+    pub jain: f64,
+    /// Monitored links.
+    pub links: Vec<LinkSummary>,
+    /// Packet conservation: sent = delivered + dropped + in flight.
+    pub packets: PacketTotals,
+}
+
+/// Packet conservation totals.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Default)]
+pub struct PacketTotals {
+    /// Packets injected by endpoints.
+    pub sent: u64,
+    /// Packets delivered to endpoints.
+    pub delivered: u64,
+    /// Packets dropped.
+    pub dropped: u64,
+    /// Packets still queued or on a wire at the end.
+    pub in_flight: u64,
+}
+
+impl PacketTotals {
+    /// sent = delivered + dropped + in flight.
+    pub fn conserved(&self) -> bool {
+        self.sent == self.delivered + self.dropped + self.in_flight
+    }
+}

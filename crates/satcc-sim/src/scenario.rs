@@ -1,0 +1,905 @@
+//! The TOML scenario schema (documented for users in `docs/scenario.md`).
+//!
+//! Parsing goes TOML text -> `toml::Value` -> command-line overrides applied
+//! -> typed [`Scenario`] through `serde_path_to_error`, so that every error
+//! names the field path at fault, then [`Scenario::validate`] checks what
+//! types cannot (cross-references, ranges).
+
+use std::fmt;
+use std::path::Path;
+
+use satcc_proto::Duration;
+use serde::{Deserialize, Deserializer};
+
+use crate::units;
+
+/// A scenario file could not be used. Displays as one line:
+/// `FILE: FIELD: PROBLEM`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ScenarioError {
+    /// The file (or `<string>`/`--set`).
+    pub file: String,
+    /// Dotted path of the field at fault, empty if the whole file.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.field, self.message)
+        }
+    }
+}
+
+/// A rate in bits per second, written `10Mbps` or as a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rate(pub u64);
+
+/// A duration, written `250ms` or as a number of seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Dur(pub Duration);
+
+/// A byte count, written `64KB` or as a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// A probability in [0, 1], written `1e-4`, `0.01` or `"1e-4"`.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
+pub struct Prob(pub f64);
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NumOrStr {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = match NumOrStr::deserialize(d)? {
+            NumOrStr::Int(i) => i.to_string(),
+            NumOrStr::Float(f) => f.to_string(),
+            NumOrStr::Str(s) => s,
+        };
+        units::parse_rate_bps(&s).map(Rate).map_err(serde::de::Error::custom)
+    }
+}
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = match NumOrStr::deserialize(d)? {
+            NumOrStr::Int(i) => i.to_string(),
+            NumOrStr::Float(f) => f.to_string(),
+            NumOrStr::Str(s) => s,
+        };
+        units::parse_duration(&s).map(Dur).map_err(serde::de::Error::custom)
+    }
+}
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = match NumOrStr::deserialize(d)? {
+            NumOrStr::Int(i) => i.to_string(),
+            NumOrStr::Float(f) => f.to_string(),
+            NumOrStr::Str(s) => s,
+        };
+        units::parse_bytes(&s).map(Bytes).map_err(serde::de::Error::custom)
+    }
+}
+impl<'de> Deserialize<'de> for Prob {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = match NumOrStr::deserialize(d)? {
+            NumOrStr::Int(i) => i as f64,
+            NumOrStr::Float(f) => f,
+            NumOrStr::Str(s) => s.trim().parse::<f64>().map_err(|_| {
+                serde::de::Error::custom(format!("invalid probability '{s}' (expected e.g. 1e-4)"))
+            })?,
+        };
+        if !(0.0..=1.0).contains(&v) {
+            return Err(serde::de::Error::custom(format!(
+                "probability {v} outside [0, 1]"
+            )));
+        }
+        Ok(Prob(v))
+    }
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Simulated time.
+    pub duration: Dur,
+    /// Run seed; every component's random stream is split from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// The network.
+    pub topology: Topology,
+    /// The traffic.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    /// What to measure and write.
+    #[serde(default)]
+    pub record: Record,
+}
+
+/// The network, by kind.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Topology {
+    /// N sources -> router `r1` -> bottleneck -> router `r2` -> N sinks; one
+    /// source/sink pair per flow instance.
+    Dumbbell(Dumbbell),
+    /// N sources -> gateway `gw_a` -> uplink -> `sat` -> downlink -> gateway
+    /// `gw_b` -> N sinks: one bent-pipe satellite hop, each direction with
+    /// its own rate.
+    Satellite(Satellite),
+    /// Explicit nodes and links; flows name their `src` and `dst`.
+    Graph(Graph),
+}
+
+/// Built-in dumbbell.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    /// The shared link `r1 -> r2` (named `bottleneck`; its reverse is
+    /// `bottleneck.rev`).
+    pub bottleneck: LinkSpec,
+    /// Links from sources to `r1` and from `r2` to sinks.
+    #[serde(default)]
+    pub access: AccessSpec,
+}
+
+/// Built-in single satellite hop.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Satellite {
+    /// `gw_a -> sat` (named `uplink`; reverse `uplink.rev`).
+    pub uplink: LinkSpec,
+    /// `sat -> gw_b` (named `downlink`; reverse `downlink.rev`).
+    pub downlink: LinkSpec,
+    /// Links from sources to `gw_a` and from `gw_b` to sinks.
+    #[serde(default)]
+    pub access: AccessSpec,
+}
+
+/// Access links of a built-in topology.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSpec {
+    /// Rate of every access link, both directions.
+    #[serde(default = "AccessSpec::default_rate")]
+    pub rate: Rate,
+    /// One-way delay of source access links.
+    #[serde(default = "AccessSpec::default_delay")]
+    pub delay: Dur,
+    /// Per-source delays (pair i uses entry i mod len), overriding `delay`.
+    #[serde(default)]
+    pub delays: Vec<Dur>,
+    /// One-way delay of sink access links (default: `delay`).
+    #[serde(default)]
+    pub sink_delay: Option<Dur>,
+    /// Per-sink delays, overriding `sink_delay`.
+    #[serde(default)]
+    pub sink_delays: Vec<Dur>,
+    /// Queue of every access link.
+    #[serde(default = "AccessSpec::default_queue")]
+    pub queue: QueueSpec,
+}
+
+impl AccessSpec {
+    fn default_rate() -> Rate {
+        Rate(100_000_000)
+    }
+    fn default_delay() -> Dur {
+        Dur(Duration::from_millis(1))
+    }
+    fn default_queue() -> QueueSpec {
+        QueueSpec::DropTail {
+            limit: Some(1000),
+            limit_bytes: None,
+        }
+    }
+}
+
+impl Default for AccessSpec {
+    fn default() -> Self {
+        AccessSpec {
+            rate: Self::default_rate(),
+            delay: Self::default_delay(),
+            delays: Vec::new(),
+            sink_delay: None,
+            sink_delays: Vec::new(),
+            queue: Self::default_queue(),
+        }
+    }
+}
+
+/// A duplex link. The forward direction is `from -> to` (or the built-in
+/// topology's data direction); the reverse takes the `reverse_*` values,
+/// defaulting to the forward ones.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Graph topologies: first end.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Graph topologies: second end.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Name of the forward direction (reverse: `NAME.rev`). Graph default
+    /// `FROM->TO`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Forward rate.
+    pub rate: Rate,
+    /// Reverse rate (asymmetric links); default `rate`.
+    #[serde(default)]
+    pub reverse_rate: Option<Rate>,
+    /// One-way propagation delay, both directions.
+    pub delay: Dur,
+    /// Forward queue.
+    #[serde(default = "LinkSpec::default_queue")]
+    pub queue: QueueSpec,
+    /// Reverse queue; default the same as `queue`.
+    #[serde(default)]
+    pub reverse_queue: Option<QueueSpec>,
+    /// Forward error model.
+    #[serde(default)]
+    pub error: Option<ErrorSpec>,
+    /// Reverse error model; default none.
+    #[serde(default)]
+    pub reverse_error: Option<ErrorSpec>,
+}
+
+impl LinkSpec {
+    fn default_queue() -> QueueSpec {
+        QueueSpec::DropTail {
+            limit: Some(100),
+            limit_bytes: None,
+        }
+    }
+}
+
+/// A queue discipline.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum QueueSpec {
+    /// First in, first out; drops arrivals when full.
+    DropTail {
+        /// Limit in packets.
+        #[serde(default)]
+        limit: Option<u32>,
+        /// Limit in bytes (if both are given, both apply).
+        #[serde(default)]
+        limit_bytes: Option<Bytes>,
+    },
+    /// Random Early Detection, as ns-2's `Queue/RED`.
+    Red(RedSpec),
+    /// Strict two-class priority: low-priority packets (TCP-Peach dummies)
+    /// are served only when no high-priority packet waits and are dropped
+    /// first when the shared buffer is full.
+    Priority {
+        /// Shared limit in packets.
+        #[serde(default)]
+        limit: Option<u32>,
+        /// Shared limit in bytes.
+        #[serde(default)]
+        limit_bytes: Option<Bytes>,
+    },
+}
+
+/// RED parameters, named and defaulted as ns-2 2.35's `Queue/RED`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    /// Physical limit in packets (ns-2 `limit_`).
+    #[serde(default = "RedSpec::default_limit")]
+    pub limit: u32,
+    /// Minimum threshold in packets (`thresh_`); 0 = automatic.
+    #[serde(default)]
+    pub min_th: f64,
+    /// Maximum threshold in packets (`maxthresh_`); 0 = automatic.
+    #[serde(default)]
+    pub max_th: f64,
+    /// Queue weight (`q_weight_`); <= 0 = automatic from the link rate.
+    #[serde(default = "RedSpec::default_weight")]
+    pub weight: f64,
+    /// Drop probability at max_th (`1/linterm_`).
+    #[serde(default = "RedSpec::default_max_p")]
+    pub max_p: f64,
+    /// Gentle mode (`gentle_`).
+    #[serde(default = "RedSpec::default_true")]
+    pub gentle: bool,
+    /// Space drops out (`wait_`).
+    #[serde(default = "RedSpec::default_true")]
+    pub wait: bool,
+    /// Mean packet size for idle-period aging (`mean_pktsize_`).
+    #[serde(default = "RedSpec::default_mean_pktsize")]
+    pub mean_pktsize: u32,
+    /// Target queueing delay used by automatic thresholds (`targetdelay_`).
+    #[serde(default = "RedSpec::default_target_delay")]
+    pub target_delay: Dur,
+}
+
+impl RedSpec {
+    fn default_limit() -> u32 {
+        100
+    }
+    fn default_weight() -> f64 {
+        -1.0
+    }
+    fn default_max_p() -> f64 {
+        0.1
+    }
+    fn default_true() -> bool {
+        true
+    }
+    fn default_mean_pktsize() -> u32 {
+        500
+    }
+    fn default_target_delay() -> Dur {
+        Dur(Duration::from_millis(5))
+    }
+}
+
+/// A link error model; draws come from the link's own random stream.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum ErrorSpec {
+    /// Each packet is lost with probability `per`.
+    Uniform {
+        /// Packet error rate.
+        per: Prob,
+    },
+    /// Each bit is in error with probability `ber`: a packet of L bytes is
+    /// lost with probability 1-(1-ber)^(8L).
+    Ber {
+        /// Bit error rate.
+        ber: Prob,
+    },
+    /// Gilbert-Elliott two-state bursts, stepped once per packet.
+    Gilbert {
+        /// P(good -> bad) per packet.
+        p_gb: Prob,
+        /// P(bad -> good) per packet.
+        p_bg: Prob,
+        /// Loss probability in the good state.
+        #[serde(default)]
+        loss_good: Prob,
+        /// Loss probability in the bad state.
+        #[serde(default = "ErrorSpec::one")]
+        loss_bad: Prob,
+    },
+}
+
+impl ErrorSpec {
+    fn one() -> Prob {
+        Prob(1.0)
+    }
+}
+
+/// Explicit topology.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Graph {
+    /// Nodes.
+    pub nodes: Vec<NodeSpec>,
+    /// Duplex links.
+    pub links: Vec<LinkSpec>,
+}
+
+/// A node of an explicit topology.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique name.
+    pub name: String,
+}
+
+/// A flow's protocol.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// TCP Reno.
+    Reno,
+    /// TCP NewReno (RFC 6582).
+    NewReno,
+    /// TCP with SACK loss recovery (RFC 6675).
+    Sack,
+    /// UDP constant bit rate.
+    Cbr,
+}
+
+impl Protocol {
+    /// Name as written in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Reno => "reno",
+            Protocol::NewReno => "newreno",
+            Protocol::Sack => "sack",
+            Protocol::Cbr => "cbr",
+        }
+    }
+    /// A TCP variant.
+    pub fn is_tcp(self) -> bool {
+        matches!(self, Protocol::Reno | Protocol::NewReno | Protocol::Sack)
+    }
+}
+
+/// One line of traffic: `count` identical flows.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Protocol.
+    pub protocol: Protocol,
+    /// Number of identical flows.
+    #[serde(default = "FlowSpec::default_count")]
+    pub count: u32,
+    /// Label in reports (default: the protocol).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Graph topologies: source node.
+    #[serde(default)]
+    pub src: Option<String>,
+    /// Graph topologies: destination node.
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Start time.
+    #[serde(default)]
+    pub start: Dur,
+    /// Starts are spread uniformly over [start, start + start_spread].
+    #[serde(default)]
+    pub start_spread: Dur,
+    /// Stop time (default: end of run).
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// TCP: payload bytes per segment.
+    #[serde(default = "FlowSpec::default_mss")]
+    pub mss: u32,
+    /// Header bytes added to every packet on the wire (IP + TCP/UDP).
+    #[serde(default)]
+    pub header_bytes: Option<u32>,
+    /// TCP: initial window in segments (default RFC 3390 from the MSS).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
+    /// TCP: receiver's advertised window in segments.
+    #[serde(default = "FlowSpec::default_rwnd")]
+    pub rwnd: u32,
+    /// TCP: receiver delays ACKs (RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// TCP: delayed-ACK timeout.
+    #[serde(default)]
+    pub delack_timeout: Option<Dur>,
+    /// TCP: lower bound on RTO (RFC 6298 §2.4 says 1 s; ns-2 and Linux 200 ms).
+    #[serde(default)]
+    pub min_rto: Option<Dur>,
+    /// TCP: RTO before the first sample.
+    #[serde(default)]
+    pub initial_rto: Option<Dur>,
+    /// TCP: upper bound on RTO.
+    #[serde(default)]
+    pub max_rto: Option<Dur>,
+    /// TCP: initial slow-start threshold in segments.
+    #[serde(default)]
+    pub initial_ssthresh: Option<u32>,
+    /// TCP: duplicate-ACK threshold.
+    #[serde(default)]
+    pub dupack_threshold: Option<u32>,
+    /// CBR: sending rate while on.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// CBR: payload bytes per datagram.
+    #[serde(default)]
+    pub packet_size: Option<u32>,
+    /// What the application offers.
+    #[serde(default)]
+    pub app: AppSpec,
+}
+
+impl FlowSpec {
+    fn default_count() -> u32 {
+        1
+    }
+    fn default_mss() -> u32 {
+        1000
+    }
+    fn default_rwnd() -> u32 {
+        10_000
+    }
+}
+
+/// Whether a finite-file source sends files back to back or as they arrive.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FileMode {
+    /// Next file once the previous is fully acknowledged (after `gap`).
+    #[default]
+    Sequential,
+    /// Files arrive as a Poisson process with `mean_interarrival`.
+    Poisson,
+}
+
+/// The application on top of a flow.
+#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Always has data.
+    #[default]
+    Bulk,
+    /// Finite files.
+    Files {
+        /// Size of each file.
+        size: Bytes,
+        /// Back to back or Poisson arrivals.
+        #[serde(default)]
+        mode: FileMode,
+        /// Stop after this many files.
+        #[serde(default)]
+        count: Option<u32>,
+        /// Poisson mode: mean time between arrivals.
+        #[serde(default)]
+        mean_interarrival: Option<Dur>,
+        /// Sequential mode: idle time between one file's end and the next.
+        #[serde(default)]
+        gap: Dur,
+    },
+    /// Pareto ON/OFF periods (as ns-2's `Application/Traffic/Pareto`): TCP
+    /// has unlimited data while ON; CBR sends at `rate` while ON.
+    OnOff {
+        /// Mean ON time.
+        on_mean: Dur,
+        /// Mean OFF time.
+        off_mean: Dur,
+        /// Pareto shape (> 1).
+        #[serde(default = "AppSpec::default_shape")]
+        shape: f64,
+    },
+}
+
+impl AppSpec {
+    fn default_shape() -> f64 {
+        1.5
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Sampling interval of the time series.
+    #[serde(default = "Record::default_interval")]
+    pub interval: Dur,
+    /// Links in the summary (default: all but access links).
+    #[serde(default)]
+    pub links: Option<Vec<String>>,
+    /// Goodput is also reported over [measure_from, end] (default 0).
+    #[serde(default)]
+    pub measure_from: Dur,
+}
+
+impl Record {
+    fn default_interval() -> Dur {
+        Dur(Duration::from_millis(100))
+    }
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        Record {
+            interval: Self::default_interval(),
+            links: None,
+            measure_from: Dur::default(),
+        }
+    }
+}
+
+/// Applies `--set a.b.c=value` to a parsed TOML tree. The value is read as a
+/// TOML value when it parses as one (`3`, `1e-4`, `true`, `"x"`,
+/// `{kind="red"}`), otherwise as a string (`16Mbps`). Array elements are
+/// addressed by index (`flows.0.count=4`).
+pub fn apply_override(root: &mut toml::Value, assignment: &str) -> Result<(), ScenarioError> {
+    let err = |field: &str, message: String| ScenarioError {
+        file: "--set".into(),
+        field: field.into(),
+        message,
+    };
+    let (key, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| err(assignment, "expected KEY=VALUE".into()))?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(err(assignment, "empty key".into()));
+    }
+    let value = parse_override_value(raw.trim());
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = root;
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let path = parts[..=i].join(".");
+        cur = match cur {
+            toml::Value::Table(t) => {
+                if last {
+                    t.insert((*part).to_string(), value);
+                    return Ok(());
+                }
+                t.entry((*part).to_string())
+                    .or_insert_with(|| toml::Value::Table(Default::default()))
+            }
+            toml::Value::Array(a) => {
+                let idx: usize = part
+                    .parse()
+                    .map_err(|_| err(&path, format!("'{part}' is not an array index")))?;
+                let len = a.len();
+                let slot = a.get_mut(idx).ok_or_else(|| {
+                    err(&path, format!("index {idx} out of range (array has {len})"))
+                })?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+            _ => {
+                return Err(err(
+                    &path,
+                    "cannot set a field inside a plain value".into(),
+                ))
+            }
+        };
+    }
+    Ok(())
+}
+
+fn parse_override_value(raw: &str) -> toml::Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<toml::Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.into())),
+        Err(_) => toml::Value::String(raw.to_string()),
+    }
+}
+
+impl Scenario {
+    /// Reads, overrides and validates a scenario file.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::from_toml_str(&text, &file, overrides)
+    }
+
+    /// Parses scenario text; `file` names it in errors.
+    pub fn from_toml_str(
+        text: &str,
+        file: &str,
+        overrides: &[String],
+    ) -> Result<Scenario, ScenarioError> {
+        let mut root: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(
+            |e| ScenarioError {
+                file: file.into(),
+                field: String::new(),
+                message: format!("not valid TOML: {}", one_line(&e.to_string())),
+            },
+        )?;
+        for o in overrides {
+            apply_override(&mut root, o)?;
+        }
+        let sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
+            let field = e.path().to_string();
+            ScenarioError {
+                file: file.into(),
+                field: if field == "." { String::new() } else { field },
+                message: one_line(&e.into_inner().to_string()),
+            }
+        })?;
+        sc.validate().map_err(|(field, message)| ScenarioError {
+            file: file.into(),
+            field,
+            message,
+        })?;
+        Ok(sc)
+    }
+
+    /// Checks what the types cannot: cross-references and ranges.
+    /// Returns the field path and the problem.
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        if self.duration.0 == Duration::ZERO {
+            return Err(("duration".into(), "must be greater than zero".into()));
+        }
+        if self.record.interval.0 == Duration::ZERO {
+            return Err(("record.interval".into(), "must be greater than zero".into()));
+        }
+        if self.flows.is_empty() {
+            return Err(("flows".into(), "no flows: add at least one [[flows]] table".into()));
+        }
+        let node_names: Vec<&str> = match &self.topology {
+            Topology::Graph(g) => {
+                let mut names: Vec<&str> = Vec::new();
+                for (i, n) in g.nodes.iter().enumerate() {
+                    if names.contains(&n.name.as_str()) {
+                        return Err((
+                            format!("topology.nodes[{i}].name"),
+                            format!("duplicate node name '{}'", n.name),
+                        ));
+                    }
+                    names.push(&n.name);
+                }
+                for (i, l) in g.links.iter().enumerate() {
+                    for (f, v) in [("from", &l.from), ("to", &l.to)] {
+                        match v {
+                            None => {
+                                return Err((
+                                    format!("topology.links[{i}].{f}"),
+                                    "missing (graph links name both ends)".into(),
+                                ))
+                            }
+                            Some(n) if !names.contains(&n.as_str()) => {
+                                return Err((
+                                    format!("topology.links[{i}].{f}"),
+                                    format!("unknown node '{n}'"),
+                                ))
+                            }
+                            _ => {}
+                        }
+                    }
+                    check_link(l, &format!("topology.links[{i}]"))?;
+                }
+                names
+            }
+            Topology::Dumbbell(d) => {
+                check_link(&d.bottleneck, "topology.bottleneck")?;
+                check_queue(&d.access.queue, "topology.access.queue")?;
+                Vec::new()
+            }
+            Topology::Satellite(s) => {
+                check_link(&s.uplink, "topology.uplink")?;
+                check_link(&s.downlink, "topology.downlink")?;
+                check_queue(&s.access.queue, "topology.access.queue")?;
+                Vec::new()
+            }
+        };
+        let is_graph = matches!(self.topology, Topology::Graph(_));
+        for (i, f) in self.flows.iter().enumerate() {
+            let at = |field: &str| format!("flows[{i}].{field}");
+            if f.count == 0 {
+                return Err((at("count"), "must be at least 1".into()));
+            }
+            if is_graph {
+                for (name, v) in [("src", &f.src), ("dst", &f.dst)] {
+                    match v {
+                        None => {
+                            return Err((at(name), "required on a graph topology".into()))
+                        }
+                        Some(n) if !node_names.contains(&n.as_str()) => {
+                            return Err((at(name), format!("unknown node '{n}'")))
+                        }
+                        _ => {}
+                    }
+                }
+                if f.src == f.dst {
+                    return Err((at("dst"), "must differ from src".into()));
+                }
+            } else if f.src.is_some() || f.dst.is_some() {
+                return Err((
+                    at("src"),
+                    "src/dst apply to graph topologies; built-in ones give each flow its own pair"
+                        .into(),
+                ));
+            }
+            if f.mss == 0 || f.mss > 65_000 {
+                return Err((at("mss"), format!("{} outside 1..=65000", f.mss)));
+            }
+            if f.rwnd == 0 {
+                return Err((at("rwnd"), "must be at least 1 segment".into()));
+            }
+            if let Some(stop) = f.stop {
+                if stop.0 <= f.start.0 {
+                    return Err((at("stop"), "must be after start".into()));
+                }
+            }
+            if f.protocol == Protocol::Cbr && f.rate.is_none() {
+                return Err((at("rate"), "required for protocol \"cbr\"".into()));
+            }
+            if f.protocol.is_tcp() && f.rate.is_some() {
+                return Err((at("rate"), "applies to protocol \"cbr\" only".into()));
+            }
+            match &f.app {
+                AppSpec::Files {
+                    size,
+                    mode,
+                    mean_interarrival,
+                    ..
+                } => {
+                    if !f.protocol.is_tcp() {
+                        return Err((at("app"), "files run over TCP flows only".into()));
+                    }
+                    if size.0 == 0 {
+                        return Err((at("app.size"), "must be greater than zero".into()));
+                    }
+                    if *mode == FileMode::Poisson
+                        && mean_interarrival.is_none_or(|d| d.0 == Duration::ZERO)
+                    {
+                        return Err((
+                            at("app.mean_interarrival"),
+                            "required (and > 0) for mode = \"poisson\"".into(),
+                        ));
+                    }
+                }
+                AppSpec::OnOff {
+                    on_mean,
+                    off_mean,
+                    shape,
+                } => {
+                    if !(*shape > 1.0 && shape.is_finite()) {
+                        return Err((at("app.shape"), format!("{shape} must be > 1")));
+                    }
+                    if on_mean.0 == Duration::ZERO || off_mean.0 == Duration::ZERO {
+                        return Err((at("app"), "on_mean and off_mean must be > 0".into()));
+                    }
+                }
+                AppSpec::Bulk => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_link(l: &LinkSpec, at: &str) -> Result<(), (String, String)> {
+    check_queue(&l.queue, &format!("{at}.queue"))?;
+    if let Some(q) = &l.reverse_queue {
+        check_queue(q, &format!("{at}.reverse_queue"))?;
+    }
+    Ok(())
+}
+
+fn check_queue(q: &QueueSpec, at: &str) -> Result<(), (String, String)> {
+    match q {
+        QueueSpec::DropTail { limit, limit_bytes } | QueueSpec::Priority { limit, limit_bytes } => {
+            if limit.is_none() && limit_bytes.is_none() {
+                return Err((at.into(), "give limit (packets) or limit_bytes".into()));
+            }
+            if *limit == Some(0) {
+                return Err((format!("{at}.limit"), "must be at least 1".into()));
+            }
+        }
+        QueueSpec::Red(r) => {
+            if r.limit == 0 {
+                return Err((format!("{at}.limit"), "must be at least 1".into()));
+            }
+            if !(r.max_p > 0.0 && r.max_p <= 1.0) {
+                return Err((format!("{at}.max_p"), format!("{} outside (0, 1]", r.max_p)));
+            }
+            if r.weight > 1.0 {
+                return Err((format!("{at}.weight"), format!("{} above 1", r.weight)));
+            }
+            if r.min_th < 0.0 || r.max_th < 0.0 || (r.max_th > 0.0 && r.max_th < r.min_th) {
+                return Err((
+                    format!("{at}.max_th"),
+                    "thresholds must satisfy 0 <= min_th <= max_th".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
