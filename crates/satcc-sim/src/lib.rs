@@ -5,5 +5,7 @@ pub mod error;
 pub mod metrics;
 pub mod queue;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod units;
+pub use run::{run, RunOptions, RunOutput, SimError};
