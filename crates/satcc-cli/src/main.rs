@@ -1,1 +1,170 @@
-fn main() {}
+//! `satcc`: run satellite congestion-control scenarios.
+
+mod bench;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant as WallClock;
+
+use clap::{Args, Parser, Subcommand};
+use satcc_sim::scenario::Scenario;
+use satcc_sim::{RunOptions, Sim};
+
+/// Congestion control on satellite links: a deterministic packet-level
+/// simulator of TCP Reno/NewReno/SACK (and, as they land, TFRC, CCID3,
+/// TCP-Peach, REFWA, TFRCP) over GEO, asymmetric and LEO topologies.
+#[derive(Parser, Debug)]
+#[command(name = "satcc", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run a scenario file and report goodput, fairness and link statistics.
+    ///
+    /// Writes DIR/summary.json, DIR/flows.csv, DIR/links.csv and
+    /// DIR/goodput.svg (goodput, cwnd and queue over time).
+    ///
+    /// Examples:
+    ///   satcc run scenarios/quickstart.toml
+    ///   satcc run scenarios/dumbbell.toml --set topology.bottleneck.rate=16Mbps --seed 7
+    ///   satcc run scenarios/quickstart.toml --json | jq '.flows[].goodput_bps'
+    ///   satcc run scenarios/quickstart.toml --pcap bottleneck   # then: tshark -r out/quickstart/bottleneck.pcap
+    #[command(verbatim_doc_comment)]
+    Run(RunArgs),
+    /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
+    /// bottleneck, 200 s) in satcc and, if `ns` is installed, in ns-2.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Scenario file (TOML; see docs/scenario.md).
+    file: PathBuf,
+    /// Override a field, e.g. `--set duration=30s --set flows.0.count=4`.
+    /// Repeatable. Values parse as TOML, else as a string (`16Mbps`).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run seed (overrides the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output directory [default: out/<scenario file stem>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the summary JSON on stdout and nothing else.
+    #[arg(long)]
+    json: bool,
+    /// Capture this link to DIR/LINK.pcap (repeatable), e.g. `bottleneck`.
+    #[arg(long, value_name = "LINK")]
+    pcap: Vec<String>,
+    /// Write no files (summary only).
+    #[arg(long)]
+    no_files: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run(a) => run(a),
+        Cmd::Bench(a) => bench::bench(a),
+    }
+}
+
+fn run(a: RunArgs) -> ExitCode {
+    let mut overrides = a.set.clone();
+    if let Some(s) = a.seed {
+        overrides.push(format!("seed={s}"));
+    }
+    let sc = match Scenario::load(&a.file, &overrides) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("satcc: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out_dir = a.out.clone().unwrap_or_else(|| {
+        PathBuf::from("out").join(a.file.file_stem().unwrap_or_default())
+    });
+    if !a.no_files || !a.pcap.is_empty() {
+        if let Err(e) = std::fs::create_dir_all(&out_dir) {
+            eprintln!("satcc: {}: cannot create: {e}", out_dir.display());
+            return ExitCode::from(2);
+        }
+    }
+    let opts = RunOptions {
+        series: !a.no_files,
+        pcap_links: a.pcap.clone(),
+        pcap_dir: Some(out_dir.clone()),
+    };
+    let started = WallClock::now();
+    let mut sim = match Sim::new(&sc, &opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("satcc: {}: {e}", a.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    run_with_progress(&mut sim, a.quiet || a.json);
+    let wall = started.elapsed().as_secs_f64();
+    let out = sim.finish(Some(wall));
+    if !a.no_files {
+        if let Err(e) = output::write_files(&out_dir, &out) {
+            eprintln!("satcc: {}: {e}", out_dir.display());
+            return ExitCode::from(1);
+        }
+    }
+    if a.json {
+        println!("{}", output::summary_json(&out.summary));
+    } else {
+        print!("{}", output::summary_table(&out.summary));
+        if !a.no_files {
+            println!(
+                "\nwrote {}/{{summary.json, flows.csv, links.csv, goodput.svg}}",
+                out_dir.display()
+            );
+        }
+        for l in &a.pcap {
+            println!("wrote {}/{l}.pcap", out_dir.display());
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Advances the simulation in slices, drawing a progress bar on a terminal
+/// once the run has taken more than a second.
+pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
+    use std::io::IsTerminal;
+    let end = sim.end();
+    let slices = 200u64;
+    let step = (end.as_nanos() / slices).max(1);
+    let started = WallClock::now();
+    let show = !quiet && std::io::stderr().is_terminal();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut t = 0u64;
+    while t < end.as_nanos() {
+        t = (t + step).min(end.as_nanos());
+        sim.run_until(satcc_proto::Instant(t));
+        if show && bar.is_none() && started.elapsed().as_secs_f64() > 1.0 {
+            let b = indicatif::ProgressBar::new(end.as_nanos() / 1_000_000);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} simulated {pos}/{len} ms [{bar:40}] {percent}% eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(t / 1_000_000);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}

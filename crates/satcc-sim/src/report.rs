@@ -89,9 +89,11 @@ pub struct Summary {
     pub duration_s: f64,
     /// Events processed.
     pub events: u64,
-    /// Wall-clock seconds the run took (the only non-deterministic field;
-    /// zeroed when the run is asked to be reproducible byte for byte).
-    pub wall_s: f64,
+    /// Wall-clock seconds the run took: the only field that is not a pure
+    /// function of scenario and seed, so `summary.json` on disk leaves it
+    /// out (it goes to `run.json`) and `--json` on stdout includes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
     /// Flows.
     pub flows: Vec<FlowSummary>,
     /// Protocol classes.

@@ -1,7 +1,11 @@
-//! Running a scenario (STUB: API only; the engine is being written).
+//! Running a scenario from start to end.
+
+use std::path::PathBuf;
 
 use crate::report::Summary;
 use crate::scenario::Scenario;
+use crate::series::Series;
+use crate::sim::Sim;
 
 /// How to run.
 #[derive(Clone, Debug, Default)]
@@ -10,6 +14,8 @@ pub struct RunOptions {
     pub series: bool,
     /// Links to capture to pcap, by name.
     pub pcap_links: Vec<String>,
+    /// Where pcap files go (`LINK.pcap`); default the current directory.
+    pub pcap_dir: Option<PathBuf>,
 }
 
 /// Everything a run produced.
@@ -17,6 +23,8 @@ pub struct RunOptions {
 pub struct RunOutput {
     /// The summary.
     pub summary: Summary,
+    /// Time series, if asked for.
+    pub series: Option<Series>,
 }
 
 /// A scenario could not be built or run.
@@ -29,10 +37,9 @@ pub struct SimError {
     pub message: String,
 }
 
-/// Runs a scenario to its end.
-pub fn run(_sc: &Scenario, _opts: &RunOptions) -> Result<RunOutput, SimError> {
-    Err(SimError {
-        field: String::new(),
-        message: "engine not yet implemented".into(),
-    })
+/// Runs a scenario to its end. The summary carries no wall time, so it is a
+/// pure function of the scenario.
+pub fn run(sc: &Scenario, opts: &RunOptions) -> Result<RunOutput, SimError> {
+    let sim = Sim::new(sc, opts)?;
+    Ok(sim.finish(None))
 }

@@ -1,0 +1,148 @@
+//! What `satcc run` prints and writes.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use satcc_sim::report::Summary;
+use satcc_sim::RunOutput;
+
+/// The summary as pretty JSON.
+pub fn summary_json(s: &Summary) -> String {
+    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+}
+
+/// Human units for a rate.
+pub fn fmt_bps(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{:.2} Gb/s", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{:.2} Mb/s", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1} kb/s", v / 1e3)
+    } else {
+        format!("{v:.0} b/s")
+    }
+}
+
+/// The table printed after a run.
+pub fn summary_table(s: &Summary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "scenario {}  seed {}  simulated {:.1} s  events {}{}",
+        s.scenario,
+        s.seed,
+        s.duration_s,
+        s.events,
+        s.wall_s
+            .map(|w| format!(
+                "  wall {:.2} s ({:.1} M events/s)",
+                w,
+                s.events as f64 / w.max(1e-9) / 1e6
+            ))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(o);
+    const MAX_ROWS: usize = 40;
+    let _ = writeln!(
+        o,
+        "{:>4}  {:<12} {:<8} {:>12} {:>7} {:>8} {:>7} {:>5} {:>8}",
+        "flow", "name", "proto", "goodput", "share", "drops", "retx", "RTOs", "rtt"
+    );
+    for f in s.flows.iter().take(MAX_ROWS) {
+        let _ = writeln!(
+            o,
+            "{:>4}  {:<12} {:<8} {:>12} {:>6.1}% {:>8} {:>7} {:>5} {:>8}",
+            f.id,
+            truncate(&f.name, 12),
+            f.protocol,
+            fmt_bps(f.goodput_bps),
+            f.share * 100.0,
+            f.drops,
+            f.retransmits,
+            f.timeouts,
+            f.mean_rtt_s
+                .map(|r| format!("{:.0} ms", r * 1e3))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    if s.flows.len() > MAX_ROWS {
+        let _ = writeln!(
+            o,
+            "  ... {} more flows in summary.json",
+            s.flows.len() - MAX_ROWS
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:<10} {:>6} {:>14} {:>7} {:>7}",
+        "protocol", "flows", "goodput", "share", "jain"
+    );
+    for c in &s.classes {
+        let _ = writeln!(
+            o,
+            "{:<10} {:>6} {:>14} {:>6.1}% {:>7.3}",
+            c.protocol,
+            c.flows,
+            fmt_bps(c.goodput_bps),
+            c.share * 100.0,
+            c.jain
+        );
+    }
+    let _ = writeln!(o, "all flows: Jain fairness index {:.3}", s.jain);
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "{:<16} {:>11} {:>7} {:>9} {:>8} {:>8} {:>8} {:>10}",
+        "link", "rate", "util", "loss", "q-drops", "red", "errors", "mean queue"
+    );
+    for l in &s.links {
+        let _ = writeln!(
+            o,
+            "{:<16} {:>11} {:>6.1}% {:>8.3}% {:>8} {:>8} {:>8} {:>10.1}",
+            truncate(&l.name, 16),
+            fmt_bps(l.rate_bps as f64),
+            l.utilization * 100.0,
+            l.loss * 100.0,
+            l.drops_queue,
+            l.drops_red,
+            l.drops_error,
+            l.mean_queue_pkts
+        );
+    }
+    o
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('~');
+        t
+    }
+}
+
+/// Writes summary.json (deterministic), run.json (timing), CSV series and
+/// the plot.
+pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
+    let mut det = out.summary.clone();
+    let wall = det.wall_s.take();
+    std::fs::write(dir.join("summary.json"), summary_json(&det) + "\n")?;
+    let run = serde_json::json!({
+        "satcc_version": env!("CARGO_PKG_VERSION"),
+        "wall_s": wall,
+        "events": det.events,
+        "events_per_s": wall.map(|w| det.events as f64 / w.max(1e-9)),
+    });
+    std::fs::write(
+        dir.join("run.json"),
+        serde_json::to_string_pretty(&run).unwrap_or_default() + "\n",
+    )?;
+    if let Some(series) = &out.series {
+        std::fs::write(dir.join("flows.csv"), series.flows_csv())?;
+        std::fs::write(dir.join("links.csv"), series.links_csv())?;
+    }
+    Ok(())
+}

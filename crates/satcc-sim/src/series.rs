@@ -1,0 +1,143 @@
+//! Time series sampled every `record.interval`, stored column by column.
+
+use std::fmt::Write as _;
+
+use satcc_proto::Instant;
+
+use crate::sim::Sim;
+
+/// One flow's columns.
+#[derive(Clone, Debug, Default)]
+pub struct FlowSeries {
+    /// Flow label.
+    pub name: String,
+    /// Protocol.
+    pub protocol: String,
+    /// Goodput over the last interval, bits per second.
+    pub goodput_bps: Vec<f64>,
+    /// Congestion window in segments (NaN where not applicable).
+    pub cwnd: Vec<f64>,
+    /// Smoothed RTT in seconds (NaN before the first sample).
+    pub rtt_s: Vec<f64>,
+    last_bytes: u64,
+}
+
+/// One monitored link's columns.
+#[derive(Clone, Debug, Default)]
+pub struct LinkSeries {
+    /// Link name.
+    pub name: String,
+    /// Packets waiting at the sample instant.
+    pub queue_pkts: Vec<f64>,
+    /// Fraction of the last interval spent transmitting.
+    pub utilization: Vec<f64>,
+    /// Drops in the last interval.
+    pub drops: Vec<f64>,
+    last_busy: u64,
+    last_drops: u64,
+}
+
+/// All time series of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    /// Sample times, seconds.
+    pub t: Vec<f64>,
+    /// Per flow.
+    pub flows: Vec<FlowSeries>,
+    /// Per monitored link.
+    pub links: Vec<LinkSeries>,
+    last_t: u64,
+}
+
+impl Series {
+    pub(crate) fn new(sim: &Sim) -> Series {
+        Series {
+            t: Vec::new(),
+            flows: sim
+                .flows
+                .iter()
+                .map(|f| FlowSeries {
+                    name: format!("{}#{}", f.name, f.id),
+                    protocol: f.protocol.name().into(),
+                    ..Default::default()
+                })
+                .collect(),
+            links: sim
+                .monitored
+                .iter()
+                .map(|&li| LinkSeries {
+                    name: sim.links[li].name.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            last_t: 0,
+        }
+    }
+
+    pub(crate) fn sample(&mut self, sim: &Sim, now: Instant) {
+        let dt_ns = now.as_nanos().saturating_sub(self.last_t).max(1);
+        let dt = dt_ns as f64 * 1e-9;
+        self.t.push(now.as_secs_f64());
+        for (s, f) in self.flows.iter_mut().zip(&sim.flows) {
+            let b = f.delivered_bytes();
+            s.goodput_bps.push((b - s.last_bytes.min(b)) as f64 * 8.0 / dt);
+            s.last_bytes = b;
+            s.cwnd.push(f.cwnd());
+            s.rtt_s.push(f.srtt_s());
+        }
+        for (s, &li) in self.links.iter_mut().zip(&sim.monitored) {
+            let l = &sim.links[li];
+            s.queue_pkts.push(l.queue_len() as f64);
+            let busy = l.busy_ns;
+            s.utilization
+                .push(((busy - s.last_busy.min(busy)) as f64 / dt_ns as f64).min(1.0));
+            s.last_busy = busy;
+            let d = l.drops_queue + l.drops_red + l.drops_error + l.drops_other;
+            s.drops.push((d - s.last_drops.min(d)) as f64);
+            s.last_drops = d;
+        }
+        self.last_t = now.as_nanos();
+    }
+
+    /// Per-flow CSV: `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s`.
+    pub fn flows_csv(&self) -> String {
+        let mut out = String::from("time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s\n");
+        for (i, t) in self.t.iter().enumerate() {
+            for (id, f) in self.flows.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "{t:.3},{id},{},{},{:.0},{},{}",
+                    f.name,
+                    f.protocol,
+                    f.goodput_bps[i],
+                    num(f.cwnd[i], 2),
+                    num(f.rtt_s[i], 4)
+                );
+            }
+        }
+        out
+    }
+
+    /// Per-link CSV: `time_s,link,queue_pkts,utilization,drops`.
+    pub fn links_csv(&self) -> String {
+        let mut out = String::from("time_s,link,queue_pkts,utilization,drops\n");
+        for (i, t) in self.t.iter().enumerate() {
+            for l in &self.links {
+                let _ = writeln!(
+                    out,
+                    "{t:.3},{},{},{:.4},{}",
+                    l.name, l.queue_pkts[i], l.utilization[i], l.drops[i]
+                );
+            }
+        }
+        out
+    }
+}
+
+fn num(v: f64, prec: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.prec$}")
+    } else {
+        String::new()
+    }
+}

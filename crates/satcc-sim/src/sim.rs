@@ -1,0 +1,1073 @@
+//! The simulator: links, flows and the event loop that drives the sans-IO
+//! endpoints of `satcc-proto`.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use satcc_proto::rng::Rng;
+use satcc_proto::tcp::{
+    ReceiverConfig, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
+};
+use satcc_proto::{Duration, Instant};
+
+use crate::engine::{AppAction, Event, EventQueue};
+use crate::error::ErrorModel;
+use crate::hook::{HookVerdict, LinkHook, LinkView};
+use crate::metrics::jain_index;
+use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
+use crate::queue::{Admit, Queue, Queued};
+use crate::report::{ClassSummary, FlowSummary, LinkSummary, PacketTotals, Summary};
+use crate::scenario::{AppSpec, FileMode, FlowSpec, Protocol, Scenario};
+use crate::series::Series;
+use crate::topology::NetDef;
+
+// Random stream ids: each component draws from its own stream of the run
+// seed, so adding a flow never changes the draws of a link.
+const STREAM_LINK: u64 = 1 << 32;
+const STREAM_QUEUE: u64 = 2 << 32;
+const STREAM_FLOW: u64 = 3 << 32;
+
+/// A directed link in the running network.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: Duration,
+    pub access: bool,
+    queue: Queue,
+    error: Option<ErrorModel>,
+    err_rng: Rng,
+    queue_rng: Rng,
+    busy_until: Instant,
+    free_pending: bool,
+    hook: Option<Box<dyn LinkHook>>,
+    // Counters.
+    pub arrivals: u64,
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_error: u64,
+    pub drops_other: u64,
+    pub busy_ns: u64,
+    q_area: u128,
+    q_last: Instant,
+}
+
+impl Link {
+    fn drops(&self) -> u64 {
+        self.drops_queue + self.drops_red + self.drops_error + self.drops_other
+    }
+    fn note_queue(&mut self, now: Instant) {
+        self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());
+        self.q_last = now;
+    }
+    pub(crate) fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+#[derive(Debug)]
+struct Cbr {
+    interval: Duration,
+    payload: u32,
+    next: Instant,
+    seq: u64,
+    on: bool,
+}
+
+#[derive(Debug)]
+enum Sender {
+    Tcp(Box<TcpSender>),
+    Cbr(Cbr),
+}
+
+#[derive(Debug)]
+enum Receiver {
+    Tcp(Box<TcpReceiver>),
+    Sink { bytes: u64 },
+}
+
+#[derive(Debug)]
+pub(crate) struct Flow {
+    pub id: u32,
+    pub name: String,
+    pub protocol: Protocol,
+    pub src: u32,
+    pub dst: u32,
+    header: u32,
+    start: Instant,
+    stop: Instant,
+    active: bool,
+    sender: Sender,
+    receiver: Receiver,
+    wake: [Instant; 2],
+    app: AppSpec,
+    rate_bps: u64,
+    rng: Rng,
+    // Files: (cumulative end byte, arrival time) of files not yet acked.
+    files: VecDeque<(u64, Instant)>,
+    pushed: u64,
+    files_started: u32,
+    pub files_done: u64,
+    file_time_sum: f64,
+    // Counters.
+    pub packets_sent: u64,
+    pub drops: u64,
+    delivered_at_measure: u64,
+    rtt_sum: f64,
+    rtt_n: u64,
+}
+
+impl Flow {
+    pub(crate) fn delivered_bytes(&self) -> u64 {
+        match &self.receiver {
+            Receiver::Tcp(r) => r.stats().delivered_bytes,
+            Receiver::Sink { bytes } => *bytes,
+        }
+    }
+    pub(crate) fn cwnd(&self) -> f64 {
+        match &self.sender {
+            Sender::Tcp(s) => s.stats().cwnd,
+            Sender::Cbr(_) => f64::NAN,
+        }
+    }
+    pub(crate) fn srtt_s(&self) -> f64 {
+        match &self.sender {
+            Sender::Tcp(s) => s.stats().srtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+            Sender::Cbr(_) => f64::NAN,
+        }
+    }
+}
+
+/// Packets live in a slab; queues and events hold indices.
+#[derive(Debug, Default)]
+struct PacketStore {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: u64,
+}
+
+impl PacketStore {
+    fn insert(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    fn remove(&mut self, i: u32) -> Packet {
+        self.live -= 1;
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+}
+
+/// A simulation in progress. Build it with [`Sim::new`], advance it with
+/// [`Sim::run_until`], and collect results with [`Sim::finish`].
+#[derive(Debug)]
+pub struct Sim {
+    name: String,
+    seed: u64,
+    duration: Duration,
+    now: Instant,
+    events: EventQueue,
+    pub(crate) links: Vec<Link>,
+    pub(crate) flows: Vec<Flow>,
+    nodes: Vec<String>,
+    routes: Vec<u32>,
+    packets: PacketStore,
+    outbox: Vec<Packet>,
+    next_uid: u64,
+    totals: PacketTotals,
+    interval: Duration,
+    measure_from: Instant,
+    pub(crate) monitored: Vec<usize>,
+    series: Option<Series>,
+    pcap: Vec<(usize, crate::capture::LinkCapture)>,
+}
+
+impl Sim {
+    /// Builds the network and flows of a validated scenario.
+    pub fn new(sc: &Scenario, opts: &crate::RunOptions) -> Result<Sim, crate::SimError> {
+        let net = NetDef::build(sc);
+        let routes = net.routes();
+        let n = net.nodes.len();
+        let mut links = Vec::with_capacity(net.links.len());
+        for (i, l) in net.links.iter().enumerate() {
+            links.push(Link {
+                name: l.name.clone(),
+                from: l.from,
+                to: l.to,
+                rate_bps: l.rate_bps,
+                delay: l.delay,
+                access: l.access,
+                queue: Queue::new(&l.queue, l.rate_bps),
+                error: l.error.as_ref().map(ErrorModel::new),
+                err_rng: Rng::stream(sc.seed, STREAM_LINK + i as u64),
+                queue_rng: Rng::stream(sc.seed, STREAM_QUEUE + i as u64),
+                busy_until: Instant::ZERO,
+                free_pending: false,
+                hook: None,
+                arrivals: 0,
+                drops_queue: 0,
+                drops_red: 0,
+                drops_error: 0,
+                drops_other: 0,
+                busy_ns: 0,
+                q_area: 0,
+                q_last: Instant::ZERO,
+            });
+        }
+        let monitored: Vec<usize> = match &sc.record.links {
+            Some(names) => {
+                let mut v = Vec::new();
+                for (k, name) in names.iter().enumerate() {
+                    let i = links.iter().position(|l| &l.name == name).ok_or_else(|| {
+                        crate::SimError {
+                            field: format!("record.links[{k}]"),
+                            message: format!(
+                                "unknown link '{name}' (links: {})",
+                                link_names_hint(&links)
+                            ),
+                        }
+                    })?;
+                    v.push(i);
+                }
+                v
+            }
+            None => (0..links.len()).filter(|&i| !links[i].access).collect(),
+        };
+        let mut pcap = Vec::new();
+        for name in &opts.pcap_links {
+            let i = links.iter().position(|l| &l.name == name).ok_or_else(|| crate::SimError {
+                field: "--pcap".into(),
+                message: format!("unknown link '{name}' (links: {})", link_names_hint(&links)),
+            })?;
+            let dir = opts.pcap_dir.clone().unwrap_or_else(|| ".".into());
+            let cap = crate::capture::LinkCapture::create(&dir, name).map_err(|e| {
+                crate::SimError {
+                    field: "--pcap".into(),
+                    message: format!("cannot write capture for '{name}': {e}"),
+                }
+            })?;
+            pcap.push((i, cap));
+        }
+        let mut sim = Sim {
+            name: sc.name.clone().unwrap_or_else(|| "scenario".into()),
+            seed: sc.seed,
+            duration: sc.duration.0,
+            now: Instant::ZERO,
+            events: EventQueue::new(),
+            links,
+            flows: Vec::new(),
+            nodes: net.nodes.clone(),
+            routes,
+            packets: PacketStore::default(),
+            outbox: Vec::new(),
+            next_uid: 0,
+            totals: PacketTotals::default(),
+            interval: sc.record.interval.0,
+            measure_from: Instant::ZERO + sc.record.measure_from.0,
+            monitored,
+            series: None,
+            pcap,
+        };
+        let _ = n;
+        let mut id = 0u32;
+        for spec in &sc.flows {
+            for _ in 0..spec.count {
+                let (src, dst) = net.endpoints[id as usize];
+                let flow = sim.make_flow(id, spec, src, dst, sc);
+                sim.events.push(
+                    flow.start,
+                    Event::App {
+                        flow: id,
+                        action: AppAction::Start,
+                    },
+                );
+                if flow.stop < Instant::ZERO + sim.duration {
+                    sim.events.push(
+                        flow.stop,
+                        Event::App {
+                            flow: id,
+                            action: AppAction::Stop,
+                        },
+                    );
+                }
+                sim.flows.push(flow);
+                id += 1;
+            }
+        }
+        if opts.series {
+            sim.series = Some(Series::new(&sim));
+            sim.events.push(Instant::ZERO + sim.interval, Event::Sample);
+        }
+        if sim.measure_from > Instant::ZERO {
+            sim.events.push(sim.measure_from, Event::MeasureStart);
+        }
+        Ok(sim)
+    }
+
+    fn make_flow(&self, id: u32, spec: &FlowSpec, src: u32, dst: u32, sc: &Scenario) -> Flow {
+        let mut rng = Rng::stream(sc.seed, STREAM_FLOW + u64::from(id));
+        let spread = spec.start_spread.0.as_nanos();
+        let offset = if spread > 0 { rng.below(spread + 1) } else { 0 };
+        let start = Instant::ZERO + spec.start.0 + Duration(offset);
+        let stop = spec
+            .stop
+            .map_or(Instant::ZERO + sc.duration.0, |d| Instant::ZERO + d.0);
+        let (sender, receiver, header) = if spec.protocol.is_tcp() {
+            let variant = match spec.protocol {
+                Protocol::Reno => Variant::Reno,
+                Protocol::NewReno => Variant::NewReno,
+                _ => Variant::Sack,
+            };
+            let d = SenderConfig::default();
+            // RFC 3390 §1: IW = min(4*MSS, max(2*MSS, 4380 bytes)).
+            let rfc3390 = (4380 / spec.mss.max(1)).clamp(2, 4);
+            let cfg = SenderConfig {
+                variant,
+                mss: spec.mss,
+                initial_window: spec.initial_window.unwrap_or(rfc3390),
+                initial_ssthresh: spec.initial_ssthresh.unwrap_or(d.initial_ssthresh),
+                max_window: d.max_window,
+                dupack_threshold: spec.dupack_threshold.unwrap_or(d.dupack_threshold),
+                min_rto: spec.min_rto.map_or(d.min_rto, |x| x.0),
+                max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
+                initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
+                clock_granularity: d.clock_granularity,
+            };
+            let rd = ReceiverConfig::default();
+            let rcfg = ReceiverConfig {
+                rwnd: spec.rwnd,
+                sack: variant == Variant::Sack,
+                delayed_ack: spec.delayed_ack,
+                delack_timeout: spec.delack_timeout.map_or(rd.delack_timeout, |x| x.0),
+                echo_dummy: rd.echo_dummy,
+            };
+            (
+                Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
+                Receiver::Tcp(Box::new(TcpReceiver::new(rcfg))),
+                spec.header_bytes.unwrap_or(40),
+            )
+        } else {
+            let payload = spec.packet_size.unwrap_or(spec.mss);
+            let header = spec.header_bytes.unwrap_or(28);
+            let rate = spec.rate.map_or(1_000_000, |r| r.0);
+            (
+                Sender::Cbr(Cbr {
+                    interval: Duration::transmission(u64::from(payload + header), rate),
+                    payload,
+                    next: start,
+                    seq: 0,
+                    on: false,
+                }),
+                Receiver::Sink { bytes: 0 },
+                header,
+            )
+        };
+        Flow {
+            id,
+            name: spec
+                .name
+                .clone()
+                .unwrap_or_else(|| spec.protocol.name().to_string()),
+            protocol: spec.protocol,
+            src,
+            dst,
+            header,
+            start,
+            stop,
+            active: false,
+            sender,
+            receiver,
+            wake: [Instant::MAX; 2],
+            app: spec.app.clone(),
+            rate_bps: spec.rate.map_or(0, |r| r.0),
+            rng,
+            files: VecDeque::new(),
+            pushed: 0,
+            files_started: 0,
+            files_done: 0,
+            file_time_sum: 0.0,
+            packets_sent: 0,
+            drops: 0,
+            delivered_at_measure: 0,
+            rtt_sum: 0.0,
+            rtt_n: 0,
+        }
+    }
+
+    /// Attaches a controller to the link named `name`.
+    pub fn attach_hook(&mut self, name: &str, hook: Box<dyn LinkHook>) -> Result<(), String> {
+        let l = self
+            .links
+            .iter_mut()
+            .find(|l| l.name == name)
+            .ok_or_else(|| format!("unknown link '{name}'"))?;
+        l.hook = Some(hook);
+        Ok(())
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The run's end.
+    pub fn end(&self) -> Instant {
+        Instant::ZERO + self.duration
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Runs every event due no later than `until` (capped at the run's end).
+    pub fn run_until(&mut self, until: Instant) {
+        let until = until.min(self.end());
+        while let Some((t, ev)) = self.events.pop_until(until) {
+            self.now = t;
+            match ev {
+                Event::Arrive { link, pkt } => self.on_arrive(link as usize, pkt),
+                Event::LinkFree(link) => self.on_link_free(link as usize),
+                Event::Wake(ep) => self.on_wake(ep),
+                Event::App { flow, action } => self.on_app(flow as usize, action),
+                Event::Sample => self.on_sample(),
+                Event::MeasureStart => {
+                    for f in &mut self.flows {
+                        f.delivered_at_measure = f.delivered_bytes();
+                    }
+                }
+            }
+        }
+        self.now = until;
+    }
+
+    // ---- links ----
+
+    fn inject(&mut self, mut p: Packet) {
+        self.totals.sent += 1;
+        p.uid = self.next_uid;
+        self.next_uid += 1;
+        let node = p.src;
+        self.forward(node, p);
+    }
+
+    fn drop_packet(&mut self, p: &Packet, _why: DropReason) {
+        self.totals.dropped += 1;
+        if let Some(f) = self.flows.get_mut(p.flow as usize) {
+            f.drops += 1;
+        }
+    }
+
+    fn forward(&mut self, node: u32, p: Packet) {
+        let n = self.nodes.len();
+        let li = self.routes[node as usize * n + p.dst as usize];
+        if li == u32::MAX {
+            self.drop_packet(&p, DropReason::NoRoute);
+            return;
+        }
+        self.send_on_link(li as usize, p);
+    }
+
+    fn send_on_link(&mut self, li: usize, mut p: Packet) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        link.arrivals += 1;
+        if let Some(h) = link.hook.as_mut() {
+            let view = LinkView {
+                rate_bps: link.rate_bps,
+                queue_pkts: link.queue.len(),
+                queue_bytes: link.queue.bytes(),
+                limit_pkts: link.queue.limit_pkts(),
+            };
+            if h.on_packet(now, &mut p, &view) == HookVerdict::Drop {
+                link.drops_other += 1;
+                self.drop_packet(&p, DropReason::Hook);
+                return;
+            }
+        }
+        let idle = link.busy_until <= now;
+        let idle_since = idle.then_some(link.busy_until);
+        if idle && link.queue.is_empty() && link.queue.red_avg().is_none() {
+            // Fast path: an idle link with nothing queued transmits at once.
+            let idx = self.packets.insert(p);
+            self.start_tx(li, idx);
+            return;
+        }
+        let idx = self.packets.insert(p);
+        let q = Queued {
+            idx,
+            size: p.size,
+            low: p.low_priority,
+        };
+        let link = &mut self.links[li];
+        link.note_queue(now);
+        match link.queue.enqueue(now, q, idle_since, &mut link.queue_rng) {
+            Admit::Accepted => {}
+            Admit::Dropped(why) => {
+                match why {
+                    DropReason::RedEarly => link.drops_red += 1,
+                    _ => link.drops_queue += 1,
+                }
+                let p = self.packets.remove(idx);
+                self.drop_packet(&p, why);
+                return;
+            }
+            Admit::PushedOut(victim) => {
+                link.drops_queue += 1;
+                let v = self.packets.remove(victim.idx);
+                self.drop_packet(&v, DropReason::QueueFull);
+            }
+        }
+        let link = &mut self.links[li];
+        if idle {
+            // RED (which must see every arrival) accepted a packet for an
+            // idle link: send the head now.
+            link.note_queue(now);
+            if let Some(h) = link.queue.dequeue() {
+                self.start_tx(li, h.idx);
+            }
+        } else if !link.free_pending {
+            link.free_pending = true;
+            let at = link.busy_until;
+            self.events.push(at, Event::LinkFree(li as u32));
+        }
+    }
+
+    fn start_tx(&mut self, li: usize, idx: u32) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        let p = self.packets.slots[idx as usize];
+        let tx = Duration::transmission(u64::from(p.size), link.rate_bps);
+        link.busy_until = now + tx;
+        link.busy_ns += tx.as_nanos();
+        for (ci, cap) in &mut self.pcap {
+            if *ci == li {
+                cap.record(now, &p, &self.flows[p.flow as usize]);
+            }
+        }
+        let link = &mut self.links[li];
+        let lost = match link.error.as_mut() {
+            Some(e) => e.lose(p.size, &mut link.err_rng),
+            None => false,
+        };
+        if lost {
+            link.drops_error += 1;
+            let p = self.packets.remove(idx);
+            self.drop_packet(&p, DropReason::LinkError);
+        } else {
+            let at = link.busy_until + link.delay;
+            self.events.push(
+                at,
+                Event::Arrive {
+                    link: li as u32,
+                    pkt: idx,
+                },
+            );
+        }
+    }
+
+    fn on_link_free(&mut self, li: usize) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        link.free_pending = false;
+        link.note_queue(now);
+        if let Some(h) = link.queue.dequeue() {
+            self.start_tx(li, h.idx);
+            let link = &mut self.links[li];
+            if !link.queue.is_empty() {
+                link.free_pending = true;
+                let at = link.busy_until;
+                self.events.push(at, Event::LinkFree(li as u32));
+            }
+        }
+    }
+
+    fn on_arrive(&mut self, li: usize, idx: u32) {
+        let node = self.links[li].to;
+        let mut p = self.packets.remove(idx);
+        if p.dst == node {
+            self.totals.delivered += 1;
+            self.deliver(p);
+            return;
+        }
+        p.ttl = p.ttl.saturating_sub(1);
+        if p.ttl == 0 {
+            self.links[li].drops_other += 1;
+            self.drop_packet(&p, DropReason::Ttl);
+            return;
+        }
+        self.forward(node, p);
+    }
+
+    // ---- endpoints ----
+
+    fn deliver(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        match (&p.payload, &mut f.receiver, &mut f.sender) {
+            (Payload::TcpData(d), Receiver::Tcp(r), _) => {
+                r.handle_input(now, d);
+                self.drive_receiver(fi);
+            }
+            (Payload::TcpAck(a), _, Sender::Tcp(s)) => {
+                if f.active {
+                    s.handle_input(now, a);
+                    self.drive_sender(fi);
+                }
+            }
+            (Payload::Udp { .. }, Receiver::Sink { bytes }, _) => {
+                *bytes += u64::from(p.size.saturating_sub(f.header));
+            }
+            _ => {}
+        }
+    }
+
+    fn on_wake(&mut self, ep: u32) {
+        let fi = (ep / 2) as usize;
+        let side = (ep % 2) as usize;
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if f.wake[side] != now {
+            return; // superseded by an earlier wake-up
+        }
+        f.wake[side] = Instant::MAX;
+        if side == 0 {
+            if !f.active {
+                return;
+            }
+            if let Sender::Tcp(s) = &mut f.sender {
+                s.handle_timeout(now);
+            }
+            self.drive_sender(fi);
+        } else {
+            if let Receiver::Tcp(r) = &mut f.receiver {
+                r.handle_timeout(now);
+            }
+            self.drive_receiver(fi);
+        }
+    }
+
+    fn schedule_wake(&mut self, fi: usize, side: usize, at: Option<Instant>) {
+        let Some(at) = at else { return };
+        let at = at.max(self.now);
+        let f = &mut self.flows[fi];
+        // Lazy timers: only an earlier deadline needs a new event; a later
+        // one is found when the pending event fires and asks again.
+        if at < f.wake[side] {
+            f.wake[side] = at;
+            self.events.push(at, Event::Wake(fi as u32 * 2 + side as u32));
+        }
+    }
+
+    fn drive_sender(&mut self, fi: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
+        let f = &mut self.flows[fi];
+        let timeout = match &mut f.sender {
+            Sender::Tcp(s) => {
+                while let Some(d) = s.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.src,
+                        dst: f.dst,
+                        size: d.len + f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: d.dummy,
+                        payload: Payload::TcpData(d),
+                    });
+                }
+                let mut all_acked = false;
+                while let Some(ev) = s.poll_event() {
+                    match ev {
+                        SenderEvent::AllAcked => all_acked = true,
+                    }
+                }
+                if !f.files.is_empty() {
+                    let acked = s.stats().acked_bytes;
+                    while let Some(&(end, t0)) = f.files.front() {
+                        if acked < end {
+                            break;
+                        }
+                        f.files.pop_front();
+                        f.files_done += 1;
+                        f.file_time_sum += (now - t0).as_secs_f64();
+                    }
+                }
+                let next = s.poll_timeout();
+                if all_acked {
+                    if let AppSpec::Files {
+                        mode: FileMode::Sequential,
+                        gap,
+                        count,
+                        ..
+                    } = f.app
+                    {
+                        if count.is_none_or(|c| f.files_started < c) {
+                            self.events.push(
+                                now + gap.0,
+                                Event::App {
+                                    flow: fi as u32,
+                                    action: AppAction::File,
+                                },
+                            );
+                        }
+                    }
+                }
+                next
+            }
+            Sender::Cbr(c) => {
+                while c.on && c.next <= now {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.src,
+                        dst: f.dst,
+                        size: c.payload + f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: false,
+                        payload: Payload::Udp { seq: c.seq },
+                    });
+                    c.seq += 1;
+                    c.next += c.interval;
+                }
+                c.on.then_some(c.next)
+            }
+        };
+        self.flows[fi].packets_sent += out.len() as u64;
+        for p in out.drain(..) {
+            self.inject(p);
+        }
+        self.outbox = out;
+        self.schedule_wake(fi, 0, timeout);
+    }
+
+    fn drive_receiver(&mut self, fi: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
+        let f = &mut self.flows[fi];
+        let timeout = match &mut f.receiver {
+            Receiver::Tcp(r) => {
+                while let Some(a) = r.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.dst,
+                        dst: f.src,
+                        size: f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: a.dummy_echo,
+                        payload: Payload::TcpAck(a),
+                    });
+                }
+                r.poll_timeout()
+            }
+            Receiver::Sink { .. } => None,
+        };
+        for p in out.drain(..) {
+            self.inject(p);
+        }
+        self.outbox = out;
+        self.schedule_wake(fi, 1, timeout);
+    }
+
+    // ---- applications ----
+
+    fn push_file(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let AppSpec::Files { size, .. } = f.app else {
+            return;
+        };
+        if let Sender::Tcp(s) = &mut f.sender {
+            s.push_data(size.0);
+            f.pushed += size.0;
+            f.files.push_back((f.pushed, now));
+            f.files_started += 1;
+        }
+    }
+
+    fn on_app(&mut self, fi: usize, action: AppAction) {
+        let now = self.now;
+        match action {
+            AppAction::Start => {
+                let f = &mut self.flows[fi];
+                f.active = true;
+                match f.app.clone() {
+                    AppSpec::Bulk => match &mut f.sender {
+                        Sender::Tcp(s) => s.set_unlimited(),
+                        Sender::Cbr(c) => {
+                            c.on = true;
+                            c.next = now;
+                        }
+                    },
+                    AppSpec::Files { mode, .. } => {
+                        self.push_file(fi);
+                        if mode == FileMode::Poisson {
+                            self.schedule_poisson(fi);
+                        }
+                    }
+                    AppSpec::OnOff { .. } => {
+                        self.on_app(fi, AppAction::On);
+                        return;
+                    }
+                }
+                self.drive_sender(fi);
+            }
+            AppAction::Stop => {
+                let f = &mut self.flows[fi];
+                f.active = false;
+                if let Sender::Cbr(c) = &mut f.sender {
+                    c.on = false;
+                }
+            }
+            AppAction::On | AppAction::Off => {
+                let f = &mut self.flows[fi];
+                if !f.active {
+                    return;
+                }
+                let AppSpec::OnOff {
+                    on_mean,
+                    off_mean,
+                    shape,
+                } = f.app
+                else {
+                    return;
+                };
+                let on = action == AppAction::On;
+                let mean = if on { on_mean.0 } else { off_mean.0 };
+                let period = Duration::from_secs_f64(f.rng.pareto(mean.as_secs_f64(), shape));
+                match &mut f.sender {
+                    Sender::Cbr(c) => {
+                        c.on = on;
+                        c.next = c.next.max(now);
+                    }
+                    Sender::Tcp(s) if on => {
+                        // ns-2's Pareto source over TCP hands the agent
+                        // rate*ON bytes per burst; we hand them at once.
+                        let bytes = (f.rate_bps as f64 / 8.0 * period.as_secs_f64()) as u64;
+                        s.push_data(bytes.max(1));
+                    }
+                    Sender::Tcp(_) => {}
+                }
+                let next = if on { AppAction::Off } else { AppAction::On };
+                self.events.push(
+                    now + period,
+                    Event::App {
+                        flow: fi as u32,
+                        action: next,
+                    },
+                );
+                self.drive_sender(fi);
+            }
+            AppAction::File => {
+                if !self.flows[fi].active {
+                    return;
+                }
+                self.push_file(fi);
+                if let AppSpec::Files {
+                    mode: FileMode::Poisson,
+                    ..
+                } = self.flows[fi].app
+                {
+                    self.schedule_poisson(fi);
+                }
+                self.drive_sender(fi);
+            }
+        }
+    }
+
+    fn schedule_poisson(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if let AppSpec::Files {
+            count,
+            mean_interarrival: Some(m),
+            ..
+        } = f.app
+        {
+            if count.is_some_and(|c| f.files_started >= c) {
+                return;
+            }
+            let gap = Duration::from_secs_f64(f.rng.exponential(m.0.as_secs_f64()));
+            self.events.push(
+                now + gap,
+                Event::App {
+                    flow: fi as u32,
+                    action: AppAction::File,
+                },
+            );
+        }
+    }
+
+    // ---- measurement ----
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        for f in &mut self.flows {
+            if let Sender::Tcp(s) = &f.sender {
+                if let Some(r) = s.stats().srtt {
+                    f.rtt_sum += r.as_secs_f64();
+                    f.rtt_n += 1;
+                }
+            }
+        }
+        for &li in &self.monitored {
+            self.links[li].note_queue(now);
+        }
+        if let Some(mut s) = self.series.take() {
+            s.sample(self, now);
+            self.series = Some(s);
+        }
+        let next = now + self.interval;
+        if next <= self.end() {
+            self.events.push(next, Event::Sample);
+        }
+    }
+
+    /// Ends the run and computes the summary.
+    pub fn finish(mut self, wall_s: Option<f64>) -> crate::RunOutput {
+        let end = self.end();
+        self.run_until(end);
+        let dur = self.duration.as_secs_f64();
+        for l in &mut self.links {
+            l.note_queue(end);
+        }
+        let mut flows = Vec::new();
+        for f in &self.flows {
+            let from = f.start.max(self.measure_from);
+            let to = f.stop.min(end);
+            let active = (to.saturating_since(from)).as_secs_f64();
+            let delivered = f.delivered_bytes();
+            let counted = delivered - f.delivered_at_measure.min(delivered);
+            let goodput = if active > 0.0 {
+                counted as f64 * 8.0 / active
+            } else {
+                0.0
+            };
+            let (retx, tos) = match &f.sender {
+                Sender::Tcp(s) => {
+                    let st = s.stats();
+                    (st.retransmits, st.timeouts)
+                }
+                Sender::Cbr(_) => (0, 0),
+            };
+            flows.push(FlowSummary {
+                id: f.id,
+                name: f.name.clone(),
+                protocol: f.protocol.name().into(),
+                src: self.nodes[f.src as usize].clone(),
+                dst: self.nodes[f.dst as usize].clone(),
+                delivered_bytes: delivered,
+                goodput_bps: goodput,
+                share: 0.0,
+                drops: f.drops,
+                packets_sent: f.packets_sent,
+                retransmits: retx,
+                timeouts: tos,
+                mean_rtt_s: (f.rtt_n > 0).then(|| f.rtt_sum / f.rtt_n as f64),
+                files_completed: f.files_done,
+                mean_file_time_s: (f.files_done > 0)
+                    .then(|| f.file_time_sum / f.files_done as f64),
+            });
+        }
+        let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
+        for f in &mut flows {
+            f.share = if total > 0.0 { f.goodput_bps / total } else { 0.0 };
+        }
+        let mut classes: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for f in &flows {
+            classes
+                .entry(f.protocol.clone())
+                .or_default()
+                .push(f.goodput_bps);
+        }
+        let classes = classes
+            .into_iter()
+            .map(|(protocol, g)| {
+                let sum: f64 = g.iter().sum();
+                ClassSummary {
+                    protocol,
+                    flows: g.len() as u32,
+                    goodput_bps: sum,
+                    share: if total > 0.0 { sum / total } else { 0.0 },
+                    jain: jain_index(&g, None),
+                }
+            })
+            .collect();
+        let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let end_ns = end.as_nanos();
+        let links = self
+            .monitored
+            .iter()
+            .map(|&li| {
+                let l = &self.links[li];
+                // Busy time is booked when a transmission starts; take off
+                // what runs past the end.
+                let over = l.busy_until.as_nanos().saturating_sub(end_ns);
+                let busy = l.busy_ns.saturating_sub(over);
+                LinkSummary {
+                    name: l.name.clone(),
+                    rate_bps: l.rate_bps,
+                    utilization: busy as f64 / end_ns.max(1) as f64,
+                    arrivals: l.arrivals,
+                    drops: l.drops(),
+                    drops_queue: l.drops_queue,
+                    drops_red: l.drops_red,
+                    drops_error: l.drops_error,
+                    mean_queue_pkts: l.q_area as f64 / end_ns.max(1) as f64,
+                    loss: if l.arrivals > 0 {
+                        l.drops() as f64 / l.arrivals as f64
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        let mut totals = self.totals;
+        totals.in_flight = self.packets.live;
+        let summary = Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            duration_s: dur,
+            events: self.events.processed(),
+            wall_s,
+            flows,
+            classes,
+            jain: jain_index(&all, None),
+            links,
+            packets: totals,
+        };
+        for (_, cap) in &mut self.pcap {
+            cap.flush();
+        }
+        crate::RunOutput {
+            summary,
+            series: self.series.take(),
+        }
+    }
+}
+
+fn link_names_hint(links: &[Link]) -> String {
+    let names: Vec<&str> = links
+        .iter()
+        .filter(|l| !l.access)
+        .map(|l| l.name.as_str())
+        .collect();
+    let mut s = names.join(", ");
+    if links.iter().any(|l| l.access) {
+        s.push_str(", access.sN, access.dN (+ .rev)");
+    }
+    s
+}
