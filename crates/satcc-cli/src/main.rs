@@ -168,3 +168,8 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
         b.finish_and_clear();
     }
 }
+
+/// Times ns-2 on the scenario; Err says why it could not.
+pub(crate) fn ns2_bench(_sc: &Scenario) -> Option<Result<f64, String>> {
+    Some(Err("ns-2 export not built yet".into()))
+}

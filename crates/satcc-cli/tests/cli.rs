@@ -1,0 +1,148 @@
+//! End-to-end tests of the `satcc` command.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn satcc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_satcc"))
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("run satcc")
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("satcc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const SMALL: &str = r#"
+name = "small"
+duration = "20s"
+seed = 3
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "2Mbps"
+delay = "50ms"
+queue = { kind = "droptail", limit = 30 }
+error = { kind = "uniform", per = 1e-3 }
+[[flows]]
+protocol = "sack"
+count = 2
+start_spread = "500ms"
+[[flows]]
+protocol = "newreno"
+start_spread = "500ms"
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// A bad file gives exit code 2 and one stderr line naming the file, the
+/// field and the problem.
+fn assert_one_line_error(out: &Output, file: &str, needles: &[&str]) {
+    assert_eq!(out.status.code(), Some(2), "exit code; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
+    assert!(err.contains(file), "names the file: {err}");
+    for n in needles {
+        assert!(err.contains(n), "mentions {n:?}: {err}");
+    }
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+}
+
+#[test]
+fn malformed_scenarios_get_one_line_and_exit_2() {
+    let d = tmpdir("bad");
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("rate.toml", &SMALL.replace("\"2Mbps\"", "\"2Mbs\""), &["topology.bottleneck.rate", "2Mbs"]),
+        ("missing.toml", &SMALL.replace("duration = \"20s\"", ""), &["duration"]),
+        ("unknown.toml", &SMALL.replace("seed = 3", "seed = 3\nsede = 4"), &["sede"]),
+        ("proto.toml", &SMALL.replace("\"newreno\"", "\"newrenno\""), &["flows[1].protocol", "newrenno"]),
+        ("prob.toml", &SMALL.replace("per = 1e-3", "per = 1.5"), &["topology.bottleneck.error", "1.5"]),
+        ("toml.toml", "duration = [", &["not valid TOML"]),
+        ("count.toml", &SMALL.replace("count = 2", "count = 0"), &["flows[0].count"]),
+    ];
+    for (name, text, needles) in cases {
+        let f = write(&d, name, text);
+        let out = satcc(&["run", &f, "--no-files", "-q"]);
+        assert_one_line_error(&out, name, needles);
+    }
+    let out = satcc(&["run", "/nonexistent/x.toml"]);
+    assert_one_line_error(&out, "x.toml", &["cannot read"]);
+    let f = write(&d, "ok.toml", SMALL);
+    let out = satcc(&["run", &f, "--no-files", "--set", "topology.bottleneck.delay=soon"]);
+    assert_one_line_error(&out, "ok.toml", &["topology.bottleneck.delay", "soon"]);
+    let out = satcc(&["run", &f, "--no-files", "--set", "flows.7.count=1"]);
+    assert_one_line_error(&out, "--set", &["flows.7", "out of range"]);
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_differs() {
+    let d = tmpdir("det");
+    let f = write(&d, "s.toml", SMALL);
+    let run = |seed: &str, out: &str| {
+        let o = d.join(out);
+        let r = satcc(&["run", &f, "--seed", seed, "--out", o.to_str().unwrap(), "-q"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        (
+            std::fs::read(o.join("summary.json")).unwrap(),
+            std::fs::read(o.join("flows.csv")).unwrap(),
+        )
+    };
+    let a = run("5", "a");
+    let b = run("5", "b");
+    let c = run("6", "c");
+    assert_eq!(a, b, "same scenario and seed must give identical bytes");
+    assert_ne!(a.0, c.0, "another seed must change the result");
+}
+
+#[test]
+fn json_flag_prints_only_the_summary() {
+    let d = tmpdir("json");
+    let f = write(&d, "s.toml", SMALL);
+    let out = satcc(&["run", &f, "--json", "--out", d.join("o").to_str().unwrap()]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    for k in ["seed", "duration_s", "events", "wall_s", "flows", "links"] {
+        assert!(v.get(k).is_some(), "summary has {k}");
+    }
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3);
+    for fl in flows {
+        for k in ["id", "protocol", "goodput_bps", "delivered_bytes", "drops"] {
+            assert!(fl.get(k).is_some(), "flow has {k}");
+        }
+        assert!(fl["goodput_bps"].as_f64().unwrap() > 10_000.0, "every flow moves data: {fl}");
+    }
+    for l in v["links"].as_array().unwrap() {
+        for k in ["name", "utilization", "drops", "mean_queue_pkts"] {
+            assert!(l.get(k).is_some(), "link has {k}");
+        }
+    }
+    assert_eq!(v["packets"]["sent"].as_u64().unwrap(),
+        v["packets"]["delivered"].as_u64().unwrap()
+        + v["packets"]["dropped"].as_u64().unwrap()
+        + v["packets"]["in_flight"].as_u64().unwrap());
+}
+
+#[test]
+fn shipped_scenarios_parse() {
+    for entry in std::fs::read_dir(repo_root().join("scenarios")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|e| e == "toml") {
+            satcc_sim::scenario::Scenario::load(&p, &[])
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        }
+    }
+}

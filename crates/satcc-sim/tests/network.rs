@@ -1,0 +1,126 @@
+//! Network-model tests that need no transport protocol: CBR sources through
+//! links, queues, error models and multi-hop routes.
+
+use satcc_sim::scenario::Scenario;
+use satcc_sim::{run, RunOptions, RunOutput};
+
+fn sim(text: &str) -> RunOutput {
+    let sc = Scenario::from_toml_str(text, "test.toml", &[]).expect("valid scenario");
+    let out = run(&sc, &RunOptions { series: true, ..Default::default() }).expect("runs");
+    assert!(out.summary.packets.conserved(), "conservation: {:?}", out.summary.packets);
+    out
+}
+
+#[test]
+fn uniform_error_model_loses_its_rate() {
+    let out = sim(r#"
+duration = "100s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+error = { kind = "uniform", per = 0.02 }
+[[flows]]
+protocol = "cbr"
+rate = "4Mbps"
+"#);
+    let l = &out.summary.links[0];
+    assert_eq!(l.name, "bottleneck");
+    let loss = l.drops_error as f64 / l.arrivals as f64;
+    // ~48k packets: binomial sd of the rate is ~0.00064.
+    assert!((loss - 0.02).abs() < 0.003, "loss {loss}");
+    assert_eq!(l.drops_queue, 0);
+    let f = &out.summary.flows[0];
+    assert!((f.goodput_bps / (4e6 * 1000.0 / 1028.0) - 0.98).abs() < 0.01, "goodput {}", f.goodput_bps);
+}
+
+#[test]
+fn overload_fills_the_queue_and_the_link() {
+    let out = sim(r#"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "1Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 20 }
+[[flows]]
+protocol = "cbr"
+rate = "2Mbps"
+"#);
+    let l = &out.summary.links[0];
+    assert!(l.utilization > 0.99 && l.utilization <= 1.0, "util {}", l.utilization);
+    assert!(l.mean_queue_pkts > 18.0 && l.mean_queue_pkts <= 20.0, "queue {}", l.mean_queue_pkts);
+    assert!((l.loss - 0.5).abs() < 0.02, "loss {}", l.loss);
+    let series = out.series.unwrap();
+    assert_eq!(series.t.len(), 200);
+    assert!(series.links[0].queue_pkts.iter().skip(1).all(|&q| q >= 19.0));
+}
+
+#[test]
+fn asymmetric_satellite_link_uses_the_reverse_rate() {
+    let out = sim(r#"
+duration = "10s"
+[topology]
+kind = "satellite"
+uplink = { rate = "8Mbps", reverse_rate = "64kbps", delay = "125ms" }
+downlink = { rate = "8Mbps", reverse_rate = "64kbps", delay = "125ms" }
+[[flows]]
+protocol = "cbr"
+rate = "500kbps"
+"#);
+    let s = &out.summary;
+    let rev = s.links.iter().find(|l| l.name == "uplink.rev").unwrap();
+    assert_eq!(rev.rate_bps, 64_000);
+    assert_eq!(s.links.iter().find(|l| l.name == "uplink").unwrap().rate_bps, 8_000_000);
+    // 500 kb/s over 8 Mb/s: utilization 1/16 over the part of the run after
+    // the first packet.
+    let up = s.links.iter().find(|l| l.name == "uplink").unwrap();
+    assert!((up.utilization - 0.0625).abs() < 0.002, "{}", up.utilization);
+}
+
+fn chain(n: usize) -> String {
+    let mut s = String::from("duration = \"2s\"\n[topology]\nkind = \"graph\"\nnodes = [");
+    for i in 0..n {
+        s += &format!("{{name=\"n{i}\"}},");
+    }
+    s += "]\nlinks = [";
+    for i in 0..n - 1 {
+        s += &format!("{{from=\"n{i}\", to=\"n{}\", rate=\"10Mbps\", delay=\"1ms\"}},", i + 1);
+    }
+    s += &format!("]\n[[flows]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"n0\"\ndst = \"n{}\"\n", n - 1);
+    s
+}
+
+#[test]
+fn ttl_limits_path_length() {
+    // 64 links: 63 routers decrement TTL 64 -> 1; all delivered.
+    let ok = sim(&chain(65));
+    assert!(ok.summary.flows[0].delivered_bytes > 0);
+    assert_eq!(ok.summary.flows[0].drops, 0);
+    // 65 links: the 64th router sees TTL reach 0 and drops everything.
+    let long = sim(&chain(66));
+    assert_eq!(long.summary.flows[0].delivered_bytes, 0);
+    assert!(long.summary.flows[0].drops > 0);
+}
+
+#[test]
+fn gilbert_elliott_bursts_lose_the_stationary_rate() {
+    let out = sim(r#"
+duration = "200s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+error = { kind = "gilbert", p_gb = 0.01, p_bg = 0.2 }
+[[flows]]
+protocol = "cbr"
+rate = "2Mbps"
+"#);
+    let l = &out.summary.links[0];
+    let loss = l.drops_error as f64 / l.arrivals as f64;
+    // pi_bad = 0.01 / 0.21.
+    assert!((loss - 0.0476).abs() < 0.008, "loss {loss}");
+}
