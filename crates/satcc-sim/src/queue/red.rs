@@ -283,7 +283,7 @@ impl Red {
         // red.cc estimator(nqueued, m + 1): m extra decays, then the EWMA.
         let w = self.p.weight;
         let q = qlen_pkts as f64;
-        self.ave = pow_u64(1.0 - w, m) * self.ave;
+        self.ave *= pow_u64(1.0 - w, m);
         self.ave = self.ave * (1.0 - w) + w * q;
 
         self.count = self.count.saturating_add(1);
