@@ -3,6 +3,8 @@
 
 pub mod error;
 pub mod metrics;
+pub mod pcap;
+pub mod plot;
 pub mod queue;
 pub mod report;
 pub mod run;
