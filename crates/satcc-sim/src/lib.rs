@@ -12,6 +12,7 @@ pub mod error;
 pub mod hook;
 pub mod metrics;
 pub mod packet;
+pub mod pcap;
 pub mod queue;
 pub mod report;
 pub mod run;
