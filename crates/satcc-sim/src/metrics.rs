@@ -62,7 +62,11 @@ pub struct Friendliness {
 /// either list empty (after dropping non-finite values), a zero mean, or a
 /// zero smallest non-TCP throughput.
 pub fn friendliness(tfrc_like: &[f64], tcp: &[f64]) -> Option<Friendliness> {
-    let c: Vec<f64> = tfrc_like.iter().copied().filter(|v| v.is_finite()).collect();
+    let c: Vec<f64> = tfrc_like
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
     let t: Vec<f64> = tcp.iter().copied().filter(|v| v.is_finite()).collect();
     if c.is_empty() || t.is_empty() {
         return None;
@@ -151,7 +155,10 @@ mod tests {
         // Weighted: x/b = [1, 1] -> perfectly fair.
         assert!(close(jain_index(&[2.0, 4.0], Some(&[1.0, 2.0])), 1.0));
         // x/b = [1, 4]: 25 / (2 * 17).
-        assert!(close(jain_index(&[1.0, 4.0], Some(&[1.0, 1.0])), 25.0 / 34.0));
+        assert!(close(
+            jain_index(&[1.0, 4.0], Some(&[1.0, 1.0])),
+            25.0 / 34.0
+        ));
         // Non-finite and zero-share entries are skipped.
         assert!(close(jain_index(&[1.0, f64::NAN, 1.0], None), 1.0));
         assert!(close(jain_index(&[1.0, 9.0], Some(&[1.0, 0.0])), 1.0));

@@ -320,11 +320,14 @@ mod tests {
         assert_eq!(internet_checksum(&b[..20]), 0);
         let t = &b[20..];
         assert_eq!(u16::from_be_bytes([t[0], t[1]]), 40000);
-        assert_eq!(u32::from_be_bytes(t[4..8].try_into().unwrap()), 4_000_000_000);
+        assert_eq!(
+            u32::from_be_bytes(t[4..8].try_into().unwrap()),
+            4_000_000_000
+        );
         assert_eq!(u32::from_be_bytes(t[8..12].try_into().unwrap()), 12345);
         assert_eq!(t[12] >> 4, 13); // 52 bytes
         assert_eq!(t[13], 0x18); // ACK|PSH
-        // Options: NOP NOP TS(8,10) then NOP NOP SACK(5, 18).
+                                 // Options: NOP NOP TS(8,10) then NOP NOP SACK(5, 18).
         assert_eq!(&t[20..24], &[1, 1, 8, 10]);
         assert_eq!(&t[32..36], &[1, 1, 5, 18]);
         assert_eq!(u32::from_be_bytes(t[36..40].try_into().unwrap()), 1000);
@@ -365,7 +368,9 @@ mod tests {
     /// Reads the file back with tshark (the CI installs it).
     #[test]
     fn tshark_reads_the_file() {
-        let ok = std::process::Command::new("tshark").arg("--version").output();
+        let ok = std::process::Command::new("tshark")
+            .arg("--version")
+            .output();
         assert!(
             ok.map(|o| o.status.success()).unwrap_or(false),
             "tshark is not installed: install it (apt-get install tshark) to run this test"
@@ -394,22 +399,62 @@ mod tests {
             .args(["-o", "tcp.relative_sequence_numbers:FALSE"])
             .args(["-o", "ip.check_checksum:TRUE"])
             .args(["-T", "fields", "-E", "separator=;"])
-            .args(["-e", "frame.time_epoch", "-e", "frame.len", "-e", "frame.cap_len"])
-            .args(["-e", "ip.src", "-e", "ip.dst", "-e", "ip.len", "-e", "ip.checksum.status"])
-            .args(["-e", "tcp.seq", "-e", "tcp.ack", "-e", "tcp.len", "-e", "tcp.flags"])
+            .args([
+                "-e",
+                "frame.time_epoch",
+                "-e",
+                "frame.len",
+                "-e",
+                "frame.cap_len",
+            ])
+            .args([
+                "-e",
+                "ip.src",
+                "-e",
+                "ip.dst",
+                "-e",
+                "ip.len",
+                "-e",
+                "ip.checksum.status",
+            ])
+            .args([
+                "-e",
+                "tcp.seq",
+                "-e",
+                "tcp.ack",
+                "-e",
+                "tcp.len",
+                "-e",
+                "tcp.flags",
+            ])
             .args(["-e", "tcp.options.sack_le", "-e", "tcp.options.sack_re"])
-            .args(["-e", "tcp.options.timestamp.tsval", "-e", "udp.dstport", "-e", "udp.length"])
+            .args([
+                "-e",
+                "tcp.options.timestamp.tsval",
+                "-e",
+                "udp.dstport",
+                "-e",
+                "udp.length",
+            ])
             .output()
             .unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tshark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         // ip.checksum.status: 1 = good (Wireshark proto_checksum_enum_e).
         let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(';').collect()).collect();
         assert_eq!(lines.len(), 2, "{text}");
         let t = &lines[0];
         assert!(t[0].starts_with("1.000000000"), "{text}");
-        assert_eq!(&t[1..7], &["1532", "72", "10.0.0.1", "10.0.1.1", "1532", "1"], "{text}");
+        assert_eq!(
+            &t[1..7],
+            &["1532", "72", "10.0.0.1", "10.0.1.1", "1532", "1"],
+            "{text}"
+        );
         assert_eq!(&t[7..10], &["4000000000", "12345", "1460"], "{text}");
         assert_eq!(t[10], "0x0018", "{text}");
         assert_eq!(t[11], "1000,3000", "{text}");
@@ -417,7 +462,11 @@ mod tests {
         assert_eq!(t[13], "77", "{text}");
         let u = &lines[1];
         assert!(u[0].starts_with("2.0000005"), "{text}");
-        assert_eq!(&u[1..7], &["528", "28", "192.168.1.2", "192.168.1.3", "528", "1"], "{text}");
+        assert_eq!(
+            &u[1..7],
+            &["528", "28", "192.168.1.2", "192.168.1.3", "528", "1"],
+            "{text}"
+        );
         assert_eq!(&u[14..16], &["7777", "508"], "{text}");
     }
 }

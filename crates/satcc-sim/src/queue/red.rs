@@ -107,12 +107,20 @@ impl RedParams {
         };
         let target = spec.target_delay.0.as_secs_f64();
         // red.cc initialize_params(): th_min = max(5, targetqueue / 2).
-        let mut min_th = if spec.min_th.is_finite() { spec.min_th.max(0.0) } else { 0.0 };
+        let mut min_th = if spec.min_th.is_finite() {
+            spec.min_th.max(0.0)
+        } else {
+            0.0
+        };
         if min_th == 0.0 {
             min_th = (target * ptc / 2.0).max(5.0);
         }
         // red.cc reset(): th_max_pkts = 3 * th_min_pkts when 0.
-        let mut max_th = if spec.max_th.is_finite() { spec.max_th.max(0.0) } else { 0.0 };
+        let mut max_th = if spec.max_th.is_finite() {
+            spec.max_th.max(0.0)
+        } else {
+            0.0
+        };
         if max_th == 0.0 {
             max_th = 3.0 * min_th;
         }
@@ -278,7 +286,11 @@ impl Red {
             self.idle = false;
             let idle_s = now.saturating_since(self.idle_since).as_secs_f64();
             let x = self.p.ptc * idle_s;
-            m = if x.is_finite() && x > 0.0 { x as u64 } else { 0 };
+            m = if x.is_finite() && x > 0.0 {
+                x as u64
+            } else {
+                0
+            };
         }
         // red.cc estimator(nqueued, m + 1): m extra decays, then the EWMA.
         let w = self.p.weight;
@@ -300,7 +312,13 @@ impl Red {
             } else {
                 // drop_early(): with use_mark_p_ true (the default) even the
                 // region above (2*)max_th goes through here with p = 1.
-                let p_b = base_drop_prob(avg, self.p.min_th, self.p.max_th, self.p.max_p, self.p.gentle);
+                let p_b = base_drop_prob(
+                    avg,
+                    self.p.min_th,
+                    self.p.max_th,
+                    self.p.max_p,
+                    self.p.gentle,
+                );
                 let p_a = actual_drop_prob(p_b, self.count, self.p.wait);
                 let u = rng.next_f64();
                 // ns-2 drops when u <= p with u in (0,1); ours is in [0,1),
@@ -513,7 +531,12 @@ mod tests {
         red.on_empty(Instant(1_000_000_000));
         red.on_arrival(Instant(1_025_500_000), 0, &mut rng);
         let expect = before * 0.99f64.powi(26);
-        assert!(close(red.avg(), expect, 1e-12), "{} vs {}", red.avg(), expect);
+        assert!(
+            close(red.avg(), expect, 1e-12),
+            "{} vs {}",
+            red.avg(),
+            expect
+        );
         // No aging without an idle period.
         let a = red.avg();
         red.on_arrival(Instant(5_000_000_000), 0, &mut rng);
@@ -525,12 +548,18 @@ mod tests {
         let mut red = Red::from_params(fixed(0.002, true, true));
         let mut rng = Rng::new(3);
         for _ in 0..50_000 {
-            assert_eq!(red.on_arrival(Instant::ZERO, 4, &mut rng), RedVerdict::Enqueue);
+            assert_eq!(
+                red.on_arrival(Instant::ZERO, 4, &mut rng),
+                RedVerdict::Enqueue
+            );
         }
         // avg is about 40 (far above 2 max_th) but the queue holds 1 packet.
         let mut red = Red::from_params(fixed(1.0, true, true));
         red.on_arrival(Instant::ZERO, 40, &mut rng);
-        assert_eq!(red.on_arrival(Instant::ZERO, 1, &mut rng), RedVerdict::Enqueue);
+        assert_eq!(
+            red.on_arrival(Instant::ZERO, 1, &mut rng),
+            RedVerdict::Enqueue
+        );
     }
 
     /// Expected fraction of arrivals dropped at a constant p_b: the
@@ -605,8 +634,14 @@ mod tests {
         p.limit = 3;
         let mut red = Red::from_params(p);
         let mut rng = Rng::new(5);
-        assert_eq!(red.on_arrival(Instant::ZERO, 2, &mut rng), RedVerdict::Enqueue);
-        assert_eq!(red.on_arrival(Instant::ZERO, 3, &mut rng), RedVerdict::ForcedDrop);
+        assert_eq!(
+            red.on_arrival(Instant::ZERO, 2, &mut rng),
+            RedVerdict::Enqueue
+        );
+        assert_eq!(
+            red.on_arrival(Instant::ZERO, 3, &mut rng),
+            RedVerdict::ForcedDrop
+        );
         assert_eq!(red.count(), 0);
     }
 }
