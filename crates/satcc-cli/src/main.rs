@@ -88,9 +88,10 @@ fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let out_dir = a.out.clone().unwrap_or_else(|| {
-        PathBuf::from("out").join(a.file.file_stem().unwrap_or_default())
-    });
+    let out_dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(a.file.file_stem().unwrap_or_default()));
     if !a.no_files || !a.pcap.is_empty() {
         if let Err(e) = std::fs::create_dir_all(&out_dir) {
             eprintln!("satcc: {}: cannot create: {e}", out_dir.display());
@@ -118,6 +119,9 @@ fn run(a: RunArgs) -> ExitCode {
             eprintln!("satcc: {}: {e}", out_dir.display());
             return ExitCode::from(1);
         }
+    }
+    for e in &out.capture_errors {
+        eprintln!("satcc: pcap {e}");
     }
     if a.json {
         println!("{}", output::summary_json(&out.summary));

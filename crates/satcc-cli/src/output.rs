@@ -3,7 +3,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use satcc_sim::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
 use satcc_sim::report::Summary;
+use satcc_sim::series::Series;
 use satcc_sim::RunOutput;
 
 /// The summary as pretty JSON.
@@ -143,6 +145,94 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
     if let Some(series) = &out.series {
         std::fs::write(dir.join("flows.csv"), series.flows_csv())?;
         std::fs::write(dir.join("links.csv"), series.links_csv())?;
+        std::fs::write(
+            dir.join("goodput.svg"),
+            charts_svg(&out.summary.scenario, series),
+        )?;
     }
     Ok(())
+}
+
+/// Per-flow lines up to this many flows; beyond, one line per protocol.
+const MAX_FLOW_LINES: usize = 12;
+
+/// Goodput, congestion window and queue length over time, stacked.
+pub fn charts_svg(scenario: &str, s: &Series) -> String {
+    let pts = |ys: &[f64], k: f64| -> Vec<(f64, f64)> {
+        s.t.iter().zip(ys).map(|(&t, &y)| (t, y * k)).collect()
+    };
+    let per_flow = s.flows.len() <= MAX_FLOW_LINES;
+    let goodput: Vec<PlotSeries> = if per_flow {
+        s.flows
+            .iter()
+            .map(|f| PlotSeries {
+                name: f.name.clone(),
+                points: pts(&f.goodput_bps, 1e-6),
+            })
+            .collect()
+    } else {
+        let mut classes: Vec<(String, Vec<f64>)> = Vec::new();
+        for f in &s.flows {
+            let i = match classes.iter().position(|(p, _)| p == &f.protocol) {
+                Some(i) => i,
+                None => {
+                    classes.push((f.protocol.clone(), vec![0.0; s.t.len()]));
+                    classes.len() - 1
+                }
+            };
+            for (acc, g) in classes[i].1.iter_mut().zip(&f.goodput_bps) {
+                *acc += g;
+            }
+        }
+        classes
+            .into_iter()
+            .map(|(p, g)| PlotSeries {
+                name: format!("{p} (sum)"),
+                points: pts(&g, 1e-6),
+            })
+            .collect()
+    };
+    let mut charts = vec![Chart {
+        title: format!("{scenario}: goodput"),
+        x_label: "time (s)".into(),
+        y_label: "goodput (Mb/s)".into(),
+        series: goodput,
+        y_min: Some(0.0),
+    }];
+    let cwnd: Vec<PlotSeries> = s
+        .flows
+        .iter()
+        .filter(|f| f.cwnd.iter().any(|c| c.is_finite()))
+        .take(MAX_FLOW_LINES)
+        .map(|f| PlotSeries {
+            name: f.name.clone(),
+            points: pts(&f.cwnd, 1.0),
+        })
+        .collect();
+    if !cwnd.is_empty() {
+        charts.push(Chart {
+            title: "congestion window".into(),
+            x_label: "time (s)".into(),
+            y_label: "cwnd (segments)".into(),
+            series: cwnd,
+            y_min: Some(0.0),
+        });
+    }
+    if !s.links.is_empty() {
+        charts.push(Chart {
+            title: "queue length".into(),
+            x_label: "time (s)".into(),
+            y_label: "packets".into(),
+            series: s
+                .links
+                .iter()
+                .map(|l| PlotSeries {
+                    name: l.name.clone(),
+                    points: pts(&l.queue_pkts, 1.0),
+                })
+                .collect(),
+            y_min: Some(0.0),
+        });
+    }
+    stacked_charts_svg(&charts)
 }

@@ -51,7 +51,12 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 /// A bad file gives exit code 2 and one stderr line naming the file, the
 /// field and the problem.
 fn assert_one_line_error(out: &Output, file: &str, needles: &[&str]) {
-    assert_eq!(out.status.code(), Some(2), "exit code; stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "exit code; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
     assert!(err.contains(file), "names the file: {err}");
@@ -65,13 +70,37 @@ fn assert_one_line_error(out: &Output, file: &str, needles: &[&str]) {
 fn malformed_scenarios_get_one_line_and_exit_2() {
     let d = tmpdir("bad");
     let cases: &[(&str, &str, &[&str])] = &[
-        ("rate.toml", &SMALL.replace("\"2Mbps\"", "\"2Mbs\""), &["topology.bottleneck.rate", "2Mbs"]),
-        ("missing.toml", &SMALL.replace("duration = \"20s\"", ""), &["duration"]),
-        ("unknown.toml", &SMALL.replace("seed = 3", "seed = 3\nsede = 4"), &["sede"]),
-        ("proto.toml", &SMALL.replace("\"newreno\"", "\"newrenno\""), &["flows[1].protocol", "newrenno"]),
-        ("prob.toml", &SMALL.replace("per = 1e-3", "per = 1.5"), &["topology.bottleneck.error", "1.5"]),
+        (
+            "rate.toml",
+            &SMALL.replace("\"2Mbps\"", "\"2Mbs\""),
+            &["topology.bottleneck.rate", "2Mbs"],
+        ),
+        (
+            "missing.toml",
+            &SMALL.replace("duration = \"20s\"", ""),
+            &["duration"],
+        ),
+        (
+            "unknown.toml",
+            &SMALL.replace("seed = 3", "seed = 3\nsede = 4"),
+            &["sede"],
+        ),
+        (
+            "proto.toml",
+            &SMALL.replace("\"newreno\"", "\"newrenno\""),
+            &["flows[1].protocol", "newrenno"],
+        ),
+        (
+            "prob.toml",
+            &SMALL.replace("per = 1e-3", "per = 1.5"),
+            &["topology.bottleneck.error", "1.5"],
+        ),
         ("toml.toml", "duration = [", &["not valid TOML"]),
-        ("count.toml", &SMALL.replace("count = 2", "count = 0"), &["flows[0].count"]),
+        (
+            "count.toml",
+            &SMALL.replace("count = 2", "count = 0"),
+            &["flows[0].count"],
+        ),
     ];
     for (name, text, needles) in cases {
         let f = write(&d, name, text);
@@ -81,7 +110,13 @@ fn malformed_scenarios_get_one_line_and_exit_2() {
     let out = satcc(&["run", "/nonexistent/x.toml"]);
     assert_one_line_error(&out, "x.toml", &["cannot read"]);
     let f = write(&d, "ok.toml", SMALL);
-    let out = satcc(&["run", &f, "--no-files", "--set", "topology.bottleneck.delay=soon"]);
+    let out = satcc(&[
+        "run",
+        &f,
+        "--no-files",
+        "--set",
+        "topology.bottleneck.delay=soon",
+    ]);
     assert_one_line_error(&out, "ok.toml", &["topology.bottleneck.delay", "soon"]);
     let out = satcc(&["run", &f, "--no-files", "--set", "flows.7.count=1"]);
     assert_one_line_error(&out, "--set", &["flows.7", "out of range"]);
@@ -93,7 +128,15 @@ fn same_seed_same_bytes_other_seed_differs() {
     let f = write(&d, "s.toml", SMALL);
     let run = |seed: &str, out: &str| {
         let o = d.join(out);
-        let r = satcc(&["run", &f, "--seed", seed, "--out", o.to_str().unwrap(), "-q"]);
+        let r = satcc(&[
+            "run",
+            &f,
+            "--seed",
+            seed,
+            "--out",
+            o.to_str().unwrap(),
+            "-q",
+        ]);
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
         (
             std::fs::read(o.join("summary.json")).unwrap(),
@@ -123,17 +166,22 @@ fn json_flag_prints_only_the_summary() {
         for k in ["id", "protocol", "goodput_bps", "delivered_bytes", "drops"] {
             assert!(fl.get(k).is_some(), "flow has {k}");
         }
-        assert!(fl["goodput_bps"].as_f64().unwrap() > 10_000.0, "every flow moves data: {fl}");
+        assert!(
+            fl["goodput_bps"].as_f64().unwrap() > 10_000.0,
+            "every flow moves data: {fl}"
+        );
     }
     for l in v["links"].as_array().unwrap() {
         for k in ["name", "utilization", "drops", "mean_queue_pkts"] {
             assert!(l.get(k).is_some(), "link has {k}");
         }
     }
-    assert_eq!(v["packets"]["sent"].as_u64().unwrap(),
+    assert_eq!(
+        v["packets"]["sent"].as_u64().unwrap(),
         v["packets"]["delivered"].as_u64().unwrap()
-        + v["packets"]["dropped"].as_u64().unwrap()
-        + v["packets"]["in_flight"].as_u64().unwrap());
+            + v["packets"]["dropped"].as_u64().unwrap()
+            + v["packets"]["in_flight"].as_u64().unwrap()
+    );
 }
 
 #[test]

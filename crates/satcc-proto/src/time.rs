@@ -146,7 +146,10 @@ mod tests {
     #[test]
     fn transmission_time_rounds_up() {
         // 1000 bytes at 10 Mb/s is exactly 800 us.
-        assert_eq!(Duration::transmission(1000, 10_000_000), Duration::from_micros(800));
+        assert_eq!(
+            Duration::transmission(1000, 10_000_000),
+            Duration::from_micros(800)
+        );
         // 1 byte at 3 b/s is 2.666.. s, rounded up.
         assert_eq!(Duration::transmission(1, 3), Duration(2_666_666_667));
         assert_eq!(Duration::transmission(1, 0), Duration::MAX);

@@ -13,6 +13,7 @@ pub mod hook;
 pub mod metrics;
 pub mod packet;
 pub mod pcap;
+pub mod plot;
 pub mod queue;
 pub mod report;
 pub mod run;

@@ -25,6 +25,8 @@ pub struct RunOutput {
     pub summary: Summary,
     /// Time series, if asked for.
     pub series: Option<Series>,
+    /// Links whose pcap file could not be written completely, with why.
+    pub capture_errors: Vec<String>,
 }
 
 /// A scenario could not be built or run.

@@ -66,7 +66,9 @@ impl<'de> Deserialize<'de> for Rate {
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
         };
-        units::parse_rate_bps(&s).map(Rate).map_err(serde::de::Error::custom)
+        units::parse_rate_bps(&s)
+            .map(Rate)
+            .map_err(serde::de::Error::custom)
     }
 }
 impl<'de> Deserialize<'de> for Dur {
@@ -76,7 +78,9 @@ impl<'de> Deserialize<'de> for Dur {
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
         };
-        units::parse_duration(&s).map(Dur).map_err(serde::de::Error::custom)
+        units::parse_duration(&s)
+            .map(Dur)
+            .map_err(serde::de::Error::custom)
     }
 }
 impl<'de> Deserialize<'de> for Bytes {
@@ -86,7 +90,9 @@ impl<'de> Deserialize<'de> for Bytes {
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
         };
-        units::parse_bytes(&s).map(Bytes).map_err(serde::de::Error::custom)
+        units::parse_bytes(&s)
+            .map(Bytes)
+            .map_err(serde::de::Error::custom)
     }
 }
 impl<'de> Deserialize<'de> for Prob {
@@ -137,16 +143,15 @@ pub struct Scenario {
 }
 
 /// The network, by kind.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[derive(Clone, Debug)]
 pub enum Topology {
     /// N sources -> router `r1` -> bottleneck -> router `r2` -> N sinks; one
     /// source/sink pair per flow instance.
-    Dumbbell(Dumbbell),
+    Dumbbell(Box<Dumbbell>),
     /// N sources -> gateway `gw_a` -> uplink -> `sat` -> downlink -> gateway
     /// `gw_b` -> N sinks: one bent-pipe satellite hop, each direction with
     /// its own rate.
-    Satellite(Satellite),
+    Satellite(Box<Satellite>),
     /// Explicit nodes and links; flows name their `src` and `dst`.
     Graph(Graph),
 }
@@ -275,16 +280,13 @@ impl LinkSpec {
 }
 
 /// A queue discipline.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum QueueSpec {
     /// First in, first out; drops arrivals when full.
     DropTail {
         /// Limit in packets.
-        #[serde(default)]
         limit: Option<u32>,
         /// Limit in bytes (if both are given, both apply).
-        #[serde(default)]
         limit_bytes: Option<Bytes>,
     },
     /// Random Early Detection, as ns-2's `Queue/RED`.
@@ -294,10 +296,8 @@ pub enum QueueSpec {
     /// first when the shared buffer is full.
     Priority {
         /// Shared limit in packets.
-        #[serde(default)]
         limit: Option<u32>,
         /// Shared limit in bytes.
-        #[serde(default)]
         limit_bytes: Option<Bytes>,
     },
 }
@@ -357,8 +357,7 @@ impl RedSpec {
 }
 
 /// A link error model; draws come from the link's own random stream.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum ErrorSpec {
     /// Each packet is lost with probability `per`.
     Uniform {
@@ -378,10 +377,8 @@ pub enum ErrorSpec {
         /// P(bad -> good) per packet.
         p_bg: Prob,
         /// Loss probability in the good state.
-        #[serde(default)]
         loss_good: Prob,
         /// Loss probability in the bad state.
-        #[serde(default = "ErrorSpec::one")]
         loss_bad: Prob,
     },
 }
@@ -535,8 +532,7 @@ pub enum FileMode {
 }
 
 /// The application on top of a flow.
-#[derive(Clone, Debug, Deserialize, PartialEq, Default)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum AppSpec {
     /// Always has data.
     #[default]
@@ -546,16 +542,12 @@ pub enum AppSpec {
         /// Size of each file.
         size: Bytes,
         /// Back to back or Poisson arrivals.
-        #[serde(default)]
         mode: FileMode,
         /// Stop after this many files.
-        #[serde(default)]
         count: Option<u32>,
         /// Poisson mode: mean time between arrivals.
-        #[serde(default)]
         mean_interarrival: Option<Dur>,
         /// Sequential mode: idle time between one file's end and the next.
-        #[serde(default)]
         gap: Dur,
     },
     /// Pareto ON/OFF periods (as ns-2's `Application/Traffic/Pareto`): TCP
@@ -566,7 +558,6 @@ pub enum AppSpec {
         /// Mean OFF time.
         off_mean: Dur,
         /// Pareto shape (> 1).
-        #[serde(default = "AppSpec::default_shape")]
         shape: f64,
     },
 }
@@ -654,12 +645,7 @@ pub fn apply_override(root: &mut toml::Value, assignment: &str) -> Result<(), Sc
                 }
                 slot
             }
-            _ => {
-                return Err(err(
-                    &path,
-                    "cannot set a field inside a plain value".into(),
-                ))
-            }
+            _ => return Err(err(&path, "cannot set a field inside a plain value".into())),
         };
     }
     Ok(())
@@ -691,22 +677,25 @@ impl Scenario {
         file: &str,
         overrides: &[String],
     ) -> Result<Scenario, ScenarioError> {
-        let mut root: toml::Value = text.parse::<toml::Table>().map(toml::Value::Table).map_err(
-            |e| ScenarioError {
+        let mut root: toml::Value = text
+            .parse::<toml::Table>()
+            .map(toml::Value::Table)
+            .map_err(|e| ScenarioError {
                 file: file.into(),
                 field: String::new(),
                 message: format!("not valid TOML: {}", one_line(&e.to_string())),
-            },
-        )?;
+            })?;
         for o in overrides {
             apply_override(&mut root, o)?;
         }
         let sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
             let field = e.path().to_string();
+            let field = if field == "." { String::new() } else { field };
+            let (field, message) = split_nested(field, e.into_inner().to_string());
             ScenarioError {
                 file: file.into(),
-                field: if field == "." { String::new() } else { field },
-                message: one_line(&e.into_inner().to_string()),
+                field,
+                message: one_line(&message),
             }
         })?;
         sc.validate().map_err(|(field, message)| ScenarioError {
@@ -727,7 +716,10 @@ impl Scenario {
             return Err(("record.interval".into(), "must be greater than zero".into()));
         }
         if self.flows.is_empty() {
-            return Err(("flows".into(), "no flows: add at least one [[flows]] table".into()));
+            return Err((
+                "flows".into(),
+                "no flows: add at least one [[flows]] table".into(),
+            ));
         }
         let node_names: Vec<&str> = match &self.topology {
             Topology::Graph(g) => {
@@ -784,9 +776,7 @@ impl Scenario {
             if is_graph {
                 for (name, v) in [("src", &f.src), ("dst", &f.dst)] {
                     match v {
-                        None => {
-                            return Err((at(name), "required on a graph topology".into()))
-                        }
+                        None => return Err((at(name), "required on a graph topology".into())),
                         Some(n) if !node_names.contains(&n.as_str()) => {
                             return Err((at(name), format!("unknown node '{n}'")))
                         }
@@ -902,4 +892,235 @@ fn check_queue(q: &QueueSpec, at: &str) -> Result<(), (String, String)> {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+// ---- kind-tagged tables ----
+//
+// serde's internally tagged enums buffer their content and lose the path of
+// an error inside it ("topology: invalid rate" instead of
+// "topology.bottleneck.rate: invalid rate"). These impls read `kind`
+// themselves and deserialize the rest with its own path tracker, then splice
+// the inner path into the message; `Scenario::from_toml_str` unsplices it.
+
+/// Marks an error message that carries a nested field path:
+/// `NESTED path NESTED message`.
+const NESTED: char = '\u{1}';
+
+fn join_path(a: &str, b: &str) -> String {
+    match (a.is_empty() || a == ".", b.is_empty() || b == ".") {
+        (true, _) => b.trim_start_matches('.').to_string(),
+        (false, true) => a.to_string(),
+        (false, false) => format!("{a}.{b}"),
+    }
+}
+
+fn nested_error<E: serde::de::Error>(path: &str, msg: &str) -> E {
+    // An inner error that is itself nested: join the paths.
+    if let Some(rest) = msg.strip_prefix(NESTED) {
+        if let Some((p, m)) = rest.split_once(NESTED) {
+            return E::custom(format!("{NESTED}{}{NESTED}{m}", join_path(path, p)));
+        }
+    }
+    E::custom(format!("{NESTED}{path}{NESTED}{msg}"))
+}
+
+/// Drops the " in `key`" context the toml crate appends: we name the field
+/// ourselves.
+fn strip_toml_context(m: &str) -> &str {
+    let mut m = m.trim_end();
+    while let Some(i) = m.rfind(" in `") {
+        if m.ends_with('`') {
+            m = &m[..i];
+        } else {
+            break;
+        }
+    }
+    m
+}
+
+fn split_nested(field: String, msg: String) -> (String, String) {
+    let msg = one_line(&msg);
+    let msg = strip_toml_context(&msg).to_string();
+    if let Some(rest) = msg.strip_prefix(NESTED) {
+        if let Some((p, m)) = rest.split_once(NESTED) {
+            return (join_path(&field, p), strip_toml_context(m).to_string());
+        }
+    }
+    (field, msg)
+}
+
+fn nested<T: serde::de::DeserializeOwned, E: serde::de::Error>(t: toml::Table) -> Result<T, E> {
+    serde_path_to_error::deserialize(toml::Value::Table(t)).map_err(|e| {
+        let path = e.path().to_string();
+        nested_error(&path, &e.into_inner().to_string())
+    })
+}
+
+/// Takes `kind` out of a table, checking it is one of `kinds`.
+fn take_kind<E: serde::de::Error>(t: &mut toml::Table, kinds: &[&str]) -> Result<String, E> {
+    let expected = kinds
+        .iter()
+        .map(|k| format!("\"{k}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match t.remove("kind") {
+        None => Err(E::missing_field("kind")),
+        Some(toml::Value::String(k)) if kinds.contains(&k.as_str()) => Ok(k),
+        Some(v) => Err(nested_error(
+            "kind",
+            &format!("unknown kind {v} (expected one of {expected})"),
+        )),
+    }
+}
+
+impl<'de> Deserialize<'de> for Topology {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        Ok(
+            match take_kind::<D::Error>(&mut t, &["dumbbell", "satellite", "graph"])?.as_str() {
+                "dumbbell" => Topology::Dumbbell(Box::new(nested(t)?)),
+                "satellite" => Topology::Satellite(Box::new(nested(t)?)),
+                _ => Topology::Graph(nested(t)?),
+            },
+        )
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Limits {
+    #[serde(default)]
+    limit: Option<u32>,
+    #[serde(default)]
+    limit_bytes: Option<Bytes>,
+}
+
+impl<'de> Deserialize<'de> for QueueSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        Ok(
+            match take_kind::<D::Error>(&mut t, &["droptail", "red", "priority"])?.as_str() {
+                "droptail" => {
+                    let l: Limits = nested(t)?;
+                    QueueSpec::DropTail {
+                        limit: l.limit,
+                        limit_bytes: l.limit_bytes,
+                    }
+                }
+                "priority" => {
+                    let l: Limits = nested(t)?;
+                    QueueSpec::Priority {
+                        limit: l.limit,
+                        limit_bytes: l.limit_bytes,
+                    }
+                }
+                _ => QueueSpec::Red(nested(t)?),
+            },
+        )
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UniformFields {
+    per: Prob,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BerFields {
+    ber: Prob,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GilbertFields {
+    p_gb: Prob,
+    p_bg: Prob,
+    #[serde(default)]
+    loss_good: Prob,
+    #[serde(default = "ErrorSpec::one")]
+    loss_bad: Prob,
+}
+
+impl<'de> Deserialize<'de> for ErrorSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        Ok(
+            match take_kind::<D::Error>(&mut t, &["uniform", "ber", "gilbert"])?.as_str() {
+                "uniform" => ErrorSpec::Uniform {
+                    per: nested::<UniformFields, _>(t)?.per,
+                },
+                "ber" => ErrorSpec::Ber {
+                    ber: nested::<BerFields, _>(t)?.ber,
+                },
+                _ => {
+                    let g: GilbertFields = nested(t)?;
+                    ErrorSpec::Gilbert {
+                        p_gb: g.p_gb,
+                        p_bg: g.p_bg,
+                        loss_good: g.loss_good,
+                        loss_bad: g.loss_bad,
+                    }
+                }
+            },
+        )
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmptyFields {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilesFields {
+    size: Bytes,
+    #[serde(default)]
+    mode: FileMode,
+    #[serde(default)]
+    count: Option<u32>,
+    #[serde(default)]
+    mean_interarrival: Option<Dur>,
+    #[serde(default)]
+    gap: Dur,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OnOffFields {
+    on_mean: Dur,
+    off_mean: Dur,
+    #[serde(default = "AppSpec::default_shape")]
+    shape: f64,
+}
+
+impl<'de> Deserialize<'de> for AppSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        Ok(
+            match take_kind::<D::Error>(&mut t, &["bulk", "files", "onoff"])?.as_str() {
+                "bulk" => {
+                    let _: EmptyFields = nested(t)?;
+                    AppSpec::Bulk
+                }
+                "files" => {
+                    let f: FilesFields = nested(t)?;
+                    AppSpec::Files {
+                        size: f.size,
+                        mode: f.mode,
+                        count: f.count,
+                        mean_interarrival: f.mean_interarrival,
+                        gap: f.gap,
+                    }
+                }
+                _ => {
+                    let o: OnOffFields = nested(t)?;
+                    AppSpec::OnOff {
+                        on_mean: o.on_mean,
+                        off_mean: o.off_mean,
+                        shape: o.shape,
+                    }
+                }
+            },
+        )
+    }
 }

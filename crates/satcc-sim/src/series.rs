@@ -80,7 +80,8 @@ impl Series {
         self.t.push(now.as_secs_f64());
         for (s, f) in self.flows.iter_mut().zip(&sim.flows) {
             let b = f.delivered_bytes();
-            s.goodput_bps.push((b - s.last_bytes.min(b)) as f64 * 8.0 / dt);
+            s.goodput_bps
+                .push((b - s.last_bytes.min(b)) as f64 * 8.0 / dt);
             s.last_bytes = b;
             s.cwnd.push(f.cwnd());
             s.rtt_s.push(f.srtt_s());

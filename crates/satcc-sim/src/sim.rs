@@ -30,7 +30,6 @@ const STREAM_FLOW: u64 = 3 << 32;
 #[derive(Debug)]
 pub(crate) struct Link {
     pub name: String,
-    pub from: u32,
     pub to: u32,
     pub rate_bps: u64,
     pub delay: Duration,
@@ -95,6 +94,7 @@ pub(crate) struct Flow {
     pub src: u32,
     pub dst: u32,
     header: u32,
+    pub mss: u32,
     start: Instant,
     stop: Instant,
     active: bool,
@@ -202,12 +202,11 @@ impl Sim {
         for (i, l) in net.links.iter().enumerate() {
             links.push(Link {
                 name: l.name.clone(),
-                from: l.from,
                 to: l.to,
                 rate_bps: l.rate_bps,
                 delay: l.delay,
                 access: l.access,
-                queue: Queue::new(&l.queue, l.rate_bps),
+                queue: Queue::new(&l.queue, l.rate_bps, l.delay),
                 error: l.error.as_ref().map(ErrorModel::new),
                 err_rng: Rng::stream(sc.seed, STREAM_LINK + i as u64),
                 queue_rng: Rng::stream(sc.seed, STREAM_QUEUE + i as u64),
@@ -245,17 +244,19 @@ impl Sim {
         };
         let mut pcap = Vec::new();
         for name in &opts.pcap_links {
-            let i = links.iter().position(|l| &l.name == name).ok_or_else(|| crate::SimError {
-                field: "--pcap".into(),
-                message: format!("unknown link '{name}' (links: {})", link_names_hint(&links)),
-            })?;
+            let i = links
+                .iter()
+                .position(|l| &l.name == name)
+                .ok_or_else(|| crate::SimError {
+                    field: "--pcap".into(),
+                    message: format!("unknown link '{name}' (links: {})", link_names_hint(&links)),
+                })?;
             let dir = opts.pcap_dir.clone().unwrap_or_else(|| ".".into());
-            let cap = crate::capture::LinkCapture::create(&dir, name).map_err(|e| {
-                crate::SimError {
+            let cap =
+                crate::capture::LinkCapture::create(&dir, name).map_err(|e| crate::SimError {
                     field: "--pcap".into(),
                     message: format!("cannot write capture for '{name}': {e}"),
-                }
-            })?;
+                })?;
             pcap.push((i, cap));
         }
         let mut sim = Sim {
@@ -342,6 +343,7 @@ impl Sim {
                 max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
                 initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
                 clock_granularity: d.clock_granularity,
+                ..d.clone()
             };
             let rd = ReceiverConfig::default();
             let rcfg = ReceiverConfig {
@@ -349,7 +351,7 @@ impl Sim {
                 sack: variant == Variant::Sack,
                 delayed_ack: spec.delayed_ack,
                 delack_timeout: spec.delack_timeout.map_or(rd.delack_timeout, |x| x.0),
-                echo_dummy: rd.echo_dummy,
+                ..rd
             };
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
@@ -382,6 +384,7 @@ impl Sim {
             src,
             dst,
             header,
+            mss: spec.mss,
             start,
             stop,
             active: false,
@@ -620,11 +623,9 @@ impl Sim {
                 r.handle_input(now, d);
                 self.drive_receiver(fi);
             }
-            (Payload::TcpAck(a), _, Sender::Tcp(s)) => {
-                if f.active {
-                    s.handle_input(now, a);
-                    self.drive_sender(fi);
-                }
+            (Payload::TcpAck(a), _, Sender::Tcp(s)) if f.active => {
+                s.handle_input(now, a);
+                self.drive_sender(fi);
             }
             (Payload::Udp { .. }, Receiver::Sink { bytes }, _) => {
                 *bytes += u64::from(p.size.saturating_sub(f.header));
@@ -666,7 +667,8 @@ impl Sim {
         // one is found when the pending event fires and asks again.
         if at < f.wake[side] {
             f.wake[side] = at;
-            self.events.push(at, Event::Wake(fi as u32 * 2 + side as u32));
+            self.events
+                .push(at, Event::Wake(fi as u32 * 2 + side as u32));
         }
     }
 
@@ -978,13 +980,16 @@ impl Sim {
                 timeouts: tos,
                 mean_rtt_s: (f.rtt_n > 0).then(|| f.rtt_sum / f.rtt_n as f64),
                 files_completed: f.files_done,
-                mean_file_time_s: (f.files_done > 0)
-                    .then(|| f.file_time_sum / f.files_done as f64),
+                mean_file_time_s: (f.files_done > 0).then(|| f.file_time_sum / f.files_done as f64),
             });
         }
         let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
         for f in &mut flows {
-            f.share = if total > 0.0 { f.goodput_bps / total } else { 0.0 };
+            f.share = if total > 0.0 {
+                f.goodput_bps / total
+            } else {
+                0.0
+            };
         }
         let mut classes: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for f in &flows {
@@ -1049,12 +1054,19 @@ impl Sim {
             links,
             packets: totals,
         };
-        for (_, cap) in &mut self.pcap {
-            cap.flush();
-        }
+        let capture_errors = self
+            .pcap
+            .iter_mut()
+            .filter_map(|(li, cap)| {
+                cap.finish()
+                    .err()
+                    .map(|e| format!("{}: {e}", self.links[*li].name))
+            })
+            .collect();
         crate::RunOutput {
             summary,
             series: self.series.take(),
+            capture_errors,
         }
     }
 }

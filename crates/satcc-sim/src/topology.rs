@@ -62,7 +62,10 @@ impl NetDef {
             to: a,
             rate_bps: spec.reverse_rate.unwrap_or(spec.rate).0,
             delay: spec.delay.0,
-            queue: spec.reverse_queue.clone().unwrap_or_else(|| spec.queue.clone()),
+            queue: spec
+                .reverse_queue
+                .clone()
+                .unwrap_or_else(|| spec.queue.clone()),
             error: spec.reverse_error.clone(),
             access,
         });

@@ -38,7 +38,7 @@ pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     let v = n * mult;
-    if !v.is_finite() || v < 1.0 || v > 1e15 {
+    if !(1.0..=1e15).contains(&v) {
         return Err(format!("rate '{s}' out of range (1 bps to 1 Pbps)"));
     }
     Ok(v.round() as u64)
@@ -59,7 +59,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(bad()),
     };
     let v = n * mult;
-    if !v.is_finite() || v < 0.0 || v > 1e9 {
+    if !(0.0..=1e9).contains(&v) {
         return Err(format!("duration '{s}' out of range"));
     }
     Ok(Duration::from_secs_f64(v))
@@ -80,7 +80,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     let v = n * mult;
-    if !v.is_finite() || v < 0.0 || v > 1e15 {
+    if !(0.0..=1e15).contains(&v) {
         return Err(format!("size '{s}' out of range"));
     }
     Ok(v.round() as u64)

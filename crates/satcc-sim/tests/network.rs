@@ -6,8 +6,19 @@ use satcc_sim::{run, RunOptions, RunOutput};
 
 fn sim(text: &str) -> RunOutput {
     let sc = Scenario::from_toml_str(text, "test.toml", &[]).expect("valid scenario");
-    let out = run(&sc, &RunOptions { series: true, ..Default::default() }).expect("runs");
-    assert!(out.summary.packets.conserved(), "conservation: {:?}", out.summary.packets);
+    let out = run(
+        &sc,
+        &RunOptions {
+            series: true,
+            ..Default::default()
+        },
+    )
+    .expect("runs");
+    assert!(
+        out.summary.packets.conserved(),
+        "conservation: {:?}",
+        out.summary.packets
+    );
     out
 }
 
@@ -32,7 +43,11 @@ rate = "4Mbps"
     assert!((loss - 0.02).abs() < 0.003, "loss {loss}");
     assert_eq!(l.drops_queue, 0);
     let f = &out.summary.flows[0];
-    assert!((f.goodput_bps / (4e6 * 1000.0 / 1028.0) - 0.98).abs() < 0.01, "goodput {}", f.goodput_bps);
+    assert!(
+        (f.goodput_bps / (4e6 * 1000.0 / 1028.0) - 0.98).abs() < 0.01,
+        "goodput {}",
+        f.goodput_bps
+    );
 }
 
 #[test]
@@ -50,12 +65,24 @@ protocol = "cbr"
 rate = "2Mbps"
 "#);
     let l = &out.summary.links[0];
-    assert!(l.utilization > 0.99 && l.utilization <= 1.0, "util {}", l.utilization);
-    assert!(l.mean_queue_pkts > 18.0 && l.mean_queue_pkts <= 20.0, "queue {}", l.mean_queue_pkts);
+    assert!(
+        l.utilization > 0.99 && l.utilization <= 1.0,
+        "util {}",
+        l.utilization
+    );
+    assert!(
+        l.mean_queue_pkts > 18.0 && l.mean_queue_pkts <= 20.0,
+        "queue {}",
+        l.mean_queue_pkts
+    );
     assert!((l.loss - 0.5).abs() < 0.02, "loss {}", l.loss);
     let series = out.series.unwrap();
     assert_eq!(series.t.len(), 200);
-    assert!(series.links[0].queue_pkts.iter().skip(1).all(|&q| q >= 19.0));
+    assert!(series.links[0]
+        .queue_pkts
+        .iter()
+        .skip(1)
+        .all(|&q| q >= 19.0));
 }
 
 #[test]
@@ -73,11 +100,22 @@ rate = "500kbps"
     let s = &out.summary;
     let rev = s.links.iter().find(|l| l.name == "uplink.rev").unwrap();
     assert_eq!(rev.rate_bps, 64_000);
-    assert_eq!(s.links.iter().find(|l| l.name == "uplink").unwrap().rate_bps, 8_000_000);
+    assert_eq!(
+        s.links
+            .iter()
+            .find(|l| l.name == "uplink")
+            .unwrap()
+            .rate_bps,
+        8_000_000
+    );
     // 500 kb/s over 8 Mb/s: utilization 1/16 over the part of the run after
     // the first packet.
     let up = s.links.iter().find(|l| l.name == "uplink").unwrap();
-    assert!((up.utilization - 0.0625).abs() < 0.002, "{}", up.utilization);
+    assert!(
+        (up.utilization - 0.0625).abs() < 0.002,
+        "{}",
+        up.utilization
+    );
 }
 
 fn chain(n: usize) -> String {
@@ -87,9 +125,15 @@ fn chain(n: usize) -> String {
     }
     s += "]\nlinks = [";
     for i in 0..n - 1 {
-        s += &format!("{{from=\"n{i}\", to=\"n{}\", rate=\"10Mbps\", delay=\"1ms\"}},", i + 1);
+        s += &format!(
+            "{{from=\"n{i}\", to=\"n{}\", rate=\"10Mbps\", delay=\"1ms\"}},",
+            i + 1
+        );
     }
-    s += &format!("]\n[[flows]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"n0\"\ndst = \"n{}\"\n", n - 1);
+    s += &format!(
+        "]\n[[flows]]\nprotocol = \"cbr\"\nrate = \"1Mbps\"\nsrc = \"n0\"\ndst = \"n{}\"\n",
+        n - 1
+    );
     s
 }
 

@@ -8,9 +8,14 @@
 //! per-ACK work does not grow with the window.
 
 mod receiver;
+mod rtt;
+mod scoreboard;
 mod segment;
 mod sender;
+#[cfg(test)]
+mod tests;
 
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
+pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use sender::{SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};

@@ -1,6 +1,9 @@
-//! TCP receiver (STUB: API only; implementation pending).
+//! TCP receiver: cumulative ACKs, SACK blocks (RFC 2018), delayed ACKs
+//! (RFC 5681 §4.2) and the RFC 7323 timestamp echo rule.
 
-use super::segment::{TcpAck, TcpData};
+use std::collections::{BTreeMap, VecDeque};
+
+use super::segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 use crate::time::{Duration, Instant};
 
 /// Receiver parameters.
@@ -35,45 +38,448 @@ impl Default for ReceiverConfig {
 pub struct ReceiverStats {
     /// Payload bytes delivered in order to the application.
     pub delivered_bytes: u64,
-    /// Data segments received (duplicates included).
+    /// Data segments received (duplicates included, dummies excluded).
     pub segments_received: u64,
-    /// Segments that had already arrived.
+    /// Segments that had already arrived (and dummies when the mark is not
+    /// echoed, since a plain receiver sees them as duplicates).
     pub duplicates: u64,
     /// ACKs generated.
     pub acks_sent: u64,
     /// Dummy segments received.
     pub dummies_received: u64,
+    /// Segments delivered in order to the application.
+    pub delivered_segments: u64,
+    /// Segments beyond the advertised window, dropped.
+    pub out_of_window: u64,
+    /// Segments currently buffered out of order.
+    pub buffered_segments: u64,
 }
 
 /// A one-way TCP receiver.
 #[derive(Debug)]
 pub struct TcpReceiver {
     cfg: ReceiverConfig,
+    /// Next segment expected in order (RCV.NXT).
+    rcv_nxt: u64,
+    /// Out-of-order data above `rcv_nxt`: start -> (end, payload bytes), as
+    /// disjoint, non-adjacent ranges. Per segment this costs O(log holes).
+    ooo: BTreeMap<u64, (u64, u64)>,
+    /// SACK blocks in reporting order (RFC 2018 §4).
+    sack_list: [SackBlock; MAX_SACK_BLOCKS],
+    sack_len: usize,
+    /// RFC 7323 §4.3 TS.Recent and Last.ACK.sent.
+    ts_recent: Instant,
+    last_ack_sent: u64,
+    /// In-order segments received since the last ACK (delayed ACKs).
+    unacked: u32,
+    delack_deadline: Option<Instant>,
+    out: VecDeque<TcpAck>,
+    stats: ReceiverStats,
 }
 
 impl TcpReceiver {
     /// A receiver expecting segment 0.
     pub fn new(cfg: ReceiverConfig) -> Self {
-        TcpReceiver { cfg }
+        TcpReceiver {
+            cfg,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            sack_list: [SackBlock::default(); MAX_SACK_BLOCKS],
+            sack_len: 0,
+            ts_recent: Instant::ZERO,
+            last_ack_sent: 0,
+            unacked: 0,
+            delack_deadline: None,
+            out: VecDeque::with_capacity(4),
+            stats: ReceiverStats::default(),
+        }
     }
+
+    /// The next segment expected in order.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
     /// A data segment arrived.
-    pub fn handle_input(&mut self, _now: Instant, _seg: &TcpData) {}
-    /// The delayed-ACK timer fired.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
+    pub fn handle_input(&mut self, now: Instant, seg: &TcpData) {
+        let _ = now;
+        if seg.dummy {
+            self.stats.dummies_received += 1;
+            if self.cfg.echo_dummy {
+                // A dummy carries no data: it never moves RCV.NXT or
+                // TS.Recent; its echo carries its own timestamp so that
+                // TCP-Peach can time it.
+                let mut ack = self.build_ack();
+                ack.ts_echo = seg.ts;
+                ack.dummy_echo = true;
+                self.stats.acks_sent += 1;
+                self.out.push_back(ack);
+            } else {
+                // A plain receiver sees a segment it already has.
+                self.stats.duplicates += 1;
+                self.send_ack();
+            }
+            return;
+        }
+        self.stats.segments_received += 1;
+        let seq = seg.seq;
+        let wnd_end = self.rcv_nxt.saturating_add(self.cfg.rwnd.max(1) as u64);
+        if seq >= wnd_end || seq == u64::MAX {
+            // RFC 793 §3.9: an unacceptable segment is dropped and answered
+            // with an ACK; it must not update TS.Recent (RFC 7323 §4.3).
+            self.stats.out_of_window += 1;
+            self.send_ack();
+            return;
+        }
+        // RFC 7323 §4.3 (2): TS.Recent follows segments at or below
+        // Last.ACK.sent. With delayed ACKs that echoes the earliest
+        // unacknowledged segment; for out-of-order data, the last in-order
+        // one; for a segment filling a hole, that segment.
+        if seq <= self.last_ack_sent && seg.ts >= self.ts_recent {
+            self.ts_recent = seg.ts;
+        }
+        if seq < self.rcv_nxt {
+            // RFC 5681 §4.2: an immediate (duplicate) ACK for data we have.
+            self.stats.duplicates += 1;
+            self.send_ack();
+            return;
+        }
+        if seq > self.rcv_nxt {
+            let (start, end, dup) = self.insert_ooo(seq, seg.len as u64);
+            if dup {
+                self.stats.duplicates += 1;
+            }
+            self.push_sack_first(SackBlock { start, end });
+            // RFC 5681 §4.2: out-of-order segments get an immediate ACK so
+            // the sender sees duplicate ACKs.
+            self.send_ack();
+            return;
+        }
+        // In order.
+        let filled_hole = !self.ooo.is_empty();
+        self.rcv_nxt += 1;
+        self.stats.delivered_bytes += seg.len as u64;
+        self.stats.delivered_segments += 1;
+        if let Some(entry) = self.ooo.first_entry() {
+            if *entry.key() == self.rcv_nxt {
+                let (end, bytes) = entry.remove();
+                let n = end - self.rcv_nxt;
+                self.stats.delivered_bytes += bytes;
+                self.stats.delivered_segments += n;
+                self.stats.buffered_segments -= n;
+                self.rcv_nxt = end;
+            }
+        }
+        self.prune_sacks();
+        if filled_hole || !self.cfg.delayed_ack {
+            // RFC 5681 §4.2: ACK at once a segment that fills a gap.
+            self.send_ack();
+            return;
+        }
+        self.unacked += 1;
+        if self.unacked >= 2 {
+            // RFC 5681 §4.2: an ACK for at least every second full segment.
+            self.send_ack();
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.cfg.delack_timeout);
+        }
+    }
+
+    /// The delayed-ACK timer fired (a call with nothing due is ignored).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(d) = self.delack_deadline {
+            if now >= d {
+                self.send_ack();
+            }
+        }
+    }
+
     /// The next ACK to send.
     pub fn poll_transmit(&mut self, _now: Instant) -> Option<TcpAck> {
-        None
+        self.out.pop_front()
     }
+
     /// When the delayed-ACK timer expires.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        None
+        self.delack_deadline
     }
+
     /// Counters.
     pub fn stats(&self) -> ReceiverStats {
-        ReceiverStats::default()
+        self.stats
     }
+
     /// Configuration.
     pub fn config(&self) -> &ReceiverConfig {
         &self.cfg
+    }
+
+    fn build_ack(&self) -> TcpAck {
+        let mut ack = TcpAck {
+            ack: self.rcv_nxt,
+            wnd: self.cfg.rwnd,
+            ts_echo: self.ts_recent,
+            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
+            sack_len: 0,
+            dummy_echo: false,
+        };
+        if self.cfg.sack {
+            ack.sack[..self.sack_len].copy_from_slice(&self.sack_list[..self.sack_len]);
+            ack.sack_len = self.sack_len as u8;
+        }
+        ack
+    }
+
+    fn send_ack(&mut self) {
+        let ack = self.build_ack();
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked = 0;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        self.out.push_back(ack);
+    }
+
+    /// Buffer segment `seq` (> rcv_nxt); returns the range now holding it
+    /// and whether it was already there.
+    fn insert_ooo(&mut self, seq: u64, len: u64) -> (u64, u64, bool) {
+        let mut extended = None;
+        if let Some((&ps, pv)) = self.ooo.range_mut(..=seq).next_back() {
+            if pv.0 > seq {
+                return (ps, pv.0, true);
+            }
+            if pv.0 == seq {
+                // Grow the range below in place: no node churn when data
+                // keeps arriving above a hole.
+                pv.0 = seq + 1;
+                pv.1 += len;
+                extended = Some(ps);
+            }
+        }
+        self.stats.buffered_segments += 1;
+        let start = match extended {
+            Some(ps) => ps,
+            None => {
+                self.ooo.insert(seq, (seq + 1, len));
+                seq
+            }
+        };
+        // Merge with the range that starts right above.
+        if let Some((nend, nbytes)) = self.ooo.remove(&(seq + 1)) {
+            if let Some(v) = self.ooo.get_mut(&start) {
+                v.0 = nend;
+                v.1 += nbytes;
+            }
+        }
+        let end = self.ooo.get(&start).map_or(seq + 1, |v| v.0);
+        (start, end, false)
+    }
+
+    /// RFC 2018 §4: the first block holds the segment that triggered the
+    /// ACK; the others repeat the most recently reported blocks, minus any
+    /// the new one now covers.
+    fn push_sack_first(&mut self, first: SackBlock) {
+        let mut list = [SackBlock::default(); MAX_SACK_BLOCKS];
+        list[0] = first;
+        let mut n = 1;
+        for b in &self.sack_list[..self.sack_len] {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            let overlaps = b.start <= first.end && first.start <= b.end;
+            if !overlaps && b.end > self.rcv_nxt {
+                list[n] = *b;
+                n += 1;
+            }
+        }
+        self.sack_list = list;
+        self.sack_len = n;
+    }
+
+    fn prune_sacks(&mut self) {
+        let mut n = 0;
+        for i in 0..self.sack_len {
+            let b = self.sack_list[i];
+            if b.end > self.rcv_nxt {
+                self.sack_list[n] = b;
+                n += 1;
+            }
+        }
+        self.sack_len = n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(seq: u64, ms: u64) -> TcpData {
+        TcpData {
+            seq,
+            len: 1000,
+            ts: Instant(ms * 1_000_000),
+            retransmit: false,
+            dummy: false,
+        }
+    }
+
+    fn t(ms: u64) -> Instant {
+        Instant(ms * 1_000_000)
+    }
+
+    fn rx(cfg: ReceiverConfig) -> TcpReceiver {
+        TcpReceiver::new(cfg)
+    }
+
+    fn one(r: &mut TcpReceiver, now: Instant, s: TcpData) -> TcpAck {
+        r.handle_input(now, &s);
+        let a = r.poll_transmit(now).expect("an ACK");
+        assert!(r.poll_transmit(now).is_none());
+        a
+    }
+
+    fn blocks(a: &TcpAck) -> Vec<(u64, u64)> {
+        a.sack_blocks().iter().map(|b| (b.start, b.end)).collect()
+    }
+
+    #[test]
+    fn cumulative_ack_and_delivery() {
+        let mut r = rx(ReceiverConfig::default());
+        for i in 0..5 {
+            let a = one(&mut r, t(i), seg(i, i));
+            assert_eq!(a.ack, i + 1);
+            assert_eq!(a.ts_echo, t(i));
+            assert_eq!(a.wnd, 10_000);
+            assert_eq!(a.sack_len, 0);
+        }
+        let mut last = seg(5, 5);
+        last.len = 17;
+        one(&mut r, t(5), last);
+        assert_eq!(r.stats().delivered_bytes, 5017);
+        assert_eq!(r.stats().acks_sent, 6);
+    }
+
+    #[test]
+    fn sack_block_ordering() {
+        let mut r = rx(ReceiverConfig::default());
+        one(&mut r, t(0), seg(0, 0));
+        // 1 lost; 2, 3 arrive; 4 lost; 5 arrives; 6 lost; 7 arrives.
+        let a = one(&mut r, t(1), seg(2, 2));
+        assert_eq!((a.ack, blocks(&a)), (1, vec![(2, 3)]));
+        assert_eq!(a.ts_echo, t(0), "out of order echoes the last in-order ts");
+        let a = one(&mut r, t(2), seg(3, 3));
+        assert_eq!(blocks(&a), vec![(2, 4)]);
+        let a = one(&mut r, t(3), seg(5, 5));
+        assert_eq!(blocks(&a), vec![(5, 6), (2, 4)]);
+        let a = one(&mut r, t(4), seg(7, 7));
+        assert_eq!(blocks(&a), vec![(7, 8), (5, 6), (2, 4)]);
+        let a = one(&mut r, t(5), seg(9, 9));
+        assert_eq!(blocks(&a), vec![(9, 10), (7, 8), (5, 6)]);
+        // 4 fills the hole between 2..4 and 5..6: the merged block comes
+        // first and the older blocks it covers disappear.
+        let a = one(&mut r, t(6), seg(4, 4));
+        assert_eq!(a.ack, 1);
+        assert_eq!(blocks(&a), vec![(2, 6), (9, 10), (7, 8)]);
+        // 1 fills the first hole: cumulative ACK jumps, the block goes.
+        let a = one(&mut r, t(7), seg(1, 20));
+        assert_eq!(a.ack, 6);
+        assert_eq!(a.ts_echo, t(20), "hole-filling segment's ts is echoed");
+        assert_eq!(blocks(&a), vec![(9, 10), (7, 8)]);
+        assert_eq!(r.stats().delivered_bytes, 6000);
+        assert_eq!(r.stats().buffered_segments, 2);
+        // No SACK: no blocks at all.
+        let mut r = rx(ReceiverConfig {
+            sack: false,
+            ..ReceiverConfig::default()
+        });
+        let a = one(&mut r, t(0), seg(3, 0));
+        assert_eq!((a.ack, a.sack_len), (0, 0));
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_and_timer() {
+        let mut r = rx(ReceiverConfig {
+            delayed_ack: true,
+            ..ReceiverConfig::default()
+        });
+        r.handle_input(t(0), &seg(0, 0));
+        assert!(r.poll_transmit(t(0)).is_none());
+        assert_eq!(r.poll_timeout(), Some(t(100)));
+        r.handle_input(t(1), &seg(1, 1));
+        let a = r.poll_transmit(t(1)).expect("ACK on second segment");
+        assert_eq!(a.ack, 2);
+        assert_eq!(a.ts_echo, t(0), "delayed ACK echoes the earliest unacked");
+        assert_eq!(r.poll_timeout(), None);
+        r.handle_input(t(10), &seg(2, 10));
+        assert!(r.poll_transmit(t(10)).is_none());
+        // An early wake-up does nothing.
+        r.handle_timeout(t(50));
+        assert!(r.poll_transmit(t(50)).is_none());
+        r.handle_timeout(t(110));
+        let a = r.poll_transmit(t(110)).expect("ACK on timer");
+        assert_eq!((a.ack, a.ts_echo), (3, t(10)));
+        assert_eq!(r.poll_timeout(), None);
+        // Out of order: immediate, even with one in-order segment pending.
+        r.handle_input(t(200), &seg(3, 200));
+        assert!(r.poll_transmit(t(200)).is_none());
+        let a = one(&mut r, t(201), seg(5, 201));
+        assert_eq!(a.ack, 4);
+        // Filling the hole: immediate.
+        let a = one(&mut r, t(202), seg(4, 202));
+        assert_eq!(a.ack, 6);
+        assert_eq!(r.poll_timeout(), None);
+    }
+
+    #[test]
+    fn duplicates_are_counted_and_acked() {
+        let mut r = rx(ReceiverConfig::default());
+        one(&mut r, t(0), seg(0, 0));
+        one(&mut r, t(1), seg(2, 1));
+        let a = one(&mut r, t(2), seg(0, 2));
+        assert_eq!(a.ack, 1);
+        let a = one(&mut r, t(3), seg(2, 3));
+        assert_eq!(a.ack, 1);
+        assert_eq!(blocks(&a), vec![(2, 3)]);
+        let s = r.stats();
+        assert_eq!(
+            (s.duplicates, s.segments_received, s.delivered_bytes),
+            (2, 4, 1000)
+        );
+    }
+
+    #[test]
+    fn dummy_echo_on_and_off() {
+        let mut d = seg(7, 5);
+        d.dummy = true;
+        let mut r = rx(ReceiverConfig::default());
+        one(&mut r, t(0), seg(0, 0));
+        let a = one(&mut r, t(5), d);
+        assert!(a.dummy_echo);
+        assert_eq!((a.ack, a.ts_echo), (1, t(5)));
+        assert_eq!(r.stats().dummies_received, 1);
+        assert_eq!(r.stats().delivered_bytes, 1000);
+        assert_eq!(r.stats().buffered_segments, 0);
+        let mut r = rx(ReceiverConfig {
+            echo_dummy: false,
+            ..ReceiverConfig::default()
+        });
+        one(&mut r, t(0), seg(0, 0));
+        let mut d0 = d;
+        d0.seq = 1;
+        let a = one(&mut r, t(5), d0);
+        assert!(!a.dummy_echo);
+        assert_eq!((a.ack, a.ts_echo), (1, t(0)));
+        assert_eq!(r.stats().duplicates, 1);
+        assert_eq!(r.rcv_nxt(), 1, "a dummy never advances RCV.NXT");
+    }
+
+    #[test]
+    fn odd_segments_do_not_panic() {
+        let mut r = rx(ReceiverConfig::default());
+        for s in [u64::MAX, u64::MAX - 1, 10_000, 9_999] {
+            r.handle_input(t(0), &seg(s, 0));
+        }
+        while r.poll_transmit(t(0)).is_some() {}
+        assert_eq!(r.stats().out_of_window, 3);
+        assert_eq!(r.stats().buffered_segments, 1);
     }
 }

@@ -1,5 +1,16 @@
-//! TCP sender (STUB: API only; implementation pending).
+//! TCP sender: slow start and congestion avoidance (RFC 5681), Reno fast
+//! recovery (RFC 5681 §3.2), NewReno (RFC 6582), SACK loss recovery
+//! (RFC 6675), Limited Transmit (RFC 3042) and the RFC 6298 timer.
+//!
+//! Sequence numbers count segments. `snd_una` is the oldest unacknowledged
+//! segment, `snd_nxt` the next one to send (it falls back to `snd_una` after
+//! a timeout, go-back-N as in ns-2), `snd_max` one past the highest ever
+//! sent (RFC 6675's HighData + 1).
 
+use std::collections::VecDeque;
+
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
 use super::segment::{TcpAck, TcpData};
 use crate::time::{Duration, Instant};
 
@@ -38,6 +49,15 @@ pub struct SenderConfig {
     pub initial_rto: Duration,
     /// Clock granularity G of RFC 6298 §2.
     pub clock_granularity: Duration,
+    /// Limited Transmit (RFC 3042, a SHOULD of RFC 5681 §3.2 step 1): one
+    /// new segment on each of the first two duplicate ACKs. ns-2's
+    /// `singledup_` (on by default in 2.35).
+    pub limited_transmit: bool,
+    /// NewReno "Impatient" timer (RFC 6582 §3.2 step 6, §4.2): restart the
+    /// retransmission timer only on the first partial ACK of a recovery.
+    /// `false` gives "Slow-but-Steady" (restart on every partial ACK).
+    /// ns-2 2.35 defaults to Impatient (`newreno_changes1_ 1`).
+    pub newreno_impatient: bool,
 }
 
 impl Default for SenderConfig {
@@ -45,6 +65,7 @@ impl Default for SenderConfig {
         SenderConfig {
             variant: Variant::NewReno,
             mss: 1000,
+            // RFC 3390 for a 1000-byte MSS.
             initial_window: 4,
             initial_ssthresh: u32::MAX,
             max_window: u32::MAX,
@@ -53,6 +74,8 @@ impl Default for SenderConfig {
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(1),
             clock_granularity: Duration::from_millis(1),
+            limited_transmit: true,
+            newreno_impatient: true,
         }
     }
 }
@@ -85,45 +108,558 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Payload bytes cumulatively acknowledged.
     pub acked_bytes: u64,
+    /// RTT samples taken.
+    pub rtt_samples: u64,
+    /// Sum of all RTT samples (mean RTT = `sum_rtt / rtt_samples`).
+    pub sum_rtt: Duration,
+    /// Smallest RTT sample.
+    pub min_rtt: Option<Duration>,
+    /// Duplicate ACKs received (not counting dummy echoes).
+    pub dupacks: u64,
+    /// ACKs received.
+    pub acks_received: u64,
+    /// ACKs ignored: acknowledging data never sent, or older than
+    /// `snd_una`.
+    pub acks_ignored: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u64,
+    /// One past the highest segment sent.
+    pub snd_max: u64,
+    /// The sender is in fast recovery.
+    pub in_recovery: bool,
+    /// RFC 6675 pipe in segments (the Sack variant; FlightSize otherwise).
+    pub pipe: u64,
 }
 
 /// A one-way TCP sender.
 #[derive(Debug)]
 pub struct TcpSender {
     cfg: SenderConfig,
+    mss: u64,
+    // Application data.
+    unlimited: bool,
+    pushed_bytes: u64,
+    /// Bytes carried by segments `0..snd_max`.
+    assigned_bytes: u64,
+    /// Segments shorter than the MSS at or above `snd_una`, ascending.
+    short_segs: VecDeque<(u64, u32)>,
+    reported_all_acked: u64,
+    events: VecDeque<SenderEvent>,
+    // Sequence space.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    // Congestion control.
+    cwnd: f64,
+    ssthresh: f64,
+    rwnd: u64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as one past HighData.
+    recover: u64,
+    /// The last window reduction was a timeout (ns-2 Reno's bugFix_ rule).
+    last_cut_timeout: bool,
+    first_partial_seen: bool,
+    /// Limited Transmit segments sent since the last cumulative ACK.
+    lt_sent: u64,
+    /// A retransmission that goes out regardless of the window.
+    pending_rexmit: Option<u64>,
+    /// RFC 6675 RescueRxt: the `recover` for which the rescue was sent.
+    rescue_for: Option<u64>,
+    sb: Scoreboard,
+    // Timer.
+    rtt: RttEstimator,
+    rto_deadline: Option<Instant>,
+    stats: SenderStats,
 }
 
 impl TcpSender {
     /// A sender at time `now` with nothing to send yet.
     pub fn new(cfg: SenderConfig, _now: Instant) -> Self {
-        TcpSender { cfg }
+        let rtt = RttEstimator::new(
+            cfg.initial_rto,
+            cfg.min_rto,
+            cfg.max_rto,
+            cfg.clock_granularity,
+        );
+        let cwnd = (cfg.initial_window.max(1) as f64).min(cfg.max_window.max(1) as f64);
+        TcpSender {
+            mss: cfg.mss.max(1) as u64,
+            unlimited: false,
+            pushed_bytes: 0,
+            assigned_bytes: 0,
+            short_segs: VecDeque::new(),
+            reported_all_acked: 0,
+            events: VecDeque::new(),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd,
+            ssthresh: cfg.initial_ssthresh as f64,
+            rwnd: u32::MAX as u64,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            last_cut_timeout: false,
+            first_partial_seen: false,
+            lt_sent: 0,
+            pending_rexmit: None,
+            rescue_for: None,
+            sb: Scoreboard::new(cfg.dupack_threshold),
+            rtt,
+            rto_deadline: None,
+            stats: SenderStats::default(),
+            cfg,
+        }
     }
+
     /// The application hands over `bytes` more bytes.
-    pub fn push_data(&mut self, _bytes: u64) {}
+    pub fn push_data(&mut self, bytes: u64) {
+        self.pushed_bytes = self.pushed_bytes.saturating_add(bytes);
+    }
+
     /// The application always has data (bulk transfer).
-    pub fn set_unlimited(&mut self) {}
+    pub fn set_unlimited(&mut self) {
+        self.unlimited = true;
+    }
+
     /// An ACK arrived.
-    pub fn handle_input(&mut self, _now: Instant, _ack: &TcpAck) {}
-    /// The time asked for by [`Self::poll_timeout`] has come.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
+    pub fn handle_input(&mut self, now: Instant, ack: &TcpAck) {
+        self.stats.acks_received += 1;
+        // RFC 5681 §3.2 / RFC 793: an ACK for data never sent is dropped,
+        // and an ACK older than SND.UNA carries nothing new.
+        if ack.ack > self.snd_max || ack.ack < self.snd_una {
+            self.stats.acks_ignored += 1;
+            return;
+        }
+        self.rwnd = ack.wnd as u64;
+        let old_una = self.snd_una;
+        let advanced = ack.ack > old_una;
+        if advanced {
+            self.on_cumulative_ack(now, ack);
+        }
+        let newly_sacked = if self.cfg.variant == Variant::Sack {
+            // RFC 6675 §5: update the scoreboard on every ACK.
+            self.sb.update(ack.sack_blocks())
+        } else {
+            0
+        };
+        // Dummy echoes (TCP-Peach) are probes, never loss signals.
+        if ack.dummy_echo {
+            return;
+        }
+        let outstanding = self.snd_max > self.snd_una;
+        let is_dup = match self.cfg.variant {
+            // RFC 6675 §2 DupAck: new SACK information, even on a
+            // cumulative ACK; a receiver without SACK falls back to the
+            // RFC 5681 §2 definition.
+            Variant::Sack => newly_sacked > 0 || (ack.sack_len == 0 && !advanced && outstanding),
+            // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(d). Rule (e), same
+            // window, is not applied: routers (REFWA) rewrite the window.
+            _ => !advanced && outstanding,
+        };
+        if is_dup {
+            self.stats.dupacks += 1;
+            self.on_dupack(now);
+        }
+    }
+
+    fn on_cumulative_ack(&mut self, now: Instant, ack: &TcpAck) {
+        let newly = ack.ack - self.snd_una;
+        let bytes = self.bytes_in(self.snd_una, ack.ack);
+        self.stats.acked_bytes += bytes;
+        self.snd_una = ack.ack;
+        // ns-2: a jump of the cumulative ACK past snd_nxt (go-back-N after a
+        // timeout) skips what the receiver already holds.
+        self.snd_nxt = self.snd_nxt.max(self.snd_una);
+        self.sb.advance(self.snd_una);
+        if self.pending_rexmit.is_some_and(|s| s < self.snd_una) {
+            self.pending_rexmit = None;
+        }
+        // RFC 7323 §4.3 / RFC 6298 §3: timestamps give a valid sample on
+        // every ACK of new data, retransmissions included. Duplicate ACKs
+        // are never sampled.
+        let r = now.saturating_since(ack.ts_echo);
+        self.rtt.on_sample(r);
+        self.stats.rtt_samples += 1;
+        self.stats.sum_rtt += r;
+        self.stats.min_rtt = Some(self.stats.min_rtt.map_or(r, |m| m.min(r)));
+        // RFC 6675 §5: a cumulative ACK resets DupAcks.
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        let mut restart_timer = true;
+        if self.in_recovery {
+            match self.cfg.variant {
+                Variant::Reno => {
+                    // RFC 5681 §3.2 step 6: deflate and leave on any new ACK.
+                    self.cwnd = self.ssthresh;
+                    self.in_recovery = false;
+                }
+                Variant::NewReno => {
+                    if self.snd_una >= self.recover {
+                        // RFC 6582 §3.2 step 5, full ACK, option (2):
+                        // cwnd = ssthresh (as ns-2 does).
+                        self.cwnd = self.ssthresh;
+                        self.in_recovery = false;
+                    } else {
+                        // RFC 6582 §3.2 step 6, partial ACK: retransmit the
+                        // next hole, deflate by the amount acknowledged and
+                        // add back one SMSS.
+                        self.pending_rexmit = Some(self.snd_una);
+                        self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                        if self.cfg.newreno_impatient && self.first_partial_seen {
+                            restart_timer = false;
+                        }
+                        self.first_partial_seen = true;
+                    }
+                }
+                Variant::Sack => {
+                    // RFC 6675 §5 (A): a cumulative ACK beyond RecoveryPoint
+                    // ends recovery; cwnd is already ssthresh (4.2).
+                    if self.snd_una >= self.recover {
+                        self.in_recovery = false;
+                    }
+                }
+            }
+        } else {
+            self.open_cwnd();
+        }
+        // RFC 6298 §5.2 and §5.3.
+        if self.snd_una == self.snd_max {
+            self.rto_deadline = None;
+        } else if restart_timer {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if !self.unlimited
+            && self.pushed_bytes > self.reported_all_acked
+            && self.stats.acked_bytes >= self.pushed_bytes
+        {
+            self.reported_all_acked = self.pushed_bytes;
+            self.events.push_back(SenderEvent::AllAcked);
+        }
+    }
+
+    /// RFC 5681 §3.1 window growth for one ACK of new data.
+    fn open_cwnd(&mut self) {
+        let cap = (self.cfg.max_window.max(1) as f64).min(self.rwnd.max(1) as f64);
+        if self.cwnd >= cap {
+            return;
+        }
+        let inc = if self.cwnd < self.ssthresh {
+            // Slow start, eq. (2): one SMSS per ACK (ns-2 counts ACKs).
+            1.0
+        } else {
+            // Congestion avoidance, eq. (3): SMSS*SMSS/cwnd per ACK.
+            1.0 / self.cwnd
+        };
+        self.cwnd = (self.cwnd + inc).min(cap);
+    }
+
+    fn on_dupack(&mut self, now: Instant) {
+        self.dupacks += 1;
+        if self.in_recovery {
+            if self.cfg.variant != Variant::Sack {
+                // RFC 5681 §3.2 step 4 / RFC 6582 step 4: inflate.
+                self.cwnd += 1.0;
+            }
+            return;
+        }
+        let dupthresh = self.cfg.dupack_threshold.max(1);
+        let triggered = self.dupacks >= dupthresh
+            // RFC 6675 §5 (2): three segments SACKed above HighACK.
+            || (self.cfg.variant == Variant::Sack && self.sb.is_lost(self.snd_una));
+        if !triggered {
+            return;
+        }
+        // RFC 6582 §3.2 step 2 (and §4.1 for SACK): no second reduction for
+        // losses from a window already reduced. ns-2's Reno applies the
+        // same guard only after a timeout (bugFix_).
+        let allowed = match self.cfg.variant {
+            Variant::Reno => !self.last_cut_timeout || self.snd_una >= self.recover,
+            _ => self.snd_una >= self.recover,
+        };
+        if allowed {
+            self.enter_recovery(now);
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Instant) {
+        // RFC 5681 §3.2 step 2, eq. (4): FlightSize without the segments
+        // sent by Limited Transmit.
+        let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
+        self.ssthresh = ((flight / 2).max(2)) as f64;
+        // RFC 6582 §3.2 step 2 / RFC 6675 §5 (4.1): RecoveryPoint = HighData.
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.last_cut_timeout = false;
+        self.first_partial_seen = false;
+        self.stats.fast_retransmits += 1;
+        // RFC 5681 §3.2 step 2 / RFC 6675 (4.3): retransmit HighACK + 1.
+        self.pending_rexmit = Some(self.snd_una);
+        match self.cfg.variant {
+            // RFC 5681 §3.2 step 3: inflate by the segments that left.
+            Variant::Reno | Variant::NewReno => {
+                self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
+            }
+            Variant::Sack => {
+                // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the rest.
+                self.cwnd = self.ssthresh;
+                self.sb.start_recovery();
+                self.snd_nxt = self.snd_max;
+            }
+        }
+        // Give the fast retransmission a full RTO, as ns-2 does.
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// The time asked for by [`Self::poll_timeout`] has come. Calls when
+    /// nothing is due are ignored.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.rto_deadline {
+            Some(d) if now >= d => {}
+            _ => return,
+        }
+        if self.snd_max == self.snd_una {
+            // Nothing outstanding: a stale timer must not keep waking us.
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        // RFC 5681 §3.1 eq. (4); held constant when the segment was already
+        // retransmitted by the timer (the note after eq. (4)).
+        if self.rtt.backoff_count() == 0 {
+            let flight = self.snd_max - self.snd_una;
+            self.ssthresh = ((flight / 2).max(2)) as f64;
+        }
+        // RFC 5681 §3.1: loss window of one segment.
+        self.cwnd = 1.0;
+        // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: recover = HighData, and
+        // recovery ends.
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.last_cut_timeout = true;
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        self.pending_rexmit = None;
+        // Go-back-N from the first unacknowledged segment (ns-2).
+        self.snd_nxt = self.snd_una;
+        // RFC 2018 §8 / RFC 6675 §5.1: forget SACK state (ns-2 Sack1).
+        self.sb.clear();
+        // RFC 6298 §5.5 and §5.6.
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.unlimited || self.assigned_bytes < self.pushed_bytes
+    }
+
+    /// The effective window: min(cwnd, rwnd, max_window), at least one
+    /// segment so that a closed window is probed.
+    fn window(&self) -> u64 {
+        let w = (self.cwnd.floor() as u64)
+            .min(self.rwnd)
+            .min(self.cfg.max_window as u64);
+        w.max(1)
+    }
+
     /// The next segment to send now, if the window allows one.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<TcpData> {
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if let Some(seq) = self.pending_rexmit.take() {
+            if seq >= self.snd_una && seq < self.snd_max {
+                return Some(self.emit(now, seq));
+            }
+        }
+        if self.cfg.variant == Variant::Sack && self.in_recovery {
+            return self.sack_recovery_transmit(now);
+        }
+        let win = self.window();
+        let limit = self.snd_una + win;
+        // Go-back-N after a timeout: resend what is not known to have
+        // arrived (RFC 6675 §5.1: do not resend SACKed data).
+        while self.snd_nxt < self.snd_max && self.sb.sacked(self.snd_nxt) {
+            self.snd_nxt += 1;
+        }
+        if self.snd_nxt < self.snd_max {
+            if self.snd_nxt < limit {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                return Some(self.emit(now, seq));
+            }
+            return None;
+        }
+        if !self.has_new_data() {
+            return None;
+        }
+        let mut limit = limit;
+        if self.cfg.limited_transmit && !self.in_recovery && self.dupacks > 0 {
+            // RFC 3042: one new segment per each of the first two duplicate
+            // ACKs, if the receiver's window allows.
+            let extra = self.dupacks.min(2) as u64;
+            let lt_limit = (self.snd_una + win + extra).min(self.snd_una + self.rwnd.max(1));
+            if self.snd_max >= limit && self.snd_max < lt_limit {
+                limit = lt_limit;
+                self.lt_sent += 1;
+            }
+        }
+        if self.snd_max < limit {
+            let seq = self.snd_max;
+            self.snd_nxt = seq + 1;
+            return Some(self.emit(now, seq));
+        }
         None
     }
+
+    /// RFC 6675 §5 (C): send while cwnd - pipe >= 1 SMSS.
+    fn sack_recovery_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if (self.sb.pipe() as f64) + 1.0 > self.cwnd {
+            return None;
+        }
+        // NextSeg (1): a lost segment above HighRxt.
+        if let Some(s) = self.sb.next_hole(false) {
+            self.sb.mark_retransmitted(s);
+            return Some(self.emit(now, s));
+        }
+        // NextSeg (2): new data, if the receiver's window allows.
+        if self.has_new_data()
+            && self.snd_max < self.snd_una + self.rwnd.max(1).min(self.cfg.max_window as u64)
+        {
+            let seq = self.snd_max;
+            self.snd_nxt = seq + 1;
+            return Some(self.emit(now, seq));
+        }
+        // NextSeg (3): any unSACKed segment above HighRxt below the highest
+        // SACKed one.
+        if let Some(s) = self.sb.next_hole(true) {
+            self.sb.mark_retransmitted(s);
+            return Some(self.emit(now, s));
+        }
+        // NextSeg (4): one rescue retransmission per recovery, of the
+        // highest outstanding segment if unSACKed; HighRxt is not moved.
+        if self.rescue_for != Some(self.recover) && self.snd_max > self.snd_una {
+            let last = self.snd_max - 1;
+            if !self.sb.sacked(last) {
+                self.rescue_for = Some(self.recover);
+                return Some(self.emit(now, last));
+            }
+        }
+        None
+    }
+
+    /// Build segment `seq` (new if `seq == snd_max`) and account for it.
+    fn emit(&mut self, now: Instant, seq: u64) -> TcpData {
+        let retransmit = seq < self.snd_max;
+        let len = if retransmit {
+            self.seg_len(seq)
+        } else {
+            let len = if self.unlimited {
+                self.mss
+            } else {
+                self.mss.min(self.pushed_bytes - self.assigned_bytes)
+            };
+            if len < self.mss {
+                self.short_segs.push_back((seq, len as u32));
+            }
+            self.assigned_bytes += len;
+            self.sb.on_send_new(seq);
+            self.snd_max = seq + 1;
+            len
+        };
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len;
+        if retransmit {
+            self.stats.retransmits += 1;
+        }
+        // RFC 6298 §5.1: start the timer if it is not running.
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        TcpData {
+            seq,
+            len: len as u32,
+            ts: now,
+            retransmit,
+            dummy: false,
+        }
+    }
+
+    fn seg_len(&self, seq: u64) -> u64 {
+        match self.short_segs.binary_search_by_key(&seq, |&(s, _)| s) {
+            Ok(i) => self.short_segs[i].1 as u64,
+            Err(_) => self.mss,
+        }
+    }
+
+    /// Payload bytes of segments `from..to`, dropping the short-segment
+    /// records below `to`.
+    fn bytes_in(&mut self, from: u64, to: u64) -> u64 {
+        let mut bytes = (to - from) * self.mss;
+        while let Some(&(s, l)) = self.short_segs.front() {
+            if s >= to {
+                break;
+            }
+            self.short_segs.pop_front();
+            if s >= from {
+                bytes -= self.mss - l as u64;
+            }
+        }
+        bytes
+    }
+
     /// When the sender next needs [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
-        None
+        self.rto_deadline
     }
+
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<SenderEvent> {
-        None
+        self.events.pop_front()
     }
+
     /// Current counters.
     pub fn stats(&self) -> SenderStats {
-        SenderStats::default()
+        let mut s = self.stats;
+        s.cwnd = self.cwnd;
+        s.ssthresh = self.ssthresh;
+        s.srtt = self.rtt.srtt();
+        s.rto = self.rtt.rto();
+        s.snd_una = self.snd_una;
+        s.snd_max = self.snd_max;
+        s.in_recovery = self.in_recovery;
+        s.pipe = if self.cfg.variant == Variant::Sack {
+            self.sb.pipe()
+        } else {
+            self.snd_max - self.snd_una
+        };
+        s
     }
+
     /// Configuration.
     pub fn config(&self) -> &SenderConfig {
         &self.cfg
+    }
+
+    /// Oldest unacknowledged segment.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// One past the highest segment sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+
+    /// Every byte pushed so far has been acknowledged (never, when
+    /// unlimited).
+    pub fn is_idle(&self) -> bool {
+        !self.unlimited && self.snd_una == self.snd_max && self.assigned_bytes == self.pushed_bytes
+    }
+
+    /// Scoreboard steps taken so far (a measure of per-ACK work).
+    #[cfg(test)]
+    pub(crate) fn scoreboard_steps(&self) -> u64 {
+        self.sb.steps
     }
 }

@@ -9,7 +9,7 @@ pub mod red;
 use std::collections::VecDeque;
 
 use satcc_proto::rng::Rng;
-use satcc_proto::Instant;
+use satcc_proto::{Duration, Instant};
 
 use crate::packet::DropReason;
 use crate::scenario::QueueSpec;
@@ -42,7 +42,10 @@ pub enum Admit {
 enum Kind {
     DropTail,
     Red(Box<Red>),
-    Priority { low: VecDeque<Queued>, low_bytes: u64 },
+    Priority {
+        low: VecDeque<Queued>,
+        low_bytes: u64,
+    },
 }
 
 /// A link's queue.
@@ -56,8 +59,9 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// The queue a scenario describes, for a link of `rate_bps`.
-    pub fn new(spec: &QueueSpec, rate_bps: u64) -> Queue {
+    /// The queue a scenario describes, for a link of `rate_bps` and
+    /// propagation `delay` (ns-2's automatic RED weight depends on both).
+    pub fn new(spec: &QueueSpec, rate_bps: u64, delay: Duration) -> Queue {
         let (kind, lp, lb) = match spec {
             QueueSpec::DropTail { limit, limit_bytes } => (
                 Kind::DropTail,
@@ -65,7 +69,7 @@ impl Queue {
                 limit_bytes.map_or(u64::MAX, |b| b.0),
             ),
             QueueSpec::Red(r) => (
-                Kind::Red(Box::new(Red::new(r, rate_bps))),
+                Kind::Red(Box::new(Red::with_link_delay(r, rate_bps, delay))),
                 u64::from(r.limit),
                 u64::MAX,
             ),
@@ -250,6 +254,7 @@ mod tests {
                 limit_bytes: None,
             },
             1_000_000,
+            Duration::ZERO,
         );
         let t = Instant::ZERO;
         assert_eq!(q.enqueue(t, pkt(1, false), None, &mut rng), Admit::Accepted);
@@ -265,9 +270,16 @@ mod tests {
                 limit_bytes: Some(Bytes(2500)),
             },
             1_000_000,
+            Duration::ZERO,
         );
-        assert_eq!(qb.enqueue(t, pkt(1, false), None, &mut rng), Admit::Accepted);
-        assert_eq!(qb.enqueue(t, pkt(2, false), None, &mut rng), Admit::Accepted);
+        assert_eq!(
+            qb.enqueue(t, pkt(1, false), None, &mut rng),
+            Admit::Accepted
+        );
+        assert_eq!(
+            qb.enqueue(t, pkt(2, false), None, &mut rng),
+            Admit::Accepted
+        );
         assert!(matches!(
             qb.enqueue(t, pkt(3, false), None, &mut rng),
             Admit::Dropped(_)
@@ -284,6 +296,7 @@ mod tests {
                 limit_bytes: None,
             },
             1_000_000,
+            Duration::ZERO,
         );
         let t = Instant::ZERO;
         assert_eq!(q.enqueue(t, pkt(1, true), None, &mut rng), Admit::Accepted);
