@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod metrics;
+pub mod ns2;
 pub mod queue;
 pub mod report;
 pub mod run;
