@@ -359,9 +359,11 @@ impl Gen {
                 // length; a LossMonitor of its own counts error drops.
                 em = Some(i);
             }
-            Some(_) => return Err(format!(
+            Some(_) => {
+                return Err(format!(
                 "{efield}: only kind = \"uniform\" error models are supported by the ns-2 export"
-            )),
+            ))
+            }
         }
         let _ = field;
         self.links.push((name.to_string(), q, rate, em));

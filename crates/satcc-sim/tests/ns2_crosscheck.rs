@@ -347,7 +347,11 @@ stop = "25s"
     let cbr = &r.flows[2];
     assert!((cbr.active_s - 20.0).abs() < 1e-9);
     let want = 200e3 * 500.0 / 540.0;
-    assert!((cbr.goodput_bps - want).abs() / want < 0.03, "cbr {}", cbr.goodput_bps);
+    assert!(
+        (cbr.goodput_bps - want).abs() / want < 0.03,
+        "cbr {}",
+        cbr.goodput_bps
+    );
     // The return uplink (ACKs) loses ~1 % to its error model.
     let rev = r.link("uplink.rev").unwrap();
     assert!(rev.drops_error > 0 && rev.drops_queue == 0, "{rev:?}");
