@@ -11,6 +11,7 @@ pub mod engine;
 pub mod error;
 pub mod hook;
 pub mod metrics;
+pub mod ns2;
 pub mod packet;
 pub mod pcap;
 pub mod plot;

@@ -1,0 +1,1139 @@
+//! Cross-checking satcc against ns-2 2.35 (`/usr/bin/ns`, Debian `ns2`).
+//!
+//! [`to_tcl`] turns a [`Scenario`] into an ns-2 OTcl script that is as close
+//! to the same experiment as ns-2 allows, [`run_ns2`] runs it and
+//! [`parse_output`] reads the machine-readable lines it prints. The mapping
+//! of every ns-2 default is in `docs/ns2.md`; the choices that matter:
+//!
+//! * **Packet sizes.** satcc's `mss` is payload bytes and a data packet is
+//!   `mss + header_bytes` (default 40) on the wire. ns-2's `Agent/TCP`
+//!   `packetSize_` is also payload: with `useHeaders_ true` (default) the
+//!   agent adds `tcpip_base_hdr_size_` (default 40) to every data packet
+//!   (checked with `trace-queue`: `packetSize_ 1000` gives 1040-byte data
+//!   packets, 40-byte ACKs and a 40-byte SYN). So `packetSize_ = mss` and
+//!   `tcpip_base_hdr_size_ = header_bytes`; the sink's `packetSize_` (ACK
+//!   size, default 40) is also set to `header_bytes`. ns-2 does not add
+//!   bytes for SACK blocks. For CBR, ns-2 adds nothing, so the CBR/UDP
+//!   `packetSize_` is `packet_size + header_bytes`.
+//! * **Handshake.** ns-2 2.35's one-way TCP sends a 40-byte SYN first
+//!   (`syn_ true`) and then opens cwnd to `windowInit_`; satcc has no
+//!   handshake, so we set `syn_ false` and data starts at the start time.
+//! * **Windows.** `window_` (the receiver's advertised window, packets) =
+//!   `rwnd`; `windowInit_` = `initial_window` (default RFC 3390 from the
+//!   MSS, as satcc); initial ssthresh in ns-2 is `window_` (reset at
+//!   `$ns run`), so `initial_ssthresh` is written into `ssthresh_` by an
+//!   event at the flow's start (not `max_ssthresh_`, which in 2.35 turns on
+//!   RFC 3742 limited slow start). `delay_growth_` is set false: with
+//!   `syn_ false` it would otherwise skip the cwnd increase on the ACK of
+//!   the first data packet.
+//! * **Timers.** `minrto_`, `maxrto_`, `rtxcur_init_` (RTO before the first
+//!   sample) and `numdupacks_` come from the flow, else from
+//!   `satcc_proto::tcp::SenderConfig::default()`, so both sides use the same
+//!   numbers. `tcpTick_` (ns-2 default 10 ms) is set to satcc's clock
+//!   granularity (1 ms).
+//! * **Errors.** A link's `error` becomes an `ErrorModel` (unit pkt, uniform
+//!   ranvar on its own seeded `RNG`) inserted with `$ns link-lossmodel`, i.e.
+//!   *after* the link: an errored packet is queued and transmitted (it
+//!   occupies the link) and is lost at the far end. `$ns lossmodel` would
+//!   instead drop it before the queue.
+//! * **RED.** ns-2 2.35 defaults RED to byte mode (`bytes_ true`,
+//!   `queue_in_bytes_ true`); satcc's `RedSpec` is in packets, so the script
+//!   sets both to false. Thresholds, weight (-1/0/-2 = ns-2's automatic
+//!   rules), `linterm_ = 1/max_p`, `gentle_`, `wait_`, `mean_pktsize_`,
+//!   `targetdelay_` are passed through; the values RED resolved at t = 0 are
+//!   printed as `RED` lines.
+//!
+//! Output lines (one per flow, one per monitored link, whitespace separated):
+//!
+//! ```text
+//! FLOW <id> <protocol> <active_s> <delivered_bytes> <packets_sent> <retransmits> <timeouts>
+//! LINK <name> <rate_bps> <interval_s> <departed_bytes> <arrivals> <drops_queue> <drops_error> <mean_queue_pkts>
+//! RED  <name> <thresh_> <maxthresh_> <q_weight_> <limit_>
+//! END  <sim_seconds>
+//! ```
+//!
+//! `delivered_bytes` of a TCP flow is the sender's highest cumulative ACK
+//! (`ack_`, a packet number starting at 0 because `syn_` is false) plus one,
+//! times `mss`: in-order payload the receiver has acknowledged and the sender
+//! has heard of. (The sink's `bytes_` counts every received packet with its
+//! header, duplicates included, so it is not goodput.) It lags the sink's own
+//! in-order count by the ACKs still in flight, at most one window.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::Command;
+use std::time::Instant as WallInstant;
+
+use satcc_proto::tcp::{ReceiverConfig, SenderConfig};
+use satcc_proto::Duration;
+
+use crate::scenario::{
+    AccessSpec, AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, Scenario, Topology,
+};
+
+/// Header bytes of a packet when the flow does not say (IP + TCP, 40).
+pub const DEFAULT_HEADER_BYTES: u32 = 40;
+
+/// One flow's ns-2 result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Flow {
+    /// Flow id, in scenario order (as satcc's `FlowSummary::id`).
+    pub id: u32,
+    /// Protocol name.
+    pub protocol: String,
+    /// Seconds over which goodput is measured.
+    pub active_s: f64,
+    /// In-order payload bytes delivered in the measured interval.
+    pub delivered_bytes: u64,
+    /// delivered_bytes * 8 / active_s.
+    pub goodput_bps: f64,
+    /// Data packets sent, retransmissions included (`ndatapack_`; 0 for CBR).
+    pub packets_sent: u64,
+    /// Retransmitted data packets (`nrexmitpack_`).
+    pub retransmits: u64,
+    /// Retransmission timeouts (`nrexmit_`).
+    pub timeouts: u64,
+}
+
+/// One monitored link direction's ns-2 result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Link {
+    /// Link name as in satcc (`bottleneck`, `bottleneck.rev`, ...).
+    pub name: String,
+    /// Link rate.
+    pub rate_bps: u64,
+    /// Seconds measured.
+    pub interval_s: f64,
+    /// Bytes that left the queue onto the link (errored packets included:
+    /// they occupy the link).
+    pub departed_bytes: u64,
+    /// Packets that arrived at the queue.
+    pub arrivals: u64,
+    /// Packets dropped by the queue and by the link's error model.
+    pub drops: u64,
+    /// Packets dropped by the queue (overflow, RED).
+    pub drops_queue: u64,
+    /// Packets lost to the link's error model (after transmission).
+    pub drops_error: u64,
+    /// Time-averaged number of packets waiting (the one being transmitted
+    /// is not counted).
+    pub mean_queue_pkts: f64,
+    /// departed_bytes * 8 / (rate_bps * interval_s).
+    pub utilization: f64,
+}
+
+/// RED parameters as ns-2 resolved them at t = 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Red {
+    /// Link name.
+    pub name: String,
+    /// `thresh_` (packets).
+    pub min_th: f64,
+    /// `maxthresh_` (packets).
+    pub max_th: f64,
+    /// `q_weight_`.
+    pub weight: f64,
+    /// `limit_`.
+    pub limit: u32,
+}
+
+/// Everything an ns-2 run reported.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Ns2Result {
+    /// Flows, by id.
+    pub flows: Vec<Ns2Flow>,
+    /// Monitored links.
+    pub links: Vec<Ns2Link>,
+    /// RED queues' resolved parameters.
+    pub red: Vec<Ns2Red>,
+    /// Simulated seconds at the end.
+    pub end_s: f64,
+}
+
+impl Ns2Result {
+    /// Jain's index over all flows' goodput (equal shares).
+    pub fn jain(&self) -> f64 {
+        jain(&self.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>())
+    }
+    /// A monitored link by name.
+    pub fn link(&self, name: &str) -> Option<&Ns2Link> {
+        self.links.iter().find(|l| l.name == name)
+    }
+    /// Sum of all flows' goodput.
+    pub fn total_goodput_bps(&self) -> f64 {
+        self.flows.iter().map(|f| f.goodput_bps).sum()
+    }
+}
+
+/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for empty or all zero.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (x.len() as f64 * s2)
+    }
+}
+
+fn secs(d: Duration) -> String {
+    // Nanosecond-exact decimal seconds.
+    let ns = d.as_nanos();
+    let s = ns / 1_000_000_000;
+    let frac = ns % 1_000_000_000;
+    if frac == 0 {
+        format!("{s}")
+    } else {
+        let f = format!("{frac:09}");
+        format!("{s}.{}", f.trim_end_matches('0'))
+    }
+}
+
+fn secs_f(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e9
+}
+
+/// RFC 3390 initial window in segments for `mss` payload bytes:
+/// min(4, max(2, floor(4380 / mss))).
+pub fn rfc3390_initial_window(mss: u32) -> u32 {
+    (4380 / mss.max(1)).clamp(2, 4)
+}
+
+/// The ns-2 RNG seed for a scenario seed: the seed itself if in
+/// 1..=2^31-2, otherwise folded into that range (ns-2 wants N > 0).
+pub fn ns2_seed(seed: u64) -> u64 {
+    let m = 2_147_483_647u64;
+    match seed % m {
+        0 => m - 1,
+        s => s,
+    }
+}
+
+/// A seed for the i-th error model's RNG, derived from the run seed
+/// (splitmix64, folded into 1..2^31-1).
+fn sub_seed(seed: u64, i: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(i + 1));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    1 + z % 2_147_483_646
+}
+
+struct Gen {
+    out: String,
+    seed: u64,
+    n_err: u64,
+    /// (name, tcl queue var, rate, error-model index) of every link
+    /// direction.
+    links: Vec<(String, String, u64, Option<u64>)>,
+    red: Vec<(String, String)>,
+    nodes: Vec<String>,
+}
+
+fn tcl_ident(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+impl Gen {
+    fn node(&mut self, name: &str) -> String {
+        let v = format!("n_{}", tcl_ident(name));
+        if !self.nodes.contains(&v) {
+            self.nodes.push(v.clone());
+            let _ = writeln!(self.out, "set {v} [$ns node] ;# {name}");
+        }
+        v
+    }
+
+    /// One direction `a -> b` named `name`.
+    #[allow(clippy::too_many_arguments)]
+    fn simplex(
+        &mut self,
+        a: &str,
+        b: &str,
+        name: &str,
+        rate: u64,
+        delay: Duration,
+        queue: &QueueSpec,
+        error: Option<&ErrorSpec>,
+        field: &str,
+        qfield: &str,
+        efield: &str,
+    ) -> Result<(), String> {
+        let kind = match queue {
+            QueueSpec::DropTail { .. } => "DropTail",
+            QueueSpec::Red(_) => "RED",
+            QueueSpec::Priority { .. } => {
+                return Err(format!(
+                    "{qfield}: priority queues are not supported by the ns-2 export"
+                ))
+            }
+        };
+        let _ = writeln!(
+            self.out,
+            "$ns simplex-link ${a} ${b} {rate} {} {kind} ;# {name}",
+            secs(delay)
+        );
+        let q = format!("q_{}", self.links.len());
+        let _ = writeln!(self.out, "set {q} [[$ns link ${a} ${b}] queue]");
+        match queue {
+            QueueSpec::DropTail {
+                limit: Some(l),
+                limit_bytes: None,
+            } => {
+                let _ = writeln!(self.out, "$ns queue-limit ${a} ${b} {l}");
+            }
+            QueueSpec::DropTail {
+                limit: None,
+                limit_bytes: Some(bytes),
+            } => {
+                // ns-2 DropTail in byte mode compares against limit_ * mean_pktsize_.
+                let _ = writeln!(
+                    self.out,
+                    "${q} set queue_in_bytes_ true\n${q} set mean_pktsize_ 1\n$ns queue-limit ${a} ${b} {}",
+                    bytes.0
+                );
+            }
+            QueueSpec::DropTail { .. } => {
+                return Err(format!(
+                    "{qfield}: ns-2's DropTail takes limit or limit_bytes, not both"
+                ))
+            }
+            QueueSpec::Red(r) => {
+                if r.weight <= 0.0 && ![0.0, -1.0, -2.0].contains(&r.weight) {
+                    return Err(format!(
+                        "{qfield}.weight: {} is not one of ns-2's automatic values 0, -1, -2",
+                        r.weight
+                    ));
+                }
+                let _ = writeln!(
+                    self.out,
+                    "$ns queue-limit ${a} ${b} {lim}\n\
+                     ${q} set bytes_ false\n\
+                     ${q} set queue_in_bytes_ false\n\
+                     ${q} set thresh_ {min}\n\
+                     ${q} set maxthresh_ {max}\n\
+                     ${q} set q_weight_ {w}\n\
+                     ${q} set linterm_ {lt}\n\
+                     ${q} set gentle_ {g}\n\
+                     ${q} set wait_ {wt}\n\
+                     ${q} set mean_pktsize_ {mp}\n\
+                     ${q} set targetdelay_ {td}\n\
+                     ${q} set setbit_ false\n\
+                     ${q} set adaptive_ 0",
+                    lim = r.limit,
+                    min = r.min_th,
+                    max = r.max_th,
+                    w = r.weight,
+                    lt = 1.0 / r.max_p,
+                    g = r.gentle,
+                    wt = r.wait,
+                    mp = r.mean_pktsize,
+                    td = secs(r.target_delay.0),
+                );
+                self.red.push((name.to_string(), q.clone()));
+            }
+            QueueSpec::Priority { .. } => unreachable!(),
+        }
+        let mut em = None;
+        match error {
+            None => {}
+            Some(ErrorSpec::Uniform { per }) => {
+                let i = self.n_err;
+                self.n_err += 1;
+                let s = sub_seed(self.seed, i);
+                let _ = writeln!(
+                    self.out,
+                    "set em_rng_{i} [new RNG]\n$em_rng_{i} seed {s}\n\
+                     set em_rv_{i} [new RandomVariable/Uniform]\n$em_rv_{i} use-rng $em_rng_{i}\n\
+                     set em_{i} [new ErrorModel]\n$em_{i} unit pkt\n$em_{i} set rate_ {}\n\
+                     $em_{i} ranvar $em_rv_{i}\n\
+                     $ns link-lossmodel $em_{i} ${a} ${b}\n\
+                     set emd_{i} [new Agent/LossMonitor]\n$em_{i} drop-target $emd_{i}",
+                    per.0
+                );
+                // link-lossmodel points the drop target at the link's drop
+                // head, where a queue monitor would count the (already
+                // departed) packet as a queue drop and decrement its queue
+                // length; a LossMonitor of its own counts error drops.
+                em = Some(i);
+            }
+            Some(_) => {
+                return Err(format!(
+                "{efield}: only kind = \"uniform\" error models are supported by the ns-2 export"
+            ))
+            }
+        }
+        let _ = field;
+        self.links.push((name.to_string(), q, rate, em));
+        Ok(())
+    }
+
+    /// Both directions of a LinkSpec between `a` and `b`.
+    fn duplex(
+        &mut self,
+        a: &str,
+        b: &str,
+        name: &str,
+        l: &LinkSpec,
+        at: &str,
+    ) -> Result<(), String> {
+        self.simplex(
+            a,
+            b,
+            name,
+            l.rate.0,
+            l.delay.0,
+            &l.queue,
+            l.error.as_ref(),
+            at,
+            &format!("{at}.queue"),
+            &format!("{at}.error"),
+        )?;
+        let rq = l.reverse_queue.clone().unwrap_or_else(|| l.queue.clone());
+        self.simplex(
+            b,
+            a,
+            &format!("{name}.rev"),
+            l.reverse_rate.unwrap_or(l.rate).0,
+            l.delay.0,
+            &rq,
+            l.reverse_error.as_ref(),
+            at,
+            &format!(
+                "{at}.{}",
+                if l.reverse_queue.is_some() {
+                    "reverse_queue"
+                } else {
+                    "queue"
+                }
+            ),
+            &format!("{at}.reverse_error"),
+        )
+    }
+
+    /// Access link pair `node <-> hub` (both directions same rate and queue).
+    #[allow(clippy::too_many_arguments)]
+    fn access(
+        &mut self,
+        from: &str,
+        to: &str,
+        name: &str,
+        acc: &AccessSpec,
+        delay: Duration,
+    ) -> Result<(), String> {
+        let l = LinkSpec {
+            from: None,
+            to: None,
+            name: None,
+            rate: acc.rate,
+            reverse_rate: None,
+            delay: crate::scenario::Dur(delay),
+            queue: acc.queue.clone(),
+            reverse_queue: None,
+            error: None,
+            reverse_error: None,
+        };
+        self.duplex(from, to, name, &l, "topology.access")
+    }
+}
+
+/// Total number of flow instances.
+fn instances(sc: &Scenario) -> u32 {
+    sc.flows.iter().map(|f| f.count).sum()
+}
+
+/// Generates the ns-2 2.35 script for a scenario. Errors name the scenario
+/// field that ns-2 cannot reproduce.
+#[allow(clippy::needless_late_init)]
+pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
+    let mut g = Gen {
+        out: String::new(),
+        seed: sc.seed,
+        n_err: 0,
+        links: Vec::new(),
+        red: Vec::new(),
+        nodes: Vec::new(),
+    };
+    let n = instances(sc) as usize;
+    let _ = writeln!(
+        g.out,
+        "# ns-2 2.35 script generated by satcc-sim ns2::to_tcl\n\
+         # scenario: {}\n\
+         set ns [new Simulator]\n\
+         $defaultRNG seed {}",
+        sc.name.as_deref().unwrap_or("(unnamed)"),
+        ns2_seed(sc.seed)
+    );
+
+    // Topology: endpoints (src, dst) of each flow instance, by Tcl node var.
+    let mut ends: Vec<(String, String)> = Vec::with_capacity(n);
+    let default_links: Vec<String>;
+    match &sc.topology {
+        Topology::Dumbbell(d) => {
+            g.node("r1");
+            g.node("r2");
+            g.duplex(
+                "n_r1",
+                "n_r2",
+                "bottleneck",
+                &d.bottleneck,
+                "topology.bottleneck",
+            )?;
+            build_pairs(&mut g, &d.access, "r1", "r2", n, &mut ends)?;
+            default_links = vec!["bottleneck".into(), "bottleneck.rev".into()];
+        }
+        Topology::Satellite(s) => {
+            g.node("gw_a");
+            g.node("sat");
+            g.node("gw_b");
+            g.duplex("n_gw_a", "n_sat", "uplink", &s.uplink, "topology.uplink")?;
+            g.duplex(
+                "n_sat",
+                "n_gw_b",
+                "downlink",
+                &s.downlink,
+                "topology.downlink",
+            )?;
+            build_pairs(&mut g, &s.access, "gw_a", "gw_b", n, &mut ends)?;
+            default_links = vec![
+                "uplink".into(),
+                "uplink.rev".into(),
+                "downlink".into(),
+                "downlink.rev".into(),
+            ];
+        }
+        Topology::Graph(gr) => {
+            for nd in &gr.nodes {
+                g.node(&nd.name);
+            }
+            let mut names = Vec::new();
+            for (i, l) in gr.links.iter().enumerate() {
+                let (Some(a), Some(b)) = (&l.from, &l.to) else {
+                    return Err(format!("topology.links[{i}].from: missing"));
+                };
+                let name = l.name.clone().unwrap_or_else(|| format!("{a}->{b}"));
+                let (va, vb) = (format!("n_{}", tcl_ident(a)), format!("n_{}", tcl_ident(b)));
+                g.duplex(&va, &vb, &name, l, &format!("topology.links[{i}]"))?;
+                names.push(name.clone());
+                names.push(format!("{name}.rev"));
+            }
+            for f in &sc.flows {
+                let (Some(s), Some(d)) = (&f.src, &f.dst) else {
+                    return Err("flows: graph flows need src and dst".into());
+                };
+                for _ in 0..f.count {
+                    ends.push((format!("n_{}", tcl_ident(s)), format!("n_{}", tcl_ident(d))));
+                }
+            }
+            default_links = names;
+        }
+    }
+
+    // Monitored links.
+    let wanted: Vec<String> = sc.record.links.clone().unwrap_or(default_links);
+    let mut monitored = Vec::new();
+    for (i, w) in wanted.iter().enumerate() {
+        let Some(l) = g.links.iter().find(|(name, _, _, _)| name == w) else {
+            return Err(format!(
+                "record.links[{i}]: the ns-2 export cannot monitor link '{w}'"
+            ));
+        };
+        monitored.push(l.clone());
+    }
+    // Queue monitors need the link endpoints: record them by re-deriving.
+    let mut mon_lines = String::new();
+    for (k, (name, q, _, _)) in monitored.iter().enumerate() {
+        let _ = writeln!(
+            mon_lines,
+            "set qm_{k} [$ns monitor-queue {} \"\"] ;# {name}",
+            link_ends(&g.out, q)?
+        );
+    }
+    g.out.push_str(&mon_lines);
+
+    // Flows.
+    let sender_def = SenderConfig::default();
+    let recv_def = ReceiverConfig::default();
+    let end = secs_f(sc.duration.0);
+    let mfrom = secs_f(sc.record.measure_from.0);
+    let mut id = 0usize;
+    let mut flow_tcl = Vec::new(); // (id, proto, kind, from_s, to_s, mss)
+    for (fi, f) in sc.flows.iter().enumerate() {
+        let at = |x: &str| format!("flows[{fi}].{x}");
+        if f.start_spread.0 != Duration::ZERO {
+            return Err(format!(
+                "{}: must be 0 for the ns-2 export (give each flow its own start)",
+                at("start_spread")
+            ));
+        }
+        if f.app != AppSpec::Bulk {
+            return Err(format!(
+                "{}: only kind = \"bulk\" is supported by the ns-2 export",
+                at("app")
+            ));
+        }
+        let hdr = f.header_bytes.unwrap_or(DEFAULT_HEADER_BYTES);
+        let start = secs_f(f.start.0);
+        let stop = f.stop.map(|s| secs_f(s.0)).unwrap_or(end).min(end);
+        for _ in 0..f.count {
+            let (s, d) = ends[id].clone();
+            let i = id;
+            match f.protocol {
+                Protocol::Reno | Protocol::NewReno | Protocol::Sack => {
+                    let agent = match f.protocol {
+                        Protocol::Reno => "Agent/TCP/Reno",
+                        Protocol::NewReno => "Agent/TCP/Newreno",
+                        _ => "Agent/TCP/Sack1",
+                    };
+                    let sink = match (f.protocol == Protocol::Sack, f.delayed_ack) {
+                        (false, false) => "Agent/TCPSink",
+                        (false, true) => "Agent/TCPSink/DelAck",
+                        (true, false) => "Agent/TCPSink/Sack1",
+                        (true, true) => "Agent/TCPSink/Sack1/DelAck",
+                    };
+                    let iw = f
+                        .initial_window
+                        .unwrap_or_else(|| rfc3390_initial_window(f.mss));
+                    let _ = writeln!(
+                        g.out,
+                        "set tcp_{i} [new {agent}]\n\
+                         $tcp_{i} set fid_ {i}\n\
+                         $tcp_{i} set packetSize_ {mss}\n\
+                         $tcp_{i} set tcpip_base_hdr_size_ {hdr}\n\
+                         $tcp_{i} set window_ {rwnd}\n\
+                         $tcp_{i} set windowInit_ {iw}\n\
+                         $tcp_{i} set syn_ false\n\
+                         $tcp_{i} set delay_growth_ false\n\
+                         $tcp_{i} set timestamps_ false\n\
+                         $tcp_{i} set maxburst_ 0\n\
+                         $tcp_{i} set tcpTick_ {tick}\n\
+                         $tcp_{i} set minrto_ {minrto}\n\
+                         $tcp_{i} set maxrto_ {maxrto}\n\
+                         $tcp_{i} set rtxcur_init_ {initrto}\n\
+                         $tcp_{i} set numdupacks_ {dup}",
+                        mss = f.mss,
+                        rwnd = f.rwnd,
+                        tick = secs(sender_def.clock_granularity),
+                        minrto = secs(f.min_rto.map(|d| d.0).unwrap_or(sender_def.min_rto)),
+                        maxrto = secs(f.max_rto.map(|d| d.0).unwrap_or(sender_def.max_rto)),
+                        initrto =
+                            secs(f.initial_rto.map(|d| d.0).unwrap_or(sender_def.initial_rto)),
+                        dup = f.dupack_threshold.unwrap_or(sender_def.dupack_threshold),
+                    );
+                    if let Some(ss) = f.initial_ssthresh {
+                        // reset() at `$ns run` overwrites ssthresh_ with
+                        // window_, and max_ssthresh_ would turn on RFC 3742
+                        // limited slow start: set it when the flow starts.
+                        let _ = writeln!(
+                            g.out,
+                            "$ns at {} \"$tcp_{i} set ssthresh_ {ss}\"",
+                            secs(f.start.0)
+                        );
+                    }
+                    let _ = writeln!(
+                        g.out,
+                        "set sink_{i} [new {sink}]\n$sink_{i} set packetSize_ {hdr}"
+                    );
+                    if f.delayed_ack {
+                        let t = f
+                            .delack_timeout
+                            .map(|d| d.0)
+                            .unwrap_or(recv_def.delack_timeout);
+                        let _ = writeln!(g.out, "$sink_{i} set interval_ {}", secs(t));
+                    }
+                    let _ = writeln!(
+                        g.out,
+                        "$ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                         $ns connect $tcp_{i} $sink_{i}\n\
+                         set app_{i} [new Application/FTP]\n$app_{i} attach-agent $tcp_{i}\n\
+                         $ns at {start} \"$app_{i} start\"",
+                        start = secs(f.start.0)
+                    );
+                    if stop < end {
+                        let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
+                    }
+                    flow_tcl.push((i, f.protocol.name(), "tcp", start, stop, f.mss));
+                }
+                Protocol::Cbr => {
+                    let payload = f.packet_size.unwrap_or(f.mss);
+                    let wire = payload + hdr;
+                    let rate = f
+                        .rate
+                        .map(|r| r.0)
+                        .ok_or_else(|| at("rate") + ": required")?;
+                    let _ = writeln!(
+                        g.out,
+                        "set tcp_{i} [new Agent/UDP]\n$tcp_{i} set fid_ {i}\n$tcp_{i} set packetSize_ {wire}\n\
+                         set sink_{i} [new Agent/LossMonitor]\n\
+                         $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                         $ns connect $tcp_{i} $sink_{i}\n\
+                         set app_{i} [new Application/Traffic/CBR]\n$app_{i} set packetSize_ {wire}\n\
+                         $app_{i} set rate_ {rate}\n$app_{i} set random_ 0\n$app_{i} attach-agent $tcp_{i}\n\
+                         $ns at {start} \"$app_{i} start\"",
+                        start = secs(f.start.0)
+                    );
+                    if stop < end {
+                        let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
+                    }
+                    flow_tcl.push((i, "cbr", "cbr", start, stop, payload));
+                }
+            }
+            id += 1;
+        }
+    }
+
+    // Reporting.
+    let _ = writeln!(
+        g.out,
+        "proc delivered {{kind a s pl}} {{\n\
+         \x20 if {{$kind == \"tcp\"}} {{ return [expr {{wide([$a set ack_] + 1) * $pl}}] }}\n\
+         \x20 return [expr {{wide([$s set npkts_]) * $pl}}]\n}}\n\
+         proc qsum {{qm}} {{\n\
+         \x20 global ns\n\
+         \x20 set I [$qm get-pkts-integrator]\n\
+         \x20 return [expr {{[$I set sum_] + [$I set lasty_] * ([$ns now] - [$I set lastx_])}}]\n}}"
+    );
+    // Snapshot at measure_from (or the start) for every counter.
+    let mut snap = String::from("proc snap {} {\n  global ns snap_\n");
+    let mut fin = String::from("proc finish {} {\n  global ns snap_\n");
+    for &(i, proto, kind, start, stop, pl) in &flow_tcl {
+        let from = start.max(mfrom);
+        let active = (stop - from).max(0.0);
+        let _ = writeln!(snap, "  global tcp_{i} sink_{i}");
+        let _ = writeln!(fin, "  global tcp_{i} sink_{i}");
+        if mfrom > start && mfrom < stop {
+            let _ = writeln!(
+                g.out,
+                "$ns at {mfrom} {{global tcp_{i} sink_{i} snap_; set snap_(f{i}) [delivered {kind} $tcp_{i} $sink_{i} {pl}]}}"
+            );
+        } else {
+            let _ = writeln!(g.out, "set snap_(f{i}) 0");
+        }
+        if (stop - end).abs() > 1e-12 && stop < end {
+            let _ = writeln!(
+                g.out,
+                "$ns at {stop} {{global tcp_{i} sink_{i} snap_; set snap_(e{i}) [delivered {kind} $tcp_{i} $sink_{i} {pl}]}}"
+            );
+        }
+        let endval = if stop < end {
+            format!("$snap_(e{i})")
+        } else {
+            format!("[delivered {kind} $tcp_{i} $sink_{i} {pl}]")
+        };
+        let counters = if kind == "tcp" {
+            format!("[$tcp_{i} set ndatapack_] [$tcp_{i} set nrexmitpack_] [$tcp_{i} set nrexmit_]")
+        } else {
+            "0 0 0".into()
+        };
+        let _ = writeln!(
+            fin,
+            "  puts \"FLOW {i} {proto} {active} [expr {{{endval} - $snap_(f{i})}}] {counters}\""
+        );
+    }
+    let _ = writeln!(g.out, "set snap_(t) 0");
+    for (k, (name, _, rate, em)) in monitored.iter().enumerate() {
+        let edrops = match em {
+            Some(e) => format!("[$emd_{e} set npkts_]"),
+            None => "0".into(),
+        };
+        if let Some(e) = em {
+            let _ = writeln!(snap, "  global emd_{e}");
+            let _ = writeln!(fin, "  global emd_{e}");
+        }
+        for v in ["barr", "bdep", "parr", "pdrops", "qsum", "edrops"] {
+            let _ = writeln!(g.out, "set snap_({v}{k}) 0");
+        }
+        let _ = writeln!(snap, "  global qm_{k}");
+        let _ = writeln!(fin, "  global qm_{k}");
+        let _ = writeln!(
+            snap,
+            "  set snap_(bdep{k}) [$qm_{k} set bdepartures_]\n  set snap_(parr{k}) [$qm_{k} set parrivals_]\n  \
+             set snap_(pdrops{k}) [$qm_{k} set pdrops_]\n  set snap_(qsum{k}) [qsum $qm_{k}]\n  \
+             set snap_(edrops{k}) {edrops}"
+        );
+        let _ = writeln!(
+            fin,
+            "  set T [expr {{[$ns now] - $snap_(t)}}]\n  \
+             puts \"LINK {name} {rate} $T [expr {{wide([$qm_{k} set bdepartures_]) - $snap_(bdep{k})}}] \
+             [expr {{[$qm_{k} set parrivals_] - $snap_(parr{k})}}] [expr {{[$qm_{k} set pdrops_] - $snap_(pdrops{k})}}] \
+             [expr {{{edrops} - $snap_(edrops{k})}}] [expr {{([qsum $qm_{k}] - $snap_(qsum{k})) / $T}}]\""
+        );
+    }
+    snap.push_str("  set snap_(t) [$ns now]\n}\n");
+    g.out.push_str(&snap);
+    if mfrom > 0.0 && mfrom < end {
+        let _ = writeln!(g.out, "$ns at {mfrom} snap");
+    }
+    // RED parameters as resolved when the run starts.
+    for (k, (name, q)) in g.red.iter().enumerate() {
+        let _ = writeln!(
+            g.out,
+            "$ns at 0 {{global {q}; puts \"RED {name} [${q} set thresh_] [${q} set maxthresh_] [${q} set q_weight_] [${q} set limit_]\"}} ;# {k}"
+        );
+    }
+    fin.push_str("  puts \"END [$ns now]\"\n  flush stdout\n  $ns halt\n}\n");
+    g.out.push_str(&fin);
+    let _ = writeln!(g.out, "$ns at {} finish\n$ns run", secs(sc.duration.0));
+    Ok(g.out)
+}
+
+/// Finds the `$ns simplex-link $a $b ...` line that created queue `q` and
+/// returns `$a $b`.
+fn link_ends(script: &str, q: &str) -> Result<String, String> {
+    let needle = format!("set {q} [[$ns link ");
+    for line in script.lines() {
+        if let Some(rest) = line.strip_prefix(&needle) {
+            if let Some(ends) = rest.strip_suffix("] queue]") {
+                return Ok(ends.to_string());
+            }
+        }
+    }
+    Err(format!("internal: no link for queue {q}"))
+}
+
+fn build_pairs(
+    g: &mut Gen,
+    acc: &AccessSpec,
+    left: &str,
+    right: &str,
+    n: usize,
+    ends: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    for i in 0..n {
+        let s = g.node(&format!("src{i}"));
+        let d = g.node(&format!("dst{i}"));
+        let sd = if acc.delays.is_empty() {
+            acc.delay.0
+        } else {
+            acc.delays[i % acc.delays.len()].0
+        };
+        let dd = if !acc.sink_delays.is_empty() {
+            acc.sink_delays[i % acc.sink_delays.len()].0
+        } else {
+            acc.sink_delay.map(|x| x.0).unwrap_or(acc.delay.0)
+        };
+        g.access(&s, &format!("n_{left}"), &format!("access.src{i}"), acc, sd)?;
+        g.access(
+            &format!("n_{right}"),
+            &d,
+            &format!("access.dst{i}"),
+            acc,
+            dd,
+        )?;
+        ends.push((s, d));
+    }
+    Ok(())
+}
+
+fn num<T: std::str::FromStr>(tok: Option<&str>, what: &str, line: &str) -> Result<T, String> {
+    let t = tok.ok_or_else(|| format!("missing {what} in '{line}'"))?;
+    t.parse::<T>()
+        .map_err(|_| format!("bad {what} '{t}' in '{line}'"))
+}
+
+/// Reads what a generated script printed.
+pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
+    let mut r = Ns2Result::default();
+    let mut ended = false;
+    for line in stdout.lines() {
+        let mut t = line.split_whitespace();
+        match t.next() {
+            Some("FLOW") => {
+                let id: u32 = num(t.next(), "flow id", line)?;
+                let protocol = t.next().ok_or("missing protocol")?.to_string();
+                let active_s: f64 = num(t.next(), "active_s", line)?;
+                let delivered: f64 = num(t.next(), "delivered_bytes", line)?;
+                let delivered_bytes = delivered.max(0.0) as u64;
+                let packets_sent: u64 = num(t.next(), "packets_sent", line)?;
+                let retransmits: u64 = num(t.next(), "retransmits", line)?;
+                let timeouts: u64 = num(t.next(), "timeouts", line)?;
+                r.flows.push(Ns2Flow {
+                    id,
+                    protocol,
+                    active_s,
+                    delivered_bytes,
+                    goodput_bps: if active_s > 0.0 {
+                        delivered_bytes as f64 * 8.0 / active_s
+                    } else {
+                        0.0
+                    },
+                    packets_sent,
+                    retransmits,
+                    timeouts,
+                });
+            }
+            Some("LINK") => {
+                let name = t.next().ok_or("missing link name")?.to_string();
+                let rate_bps: u64 = num(t.next(), "rate_bps", line)?;
+                let interval_s: f64 = num(t.next(), "interval_s", line)?;
+                let departed: f64 = num(t.next(), "departed_bytes", line)?;
+                let arrivals: u64 = num(t.next(), "arrivals", line)?;
+                let drops_queue: u64 = num(t.next(), "drops_queue", line)?;
+                let drops_error: u64 = num(t.next(), "drops_error", line)?;
+                let mean_queue_pkts: f64 = num(t.next(), "mean_queue_pkts", line)?;
+                let departed_bytes = departed.max(0.0) as u64;
+                r.links.push(Ns2Link {
+                    name,
+                    rate_bps,
+                    interval_s,
+                    departed_bytes,
+                    arrivals,
+                    drops: drops_queue + drops_error,
+                    drops_queue,
+                    drops_error,
+                    mean_queue_pkts,
+                    utilization: if interval_s > 0.0 && rate_bps > 0 {
+                        departed_bytes as f64 * 8.0 / (rate_bps as f64 * interval_s)
+                    } else {
+                        0.0
+                    },
+                });
+            }
+            Some("RED") => {
+                let name = t.next().ok_or("missing RED link name")?.to_string();
+                r.red.push(Ns2Red {
+                    name,
+                    min_th: num(t.next(), "thresh_", line)?,
+                    max_th: num(t.next(), "maxthresh_", line)?,
+                    weight: num(t.next(), "q_weight_", line)?,
+                    limit: num(t.next(), "limit_", line)?,
+                });
+            }
+            Some("END") => {
+                r.end_s = num(t.next(), "end time", line)?;
+                ended = true;
+            }
+            _ => {}
+        }
+    }
+    if !ended {
+        return Err("ns-2 output has no END line (the run did not finish)".into());
+    }
+    r.flows.sort_by_key(|f| f.id);
+    Ok(r)
+}
+
+/// Whether the `ns` binary can be run.
+pub fn ns_available() -> bool {
+    Command::new("ns")
+        .arg("-version")
+        .output()
+        .map(|_| true)
+        .unwrap_or(false)
+}
+
+/// Writes the script to a temporary file, runs `ns` on it and parses what it
+/// prints. Returns the result and the wall-clock seconds `ns` took.
+pub fn run_ns2(sc: &Scenario) -> Result<(Ns2Result, f64), String> {
+    let script = to_tcl(sc)?;
+    let dir = std::env::temp_dir();
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("satcc-ns2-{}-{k}.tcl", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        f.write_all(script.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let t0 = WallInstant::now();
+    let out = Command::new("ns").arg(&path).current_dir(&dir).output();
+    let wall = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    let out = out.map_err(|e| {
+        format!("cannot run ns-2 ('ns': {e}); install it with `apt-get install -y ns2`")
+    })?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() && !stdout.contains("\nEND ") {
+        return Err(format!(
+            "ns exited with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let r = parse_output(&stdout).map_err(|e| {
+        format!(
+            "{e}; ns stderr: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })?;
+    Ok((r, wall))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"
+name = "sample"
+duration = "20s"
+seed = 7
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+reverse_rate = "1Mbps"
+delay = "250ms"
+queue = { kind = "droptail", limit = 200 }
+reverse_queue = { kind = "droptail", limit = 50 }
+error = { kind = "uniform", per = 1e-3 }
+[topology.access]
+rate = "100Mbps"
+delays = ["1ms", "7ms"]
+[[flows]]
+protocol = "sack"
+count = 2
+mss = 1000
+rwnd = 1500
+initial_window = 3
+min_rto = "200ms"
+max_rto = "60s"
+initial_rto = "3s"
+[[flows]]
+protocol = "reno"
+delayed_ack = true
+start = "2s"
+stop = "10s"
+"#;
+
+    fn sample() -> Scenario {
+        Scenario::from_toml_str(SAMPLE, "<sample>", &[]).unwrap()
+    }
+
+    #[test]
+    fn tcl_has_mapped_values() {
+        let t = to_tcl(&sample()).unwrap();
+        for want in [
+            "$defaultRNG seed 7",
+            "$ns simplex-link $n_r1 $n_r2 10000000 0.25 DropTail ;# bottleneck",
+            "$ns simplex-link $n_r2 $n_r1 1000000 0.25 DropTail ;# bottleneck.rev",
+            "$ns queue-limit $n_r1 $n_r2 200",
+            "$ns queue-limit $n_r2 $n_r1 50",
+            "$ns link-lossmodel $em_0 $n_r1 $n_r2",
+            "$em_0 set rate_ 0.001",
+            "$em_0 unit pkt",
+            "$ns simplex-link $n_src1 $n_r1 100000000 0.007 DropTail",
+            "set tcp_0 [new Agent/TCP/Sack1]",
+            "set sink_0 [new Agent/TCPSink/Sack1]",
+            "$tcp_0 set packetSize_ 1000",
+            "$tcp_0 set tcpip_base_hdr_size_ 40",
+            "$tcp_0 set window_ 1500",
+            "$tcp_0 set windowInit_ 3",
+            "$tcp_0 set minrto_ 0.2",
+            "$tcp_0 set maxrto_ 60",
+            "$tcp_0 set rtxcur_init_ 3",
+            "$tcp_0 set syn_ false",
+            "set tcp_2 [new Agent/TCP/Reno]",
+            "set sink_2 [new Agent/TCPSink/DelAck]",
+            "$sink_2 set interval_ 0.1",
+            "$tcp_2 set windowInit_ 4",
+            "$ns at 2 \"$app_2 start\"",
+            "$ns at 10 \"$app_2 stop\"",
+            "$ns at 20 finish",
+        ] {
+            assert!(t.contains(want), "missing `{want}` in\n{t}");
+        }
+        // One error model only (the reverse direction has none).
+        assert_eq!(t.matches("link-lossmodel").count(), 1);
+        // Three flows reported, two links monitored by default.
+        assert_eq!(t.matches("puts \"FLOW ").count(), 3);
+        assert_eq!(t.matches("puts \"LINK ").count(), 2);
+    }
+
+    #[test]
+    fn red_mapping() {
+        let toml = SAMPLE.replace(
+            "queue = { kind = \"droptail\", limit = 200 }",
+            "queue = { kind = \"red\", limit = 80, min_th = 10, max_th = 30, max_p = 0.05, gentle = false }",
+        );
+        let sc = Scenario::from_toml_str(&toml, "<red>", &[]).unwrap();
+        let t = to_tcl(&sc).unwrap();
+        for want in [
+            "RED ;# bottleneck",
+            "$ns queue-limit $n_r1 $n_r2 80",
+            "set bytes_ false",
+            "set queue_in_bytes_ false",
+            "set thresh_ 10",
+            "set maxthresh_ 30",
+            "set q_weight_ -1",
+            "set linterm_ 20",
+            "set gentle_ false",
+            "set wait_ true",
+            "set mean_pktsize_ 500",
+            "set targetdelay_ 0.005",
+        ] {
+            assert!(t.contains(want), "missing `{want}`");
+        }
+    }
+
+    fn err_of(patch: (&str, &str)) -> String {
+        let toml = SAMPLE.replace(patch.0, patch.1);
+        let sc = Scenario::from_toml_str(&toml, "<x>", &[]).unwrap();
+        to_tcl(&sc).unwrap_err()
+    }
+
+    #[test]
+    fn unsupported_features_name_the_field() {
+        let e = err_of((
+            "queue = { kind = \"droptail\", limit = 200 }",
+            "queue = { kind = \"priority\", limit = 200 }",
+        ));
+        assert!(e.starts_with("topology.bottleneck.queue:"), "{e}");
+        let e = err_of((
+            "reverse_queue = { kind = \"droptail\", limit = 50 }",
+            "reverse_queue = { kind = \"priority\", limit = 50 }",
+        ));
+        assert!(e.starts_with("topology.bottleneck.reverse_queue:"), "{e}");
+        let e = err_of((
+            "error = { kind = \"uniform\", per = 1e-3 }",
+            "error = { kind = \"gilbert\", p_gb = 0.01, p_bg = 0.5 }",
+        ));
+        assert!(e.starts_with("topology.bottleneck.error:"), "{e}");
+        let e = err_of(("count = 2", "count = 2\nstart_spread = \"1s\""));
+        assert!(e.starts_with("flows[0].start_spread:"), "{e}");
+        let e = err_of((
+            "count = 2",
+            "count = 2\napp = { kind = \"files\", size = \"1MB\" }",
+        ));
+        assert!(e.starts_with("flows[0].app:"), "{e}");
+        let e = err_of((
+            "delays = [",
+            "queue = { kind = \"priority\", limit = 9 }\ndelays = [",
+        ));
+        assert!(e.starts_with("topology.access.queue:"), "{e}");
+    }
+
+    #[test]
+    fn parses_output() {
+        let out = "RED bottleneck 5 15 0.002 100\n\
+                   FLOW 1 sack 10 2000 5 1 0\n\
+                   FLOW 0 reno 20 1000000 1000 3 1\n\
+                   LINK bottleneck 10000000 20 25000000 24000 12 2 3.5\n\
+                   END 20\n";
+        let r = parse_output(out).unwrap();
+        assert_eq!(r.flows[0].id, 0);
+        assert_eq!(r.flows[0].goodput_bps, 400_000.0);
+        assert_eq!(r.flows[1].goodput_bps, 1600.0);
+        assert_eq!(r.flows[0].timeouts, 1);
+        let l = r.link("bottleneck").unwrap();
+        assert!((l.utilization - 1.0).abs() < 1e-12);
+        assert_eq!(l.drops, 14);
+        assert_eq!(l.drops_error, 2);
+        assert_eq!(r.red[0].max_th, 15.0);
+        assert!(parse_output("FLOW 0 reno 1 1 1 1 1\n").is_err());
+        assert!(parse_output("FLOW x\nEND 1\n").is_err());
+    }
+
+    #[test]
+    fn jain_and_seeds() {
+        assert_eq!(jain(&[1.0, 1.0]), 1.0);
+        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        assert_eq!(ns2_seed(0), 2_147_483_646);
+        assert_eq!(ns2_seed(5), 5);
+        assert_eq!(rfc3390_initial_window(1000), 4);
+        assert_eq!(rfc3390_initial_window(1460), 3);
+        assert_eq!(rfc3390_initial_window(9000), 2);
+    }
+}
