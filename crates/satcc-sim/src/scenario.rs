@@ -497,6 +497,19 @@ pub struct FlowSpec {
     /// TCP: duplicate-ACK threshold.
     #[serde(default)]
     pub dupack_threshold: Option<u32>,
+    /// TCP: what a retransmission timeout halves into ssthresh:
+    /// `"flightsize"` (RFC 5681 §3.1 eq. 4, the default) or `"window"`
+    /// (ns-2 2.35: the congestion window without fast-recovery inflation).
+    #[serde(default)]
+    pub rto_ssthresh: RtoSsthreshSpec,
+    /// TCP NewReno: restart the retransmission timer only on the first
+    /// partial ACK of a recovery (RFC 6582 §4 "Impatient", ns-2's default);
+    /// false restarts it on every partial ACK ("Slow-but-Steady").
+    #[serde(default = "FlowSpec::default_true")]
+    pub newreno_impatient: bool,
+    /// TCP: RFC 3042 Limited Transmit (ns-2 `singledup_`, on by default).
+    #[serde(default = "FlowSpec::default_true")]
+    pub limited_transmit: bool,
     /// CBR: sending rate while on.
     #[serde(default)]
     pub rate: Option<Rate>,
@@ -508,7 +521,21 @@ pub struct FlowSpec {
     pub app: AppSpec,
 }
 
+/// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoSsthreshSpec {
+    /// RFC 5681: half the FlightSize.
+    #[default]
+    FlightSize,
+    /// ns-2: half the window.
+    Window,
+}
+
 impl FlowSpec {
+    fn default_true() -> bool {
+        true
+    }
     fn default_count() -> u32 {
         1
     }

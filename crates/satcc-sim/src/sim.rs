@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
-    ReceiverConfig, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
+    ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
 };
 use satcc_proto::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use crate::metrics::jain_index;
 use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
 use crate::queue::{Admit, Queue, Queued};
 use crate::report::{ClassSummary, FlowSummary, LinkSummary, PacketTotals, Summary};
-use crate::scenario::{AppSpec, FileMode, FlowSpec, Protocol, Scenario};
+use crate::scenario::{AppSpec, FileMode, FlowSpec, Protocol, RtoSsthreshSpec, Scenario};
 use crate::series::Series;
 use crate::topology::NetDef;
 
@@ -343,7 +343,12 @@ impl Sim {
                 max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
                 initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
                 clock_granularity: d.clock_granularity,
-                ..d.clone()
+                newreno_impatient: spec.newreno_impatient,
+                limited_transmit: spec.limited_transmit,
+                rto_ssthresh: match spec.rto_ssthresh {
+                    RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
+                    RtoSsthreshSpec::Window => RtoSsthresh::Window,
+                },
             };
             let rd = ReceiverConfig::default();
             let rcfg = ReceiverConfig {
@@ -498,7 +503,9 @@ impl Sim {
                 return;
             }
         }
-        let idle = link.busy_until <= now;
+        // A link whose transmission ends exactly now but whose LinkFree
+        // event has not run yet is not idle: that event pulls the queue.
+        let idle = link.busy_until <= now && !link.free_pending;
         let idle_since = idle.then_some(link.busy_until);
         if idle && link.queue.is_empty() && link.queue.red_avg().is_none() {
             // Fast path: an idle link with nothing queued transmits at once.
@@ -550,6 +557,13 @@ impl Sim {
         let now = self.now;
         let link = &mut self.links[li];
         let p = self.packets.slots[idx as usize];
+        // An internal invariant, not an input check: two overlapping
+        // transmissions would let a link exceed its rate.
+        assert!(
+            link.busy_until <= now,
+            "link {} started a transmission while busy",
+            link.name
+        );
         let tx = Duration::transmission(u64::from(p.size), link.rate_bps);
         link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
@@ -958,12 +972,14 @@ impl Sim {
             } else {
                 0.0
             };
-            let (retx, tos) = match &f.sender {
+            let (retx, tos, rtt) = match &f.sender {
                 Sender::Tcp(s) => {
                     let st = s.stats();
-                    (st.retransmits, st.timeouts)
+                    let rtt = (st.rtt_samples > 0)
+                        .then(|| st.sum_rtt.as_secs_f64() / st.rtt_samples as f64);
+                    (st.retransmits, st.timeouts, rtt)
                 }
-                Sender::Cbr(_) => (0, 0),
+                Sender::Cbr(_) => (0, 0, None),
             };
             flows.push(FlowSummary {
                 id: f.id,
@@ -978,7 +994,7 @@ impl Sim {
                 packets_sent: f.packets_sent,
                 retransmits: retx,
                 timeouts: tos,
-                mean_rtt_s: (f.rtt_n > 0).then(|| f.rtt_sum / f.rtt_n as f64),
+                mean_rtt_s: rtt,
                 files_completed: f.files_done,
                 mean_file_time_s: (f.files_done > 0).then(|| f.file_time_sum / f.files_done as f64),
             });

@@ -17,6 +17,7 @@
 //! | `initial_rto = 3s`                      | `rtxcur_init_ 3.0` (default)                |
 //! | no handshake                            | `syn_ false`, `delay_growth_ false` (2.35 defaults: true, true) |
 //! | clock granularity 1 ms                  | `tcpTick_ 0.001` (default 0.01)             |
+//! | `rto_ssthresh = "window"`               | ns-2 halves min(cwnd_, window_) on a timeout (`slowdown(CLOSE_SSTHRESH_HALF)`), not RFC 5681's FlightSize |
 //! | DropTail `limit = N`                    | `queue-limit N` (N packets including the one being transmitted) |
 //! | RED (packets)                           | `Queue/RED` with `bytes_ false`, `queue_in_bytes_ false` (2.35 defaults: true, true); `thresh_ 0`/`maxthresh_ 0`/`q_weight_ -1` = automatic; `linterm_ 10` = 1/max_p; `gentle_ true`; `wait_ true`; `mean_pktsize_`; `targetdelay_ 0.005` |
 //! | `error = {kind="uniform", per}`         | `ErrorModel` unit pkt, `rate_ per`, uniform ranvar, `$ns link-lossmodel` (after the link: errored packets occupy the link) |
@@ -80,6 +81,7 @@ initial_window = 2
 min_rto = "200ms"
 initial_rto = "3s"
 max_rto = "60s"
+rto_ssthresh = "window"
 "#
     );
     Scenario::from_toml_str(&text, "<ns2 single>", &[]).expect("scenario parses")
@@ -117,6 +119,7 @@ initial_window = 2
 min_rto = "200ms"
 initial_rto = "3s"
 max_rto = "60s"
+rto_ssthresh = "window"
 "#
     );
     Scenario::from_toml_str(&text, "<ns2 red>", &[]).expect("scenario parses")

@@ -18,4 +18,4 @@ mod tests;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
-pub use sender::{SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};
+pub use sender::{RtoSsthresh, SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};

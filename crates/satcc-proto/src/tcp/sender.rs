@@ -58,6 +58,24 @@ pub struct SenderConfig {
     /// `false` gives "Slow-but-Steady" (restart on every partial ACK).
     /// ns-2 2.35 defaults to Impatient (`newreno_changes1_ 1`).
     pub newreno_impatient: bool,
+    /// What ssthresh is halved from when the retransmission timer fires.
+    pub rto_ssthresh: RtoSsthresh,
+}
+
+/// The quantity halved into ssthresh on a retransmission timeout.
+///
+/// RFC 5681 §3.1 eq. (4) halves FlightSize. ns-2 2.35 (`slowdown(
+/// CLOSE_SSTHRESH_HALF)`) halves the window `min(cwnd_, window_)`, and its
+/// `cwnd_` is not inflated during fast recovery (the inflation lives in
+/// `dupwnd_`). After a large slow-start overshoot the two differ by 2x:
+/// FlightSize still counts the whole overshooting flight, the window has
+/// already been halved by fast recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RtoSsthresh {
+    /// RFC 5681: max(FlightSize/2, 2).
+    FlightSize,
+    /// ns-2: max(min(cwnd without recovery inflation, rwnd)/2, 2).
+    Window,
 }
 
 impl Default for SenderConfig {
@@ -76,6 +94,7 @@ impl Default for SenderConfig {
             clock_granularity: Duration::from_millis(1),
             limited_transmit: true,
             newreno_impatient: true,
+            rto_ssthresh: RtoSsthresh::FlightSize,
         }
     }
 }
@@ -376,9 +395,21 @@ impl TcpSender {
         // RFC 6582 §3.2 step 2 (and §4.1 for SACK): no second reduction for
         // losses from a window already reduced. ns-2's Reno applies the
         // same guard only after a timeout (bugFix_).
-        let allowed = match self.cfg.variant {
-            Variant::Reno => !self.last_cut_timeout || self.snd_una >= self.recover,
-            _ => self.snd_una >= self.recover,
+        //
+        // After a timeout the go-back-N resend puts segments the receiver
+        // already holds back in flight; once the cumulative ACK reaches
+        // `recover` each of them draws a duplicate ACK. RFC 6582 §4.1 names
+        // this hazard; like ns-2 (tcp.cc `dupack_action`, bugFix_: no fast
+        // retransmit while highest_ack_ <= recover_) we require the ACK to
+        // cover new data beyond `recover` before a timeout-cut window may be
+        // cut again.
+        let allowed = if self.last_cut_timeout {
+            self.snd_una > self.recover
+        } else {
+            match self.cfg.variant {
+                Variant::Reno => true,
+                _ => self.snd_una >= self.recover,
+            }
         };
         if allowed {
             self.enter_recovery(now);
@@ -430,8 +461,19 @@ impl TcpSender {
         // RFC 5681 §3.1 eq. (4); held constant when the segment was already
         // retransmitted by the timer (the note after eq. (4)).
         if self.rtt.backoff_count() == 0 {
-            let flight = self.snd_max - self.snd_una;
-            self.ssthresh = ((flight / 2).max(2)) as f64;
+            let base = match self.cfg.rto_ssthresh {
+                RtoSsthresh::FlightSize => self.snd_max - self.snd_una,
+                RtoSsthresh::Window => {
+                    // Fast recovery's inflation is not part of the window.
+                    let w = if self.in_recovery {
+                        self.cwnd.min(self.ssthresh)
+                    } else {
+                        self.cwnd
+                    };
+                    (w.floor() as u64).min(self.rwnd)
+                }
+            };
+            self.ssthresh = ((base / 2).max(2)) as f64;
         }
         // RFC 5681 §3.1: loss window of one segment.
         self.cwnd = 1.0;
