@@ -174,6 +174,11 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
 }
 
 /// Times ns-2 on the scenario; Err says why it could not.
-pub(crate) fn ns2_bench(_sc: &Scenario) -> Option<Result<f64, String>> {
-    Some(Err("ns-2 export not built yet".into()))
+pub(crate) fn ns2_bench(sc: &Scenario) -> Option<Result<f64, String>> {
+    if !satcc_sim::ns2::ns_available() {
+        return Some(Err(
+            "not installed (apt-get install -y ns2 to compare)".into()
+        ));
+    }
+    Some(satcc_sim::ns2::run_ns2(sc).map(|(_, wall)| wall))
 }

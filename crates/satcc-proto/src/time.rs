@@ -88,8 +88,15 @@ impl Duration {
         if rate_bps == 0 {
             return Duration::MAX;
         }
-        let bits = bytes as u128 * 8 * 1_000_000_000;
-        Duration(bits.div_ceil(rate_bps as u128).min(u64::MAX as u128) as u64)
+        // u64 arithmetic (far cheaper than u128 division) whenever the
+        // product fits, which is every packet size.
+        match bytes.checked_mul(8_000_000_000) {
+            Some(bits_ns) => Duration(bits_ns.div_ceil(rate_bps)),
+            None => {
+                let bits = bytes as u128 * 8 * 1_000_000_000;
+                Duration(bits.div_ceil(rate_bps as u128).min(u64::MAX as u128) as u64)
+            }
+        }
     }
 }
 

@@ -12,13 +12,12 @@ use satcc_proto::Instant;
 pub enum Event {
     /// A link finished serialising a packet and may start the next.
     LinkFree(u32),
-    /// A packet reaches the far end of a link.
-    Arrive {
-        /// Link index.
-        link: u32,
-        /// Packet store index.
-        pkt: u32,
-    },
+    /// The packet at the head of a link's pipe reaches the far end. A
+    /// link's arrivals are in FIFO order (constant delay, serialised
+    /// transmissions), so only the head of each pipe is in the heap: the
+    /// heap holds one event per busy link instead of one per packet on a
+    /// wire.
+    Arrive(u32),
     /// An endpoint's timer (lazy: the endpoint checks what is due).
     Wake(u32),
     /// An application action of a flow.

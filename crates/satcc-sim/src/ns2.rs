@@ -559,15 +559,10 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
     let end = secs_f(sc.duration.0);
     let mfrom = secs_f(sc.record.measure_from.0);
     let mut id = 0usize;
+    let starts = crate::sim::flow_starts(sc);
     let mut flow_tcl = Vec::new(); // (id, proto, kind, from_s, to_s, mss)
     for (fi, f) in sc.flows.iter().enumerate() {
         let at = |x: &str| format!("flows[{fi}].{x}");
-        if f.start_spread.0 != Duration::ZERO {
-            return Err(format!(
-                "{}: must be 0 for the ns-2 export (give each flow its own start)",
-                at("start_spread")
-            ));
-        }
         if f.app != AppSpec::Bulk {
             return Err(format!(
                 "{}: only kind = \"bulk\" is supported by the ns-2 export",
@@ -575,11 +570,13 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
             ));
         }
         let hdr = f.header_bytes.unwrap_or(DEFAULT_HEADER_BYTES);
-        let start = secs_f(f.start.0);
         let stop = f.stop.map(|s| secs_f(s.0)).unwrap_or(end).min(end);
         for _ in 0..f.count {
             let (s, d) = ends[id].clone();
             let i = id;
+            // The very start times satcc draws (start_spread included).
+            let start_d = starts[id];
+            let start = secs_f(start_d);
             match f.protocol {
                 Protocol::Reno | Protocol::NewReno | Protocol::Sack => {
                     let agent = match f.protocol {
@@ -629,7 +626,7 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                         let _ = writeln!(
                             g.out,
                             "$ns at {} \"$tcp_{i} set ssthresh_ {ss}\"",
-                            secs(f.start.0)
+                            secs(start_d)
                         );
                     }
                     let _ = writeln!(
@@ -649,7 +646,7 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                          $ns connect $tcp_{i} $sink_{i}\n\
                          set app_{i} [new Application/FTP]\n$app_{i} attach-agent $tcp_{i}\n\
                          $ns at {start} \"$app_{i} start\"",
-                        start = secs(f.start.0)
+                        start = secs(start_d)
                     );
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
@@ -672,7 +669,7 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                          set app_{i} [new Application/Traffic/CBR]\n$app_{i} set packetSize_ {wire}\n\
                          $app_{i} set rate_ {rate}\n$app_{i} set random_ 0\n$app_{i} attach-agent $tcp_{i}\n\
                          $ns at {start} \"$app_{i} start\"",
-                        start = secs(f.start.0)
+                        start = secs(start_d)
                     );
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");

@@ -40,6 +40,11 @@ pub(crate) struct Link {
     queue_rng: Rng,
     busy_until: Instant,
     free_pending: bool,
+    /// Packets on the wire: (arrival time at the far end, packet index).
+    pipe: VecDeque<(Instant, u32)>,
+    /// Serialisation times of the last two packet sizes seen (data and
+    /// ACK sizes repeat; the division is the costly part).
+    tx_cache: [(u32, Duration); 2],
     hook: Option<Box<dyn LinkHook>>,
     // Counters.
     pub arrivals: u64,
@@ -168,6 +173,28 @@ impl PacketStore {
     }
 }
 
+/// A flow's start: `start` plus a uniform draw over `start_spread`, the
+/// first draw of the flow's own random stream.
+fn flow_start(spec: &FlowSpec, rng: &mut Rng) -> Duration {
+    let spread = spec.start_spread.0.as_nanos();
+    let offset = if spread > 0 { rng.below(spread + 1) } else { 0 };
+    spec.start.0 + Duration(offset)
+}
+
+/// The start time of every flow instance of `sc`, in flow order, exactly as
+/// a run draws them (the ns-2 export uses the same times).
+pub fn flow_starts(sc: &Scenario) -> Vec<Duration> {
+    let mut out = Vec::new();
+    for spec in &sc.flows {
+        for _ in 0..spec.count {
+            let id = out.len() as u64;
+            let mut rng = Rng::stream(sc.seed, STREAM_FLOW + id);
+            out.push(flow_start(spec, &mut rng));
+        }
+    }
+    out
+}
+
 /// A simulation in progress. Build it with [`Sim::new`], advance it with
 /// [`Sim::run_until`], and collect results with [`Sim::finish`].
 #[derive(Debug)]
@@ -212,6 +239,8 @@ impl Sim {
                 queue_rng: Rng::stream(sc.seed, STREAM_QUEUE + i as u64),
                 busy_until: Instant::ZERO,
                 free_pending: false,
+                pipe: VecDeque::new(),
+                tx_cache: [(0, Duration::ZERO); 2],
                 hook: None,
                 arrivals: 0,
                 drops_queue: 0,
@@ -317,9 +346,7 @@ impl Sim {
 
     fn make_flow(&self, id: u32, spec: &FlowSpec, src: u32, dst: u32, sc: &Scenario) -> Flow {
         let mut rng = Rng::stream(sc.seed, STREAM_FLOW + u64::from(id));
-        let spread = spec.start_spread.0.as_nanos();
-        let offset = if spread > 0 { rng.below(spread + 1) } else { 0 };
-        let start = Instant::ZERO + spec.start.0 + Duration(offset);
+        let start = Instant::ZERO + flow_start(spec, &mut rng);
         let stop = spec
             .stop
             .map_or(Instant::ZERO + sc.duration.0, |d| Instant::ZERO + d.0);
@@ -444,7 +471,7 @@ impl Sim {
         while let Some((t, ev)) = self.events.pop_until(until) {
             self.now = t;
             match ev {
-                Event::Arrive { link, pkt } => self.on_arrive(link as usize, pkt),
+                Event::Arrive(link) => self.on_arrive(link as usize),
                 Event::LinkFree(link) => self.on_link_free(link as usize),
                 Event::Wake(ep) => self.on_wake(ep),
                 Event::App { flow, action } => self.on_app(flow as usize, action),
@@ -466,27 +493,33 @@ impl Sim {
         p.uid = self.next_uid;
         self.next_uid += 1;
         let node = p.src;
-        self.forward(node, p);
+        // A packet lives in the store from here until it is delivered or
+        // dropped; hops pass its index, never a copy.
+        let idx = self.packets.insert(p);
+        self.forward(node, idx);
     }
 
-    fn drop_packet(&mut self, p: &Packet, _why: DropReason) {
+    /// Removes a packet from the network as dropped.
+    fn drop_idx(&mut self, idx: u32, _why: DropReason) {
+        let p = self.packets.remove(idx);
         self.totals.dropped += 1;
         if let Some(f) = self.flows.get_mut(p.flow as usize) {
             f.drops += 1;
         }
     }
 
-    fn forward(&mut self, node: u32, p: Packet) {
+    fn forward(&mut self, node: u32, idx: u32) {
         let n = self.nodes.len();
-        let li = self.routes[node as usize * n + p.dst as usize];
+        let dst = self.packets.slots[idx as usize].dst;
+        let li = self.routes[node as usize * n + dst as usize];
         if li == u32::MAX {
-            self.drop_packet(&p, DropReason::NoRoute);
+            self.drop_idx(idx, DropReason::NoRoute);
             return;
         }
-        self.send_on_link(li as usize, p);
+        self.send_on_link(li as usize, idx);
     }
 
-    fn send_on_link(&mut self, li: usize, mut p: Packet) {
+    fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
         let link = &mut self.links[li];
         link.arrivals += 1;
@@ -497,9 +530,10 @@ impl Sim {
                 queue_bytes: link.queue.bytes(),
                 limit_pkts: link.queue.limit_pkts(),
             };
-            if h.on_packet(now, &mut p, &view) == HookVerdict::Drop {
+            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop
+            {
                 link.drops_other += 1;
-                self.drop_packet(&p, DropReason::Hook);
+                self.drop_idx(idx, DropReason::Hook);
                 return;
             }
         }
@@ -509,17 +543,15 @@ impl Sim {
         let idle_since = idle.then_some(link.busy_until);
         if idle && link.queue.is_empty() && link.queue.red_avg().is_none() {
             // Fast path: an idle link with nothing queued transmits at once.
-            let idx = self.packets.insert(p);
             self.start_tx(li, idx);
             return;
         }
-        let idx = self.packets.insert(p);
+        let p = &self.packets.slots[idx as usize];
         let q = Queued {
             idx,
             size: p.size,
             low: p.low_priority,
         };
-        let link = &mut self.links[li];
         link.note_queue(now);
         match link.queue.enqueue(now, q, idle_since, &mut link.queue_rng) {
             Admit::Accepted => {}
@@ -528,14 +560,12 @@ impl Sim {
                     DropReason::RedEarly => link.drops_red += 1,
                     _ => link.drops_queue += 1,
                 }
-                let p = self.packets.remove(idx);
-                self.drop_packet(&p, why);
+                self.drop_idx(idx, why);
                 return;
             }
             Admit::PushedOut(victim) => {
                 link.drops_queue += 1;
-                let v = self.packets.remove(victim.idx);
-                self.drop_packet(&v, DropReason::QueueFull);
+                self.drop_idx(victim.idx, DropReason::QueueFull);
             }
         }
         let link = &mut self.links[li];
@@ -556,7 +586,7 @@ impl Sim {
     fn start_tx(&mut self, li: usize, idx: u32) {
         let now = self.now;
         let link = &mut self.links[li];
-        let p = self.packets.slots[idx as usize];
+        let size = self.packets.slots[idx as usize].size;
         // An internal invariant, not an input check: two overlapping
         // transmissions would let a link exceed its rate.
         assert!(
@@ -564,32 +594,40 @@ impl Sim {
             "link {} started a transmission while busy",
             link.name
         );
-        let tx = Duration::transmission(u64::from(p.size), link.rate_bps);
+        let tx = if link.tx_cache[0].0 == size {
+            link.tx_cache[0].1
+        } else if link.tx_cache[1].0 == size {
+            link.tx_cache[1].1
+        } else {
+            let tx = Duration::transmission(u64::from(size), link.rate_bps);
+            link.tx_cache[1] = link.tx_cache[0];
+            link.tx_cache[0] = (size, tx);
+            tx
+        };
         link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
-        for (ci, cap) in &mut self.pcap {
-            if *ci == li {
-                cap.record(now, &p, &self.flows[p.flow as usize]);
+        if !self.pcap.is_empty() {
+            let p = &self.packets.slots[idx as usize];
+            for (ci, cap) in &mut self.pcap {
+                if *ci == li {
+                    cap.record(now, p, &self.flows[p.flow as usize]);
+                }
             }
         }
         let link = &mut self.links[li];
         let lost = match link.error.as_mut() {
-            Some(e) => e.lose(p.size, &mut link.err_rng),
+            Some(e) => e.lose(size, &mut link.err_rng),
             None => false,
         };
         if lost {
             link.drops_error += 1;
-            let p = self.packets.remove(idx);
-            self.drop_packet(&p, DropReason::LinkError);
+            self.drop_idx(idx, DropReason::LinkError);
         } else {
             let at = link.busy_until + link.delay;
-            self.events.push(
-                at,
-                Event::Arrive {
-                    link: li as u32,
-                    pkt: idx,
-                },
-            );
+            if link.pipe.is_empty() {
+                self.events.push(at, Event::Arrive(li as u32));
+            }
+            link.pipe.push_back((at, idx));
         }
     }
 
@@ -609,10 +647,18 @@ impl Sim {
         }
     }
 
-    fn on_arrive(&mut self, li: usize, idx: u32) {
-        let node = self.links[li].to;
-        let mut p = self.packets.remove(idx);
+    fn on_arrive(&mut self, li: usize) {
+        let link = &mut self.links[li];
+        let Some((_, idx)) = link.pipe.pop_front() else {
+            return;
+        };
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.events.push(next, Event::Arrive(li as u32));
+        }
+        let node = link.to;
+        let p = &mut self.packets.slots[idx as usize];
         if p.dst == node {
+            let p = self.packets.remove(idx);
             self.totals.delivered += 1;
             self.deliver(p);
             return;
@@ -620,10 +666,10 @@ impl Sim {
         p.ttl = p.ttl.saturating_sub(1);
         if p.ttl == 0 {
             self.links[li].drops_other += 1;
-            self.drop_packet(&p, DropReason::Ttl);
+            self.drop_idx(idx, DropReason::Ttl);
             return;
         }
-        self.forward(node, p);
+        self.forward(node, idx);
     }
 
     // ---- endpoints ----
