@@ -1,9 +1,6 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so
-//! events at the same nanosecond run in the order they were scheduled and a
-//! run is reproducible to the bit.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! The event queue: a 4-ary min-heap ordered by (time, insertion sequence),
+//! so events at the same nanosecond run in the order they were scheduled and
+//! a run is reproducible to the bit.
 
 use satcc_proto::Instant;
 
@@ -48,35 +45,35 @@ pub enum AppAction {
     File,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: u64,
-    seq: u64,
-    ev: Event,
+/// Children per node of the implicit heap. A 4-ary heap is half as deep
+/// as a binary one, and the four children of a node share a cache line of
+/// keys, so a pop does fewer, cheaper levels.
+const ARITY: usize = 4;
+
+/// The ordering key of an entry: time in the high 64 bits, insertion
+/// sequence in the low 64, so one integer compare orders by
+/// (time, sequence).
+#[inline(always)]
+fn key(time: u64, seq: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(seq)
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
-    }
-}
+/// A key no event has (it would need time and sequence both `u64::MAX`):
+/// pads the key vector so every node with a child has a full set of
+/// `ARITY` child slots, and the smallest child is found without branches.
+const PAD: u128 = u128::MAX;
 
 /// The pending events of a run.
+///
+/// A hand-written 4-ary min-heap. Keys and payloads live in parallel
+/// vectors (`keys[i]` goes with `evs[i]` for `i < evs.len()`) so sifting
+/// only scans the keys; `keys` has at least `ARITY` extra `PAD` slots past
+/// the live entries. Keys are unique (the sequence number never repeats),
+/// so the pop order is exactly (time, insertion sequence).
 #[derive(Debug, Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    keys: Vec<u128>,
+    evs: Vec<Event>,
     seq: u64,
     processed: u64,
 }
@@ -86,35 +83,95 @@ impl EventQueue {
     pub fn new() -> Self {
         Self::default()
     }
+
     /// Schedules `ev` at `at`.
+    #[inline]
     pub fn push(&mut self, at: Instant, ev: Event) {
         self.seq += 1;
-        self.heap.push(Entry {
-            time: at.as_nanos(),
-            seq: self.seq,
-            ev,
-        });
+        let k = key(at.as_nanos(), self.seq);
+        let mut i = self.evs.len();
+        self.evs.push(ev);
+        if self.keys.len() < i + 1 + ARITY {
+            self.keys.resize(i + 1 + ARITY, PAD);
+        }
+        // Sift up with a hole: move parents down until `k` fits.
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            let pk = self.keys[parent];
+            if pk <= k {
+                break;
+            }
+            self.keys[i] = pk;
+            self.evs[i] = self.evs[parent];
+            i = parent;
+        }
+        self.keys[i] = k;
+        self.evs[i] = ev;
     }
+
     /// The next event if it is due no later than `until`.
+    #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
-        if self.heap.peek()?.time > until.as_nanos() {
+        let last_ev = *self.evs.last()?;
+        let top = self.keys[0];
+        if (top >> 64) as u64 > until.as_nanos() {
             return None;
         }
-        let e = self.heap.pop()?;
+        let ev = self.evs[0];
+        self.evs.pop();
+        let n = self.evs.len();
+        // Take the last entry out (leaving padding). Move the hole at the
+        // root down along the smallest children to a leaf, then sift the
+        // last entry up from there: it came from the bottom, so it rarely
+        // rises far, and the descent needs no compare against it.
+        let last_k = std::mem::replace(&mut self.keys[n], PAD);
+        if n > 0 {
+            let mut i = 0;
+            loop {
+                let first = i * ARITY + 1;
+                if first >= n {
+                    break;
+                }
+                let c: &[u128; ARITY] = self.keys[first..first + ARITY].try_into().expect("padded");
+                let (a, ak) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
+                let (b, bk) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                let (off, best_k) = if bk < ak { (b, bk) } else { (a, ak) };
+                if best_k == PAD {
+                    break;
+                }
+                let best = first + off;
+                self.keys[i] = best_k;
+                self.evs[i] = self.evs[best];
+                i = best;
+            }
+            while i > 0 {
+                let parent = (i - 1) / ARITY;
+                let pk = self.keys[parent];
+                if pk <= last_k {
+                    break;
+                }
+                self.keys[i] = pk;
+                self.evs[i] = self.evs[parent];
+                i = parent;
+            }
+            self.keys[i] = last_k;
+            self.evs[i] = last_ev;
+        }
         self.processed += 1;
-        Some((Instant(e.time), e.ev))
+        Some((Instant((top >> 64) as u64), ev))
     }
+
     /// Events handed out so far.
     pub fn processed(&self) -> u64 {
         self.processed
     }
     /// Events still pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.evs.len()
     }
     /// No events pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.evs.is_empty()
     }
 }
 
@@ -149,5 +206,60 @@ mod tests {
         q.push(Instant(10), Event::Sample);
         assert!(q.pop_until(Instant(9)).is_none());
         assert!(q.pop_until(Instant(10)).is_some());
+        assert!(q.is_empty());
+        assert!(q.pop_until(Instant::MAX).is_none());
+    }
+
+    /// Interleaved pushes and pops against a reference that sorts by
+    /// (time, insertion sequence), with many ties and horizons.
+    #[test]
+    fn matches_a_sorted_reference() {
+        use satcc_proto::rng::Rng;
+        for seed in 0..20u64 {
+            let mut rng = Rng::new(seed);
+            let mut q = EventQueue::new();
+            // (time, seq, payload), kept sorted descending so pop() is the min.
+            let mut reference: Vec<(u64, u64, u32)> = Vec::new();
+            let mut seq = 0u64;
+            let mut now = 0u64;
+            let spread = 1 + rng.below(1000);
+            for step in 0..20_000u32 {
+                let r = rng.below(100);
+                if r < 55 {
+                    // Times at or after `now`, with frequent ties.
+                    let t = now + rng.below(spread);
+                    seq += 1;
+                    q.push(Instant(t), Event::Wake(step));
+                    reference.push((t, seq, step));
+                    reference.sort_unstable_by(|a, b| b.cmp(a));
+                } else {
+                    let until = if rng.chance(0.2) {
+                        now + rng.below(spread)
+                    } else {
+                        u64::MAX
+                    };
+                    let want = match reference.last() {
+                        Some(&(t, _, p)) if t <= until => {
+                            reference.pop();
+                            Some((Instant(t), Event::Wake(p)))
+                        }
+                        _ => None,
+                    };
+                    let got = q.pop_until(Instant(until));
+                    assert_eq!(got, want, "seed {seed} step {step}");
+                    if let Some((t, _)) = got {
+                        now = t.as_nanos();
+                    }
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some((t, _, p)) = reference.pop() {
+                assert_eq!(
+                    q.pop_until(Instant::MAX),
+                    Some((Instant(t), Event::Wake(p)))
+                );
+            }
+            assert!(q.is_empty());
+        }
     }
 }

@@ -153,7 +153,10 @@ pub struct Ns2Result {
 impl Ns2Result {
     /// Jain's index over all flows' goodput (equal shares).
     pub fn jain(&self) -> f64 {
-        jain(&self.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>())
+        crate::metrics::jain_index(
+            &self.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>(),
+            None,
+        )
     }
     /// A monitored link by name.
     pub fn link(&self, name: &str) -> Option<&Ns2Link> {
@@ -162,17 +165,6 @@ impl Ns2Result {
     /// Sum of all flows' goodput.
     pub fn total_goodput_bps(&self) -> f64 {
         self.flows.iter().map(|f| f.goodput_bps).sum()
-    }
-}
-
-/// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for empty or all zero.
-pub fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    if x.is_empty() || s2 == 0.0 {
-        1.0
-    } else {
-        s * s / (x.len() as f64 * s2)
     }
 }
 
@@ -193,11 +185,7 @@ fn secs_f(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e9
 }
 
-/// RFC 3390 initial window in segments for `mss` payload bytes:
-/// min(4, max(2, floor(4380 / mss))).
-pub fn rfc3390_initial_window(mss: u32) -> u32 {
-    (4380 / mss.max(1)).clamp(2, 4)
-}
+pub use satcc_proto::tcp::rfc3390_initial_window;
 
 /// The ns-2 RNG seed for a scenario seed: the seed itself if in
 /// 1..=2^31-2, otherwise folded into that range (ns-2 wants N > 0).
@@ -1088,8 +1076,17 @@ stop = "10s"
             "error = { kind = \"gilbert\", p_gb = 0.01, p_bg = 0.5 }",
         ));
         assert!(e.starts_with("topology.bottleneck.error:"), "{e}");
-        let e = err_of(("count = 2", "count = 2\nstart_spread = \"1s\""));
-        assert!(e.starts_with("flows[0].start_spread:"), "{e}");
+        // Spread starts are exported as the very times satcc draws.
+        let toml = SAMPLE.replace("count = 2", "count = 2\nstart_spread = \"1s\"");
+        let sc = Scenario::from_toml_str(&toml, "<x>", &[]).unwrap();
+        let t = to_tcl(&sc).unwrap();
+        for d in crate::sim::flow_starts(&sc) {
+            assert!(d > Duration::ZERO, "spread draws a positive offset");
+            assert!(
+                t.contains(&format!("$ns at {} ", secs(d))),
+                "start {d} in script"
+            );
+        }
         let e = err_of((
             "count = 2",
             "count = 2\napp = { kind = \"files\", size = \"1MB\" }",
@@ -1124,9 +1121,7 @@ stop = "10s"
     }
 
     #[test]
-    fn jain_and_seeds() {
-        assert_eq!(jain(&[1.0, 1.0]), 1.0);
-        assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+    fn seeds_and_initial_window() {
         assert_eq!(ns2_seed(0), 2_147_483_646);
         assert_eq!(ns2_seed(5), 5);
         assert_eq!(rfc3390_initial_window(1000), 4);

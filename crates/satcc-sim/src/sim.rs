@@ -119,8 +119,6 @@ pub(crate) struct Flow {
     pub packets_sent: u64,
     pub drops: u64,
     delivered_at_measure: u64,
-    rtt_sum: f64,
-    rtt_n: u64,
 }
 
 impl Flow {
@@ -357,8 +355,7 @@ impl Sim {
                 _ => Variant::Sack,
             };
             let d = SenderConfig::default();
-            // RFC 3390 §1: IW = min(4*MSS, max(2*MSS, 4380 bytes)).
-            let rfc3390 = (4380 / spec.mss.max(1)).clamp(2, 4);
+            let rfc3390 = satcc_proto::tcp::rfc3390_initial_window(spec.mss);
             let cfg = SenderConfig {
                 variant,
                 mss: spec.mss,
@@ -434,8 +431,6 @@ impl Sim {
             packets_sent: 0,
             drops: 0,
             delivered_at_measure: 0,
-            rtt_sum: 0.0,
-            rtt_n: 0,
         }
     }
 
@@ -530,8 +525,7 @@ impl Sim {
                 queue_bytes: link.queue.bytes(),
                 limit_pkts: link.queue.limit_pkts(),
             };
-            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop
-            {
+            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
                 link.drops_other += 1;
                 self.drop_idx(idx, DropReason::Hook);
                 return;
@@ -977,14 +971,6 @@ impl Sim {
 
     fn on_sample(&mut self) {
         let now = self.now;
-        for f in &mut self.flows {
-            if let Sender::Tcp(s) = &f.sender {
-                if let Some(r) = s.stats().srtt {
-                    f.rtt_sum += r.as_secs_f64();
-                    f.rtt_n += 1;
-                }
-            }
-        }
         for &li in &self.monitored {
             self.links[li].note_queue(now);
         }

@@ -35,7 +35,8 @@
 //! averages over [`SEEDS_RED`] seeds (its Jain index and utilization vary by
 //! ~1 % between seeds).
 
-use satcc_sim::ns2::{self, jain, Ns2Result};
+use satcc_sim::metrics::jain_index;
+use satcc_sim::ns2::{self, Ns2Result};
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions};
 
@@ -224,7 +225,7 @@ fn red_dumbbell_8_sack() {
             .unwrap_or_else(|e| panic!("satcc run of {:?} failed: {e}", sc.name));
         let s = &out.summary;
         let g: Vec<f64> = s.flows.iter().map(|f| f.goodput_bps).collect();
-        sj.push(jain(&g));
+        sj.push(jain_index(&g, None));
         su.push(
             s.links
                 .iter()

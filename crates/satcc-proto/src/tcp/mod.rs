@@ -19,3 +19,9 @@ pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use sender::{RtoSsthresh, SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};
+
+/// RFC 3390 §1 initial window in segments for `mss` payload bytes:
+/// min(4*MSS, max(2*MSS, 4380 bytes)) / MSS.
+pub fn rfc3390_initial_window(mss: u32) -> u32 {
+    (4380 / mss.max(1)).clamp(2, 4)
+}
