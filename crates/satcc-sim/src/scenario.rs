@@ -834,8 +834,18 @@ impl Scenario {
             if f.protocol == Protocol::Cbr && f.rate.is_none() {
                 return Err((at("rate"), "required for protocol \"cbr\"".into()));
             }
-            if f.protocol.is_tcp() && f.rate.is_some() {
-                return Err((at("rate"), "applies to protocol \"cbr\" only".into()));
+            let onoff = matches!(f.app, AppSpec::OnOff { .. });
+            if f.protocol.is_tcp() && f.rate.is_some() && !onoff {
+                return Err((
+                    at("rate"),
+                    "applies to protocol \"cbr\" and to app kind \"onoff\" only".into(),
+                ));
+            }
+            if f.protocol.is_tcp() && onoff && f.rate.is_none() {
+                return Err((
+                    at("rate"),
+                    "required with app kind \"onoff\" (the rate offered while ON)".into(),
+                ));
             }
             match &f.app {
                 AppSpec::Files {

@@ -167,6 +167,7 @@ fn single_pair(protocol: &str, per: f64) -> (f64, f64) {
         ns.push(r.flows[0].goodput_bps);
         let out = run(&sc, &RunOptions::default())
             .unwrap_or_else(|e| panic!("satcc run of {:?} failed: {e}", sc.name));
+        assert!(out.summary.packets.conserved(), "{:?}", out.summary.packets);
         sat.push(out.summary.flows[0].goodput_bps);
     }
     (mean(&ns), mean(&sat))
@@ -174,6 +175,11 @@ fn single_pair(protocol: &str, per: f64) -> (f64, f64) {
 
 fn assert_within(what: &str, satcc: f64, ns2: f64, tol: f64) {
     let rel = (satcc - ns2).abs() / ns2.abs().max(1e-12);
+    println!(
+        "CROSSCHECK {what}: satcc {satcc:.4} ns-2 {ns2:.4} diff {:+.1} % (tolerance {:.0} %)",
+        (satcc - ns2) / ns2.abs().max(1e-12) * 100.0,
+        tol * 100.0
+    );
     assert!(
         rel <= tol,
         "{what}: satcc {satcc:.4} vs ns-2 {ns2:.4} differ by {:.1} % (> {:.0} %)",
@@ -224,6 +230,7 @@ fn red_dumbbell_8_sack() {
         let out = run(&sc, &RunOptions::default())
             .unwrap_or_else(|e| panic!("satcc run of {:?} failed: {e}", sc.name));
         let s = &out.summary;
+        assert!(s.packets.conserved(), "{:?}", s.packets);
         let g: Vec<f64> = s.flows.iter().map(|f| f.goodput_bps).collect();
         sj.push(jain_index(&g, None));
         su.push(
