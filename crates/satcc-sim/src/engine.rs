@@ -120,10 +120,8 @@ impl EventQueue {
         let ev = self.evs[0];
         self.evs.pop();
         let n = self.evs.len();
-        // Take the last entry out (leaving padding). Move the hole at the
-        // root down along the smallest children to a leaf, then sift the
-        // last entry up from there: it came from the bottom, so it rarely
-        // rises far, and the descent needs no compare against it.
+        // Take the last entry out (leaving padding) and sift it down from
+        // the root's hole.
         let last_k = std::mem::replace(&mut self.keys[n], PAD);
         if n > 0 {
             let mut i = 0;
@@ -136,23 +134,13 @@ impl EventQueue {
                 let (a, ak) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
                 let (b, bk) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
                 let (off, best_k) = if bk < ak { (b, bk) } else { (a, ak) };
-                if best_k == PAD {
+                if last_k <= best_k {
                     break;
                 }
                 let best = first + off;
                 self.keys[i] = best_k;
                 self.evs[i] = self.evs[best];
                 i = best;
-            }
-            while i > 0 {
-                let parent = (i - 1) / ARITY;
-                let pk = self.keys[parent];
-                if pk <= last_k {
-                    break;
-                }
-                self.keys[i] = pk;
-                self.evs[i] = self.evs[parent];
-                i = parent;
             }
             self.keys[i] = last_k;
             self.evs[i] = last_ev;
@@ -230,8 +218,8 @@ mod tests {
                     let t = now + rng.below(spread);
                     seq += 1;
                     q.push(Instant(t), Event::Wake(step));
-                    reference.push((t, seq, step));
-                    reference.sort_unstable_by(|a, b| b.cmp(a));
+                    let at = reference.partition_point(|&e| e > (t, seq, step));
+                    reference.insert(at, (t, seq, step));
                 } else {
                     let until = if rng.chance(0.2) {
                         now + rng.below(spread)
