@@ -411,19 +411,7 @@ impl Gen {
         acc: &AccessSpec,
         delay: Duration,
     ) -> Result<(), String> {
-        let l = LinkSpec {
-            from: None,
-            to: None,
-            name: None,
-            rate: acc.rate,
-            reverse_rate: None,
-            delay: crate::scenario::Dur(delay),
-            queue: acc.queue.clone(),
-            reverse_queue: None,
-            error: None,
-            reverse_error: None,
-        };
-        self.duplex(from, to, name, &l, "topology.access")
+        self.duplex(from, to, name, &acc.link(delay), "topology.access")
     }
 }
 

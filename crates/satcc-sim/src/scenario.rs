@@ -220,6 +220,24 @@ impl AccessSpec {
     }
 }
 
+impl AccessSpec {
+    /// The duplex link spec of one access link with one-way `delay`.
+    pub fn link(&self, delay: Duration) -> LinkSpec {
+        LinkSpec {
+            from: None,
+            to: None,
+            name: None,
+            rate: self.rate,
+            reverse_rate: None,
+            delay: Dur(delay),
+            queue: self.queue.clone(),
+            reverse_queue: None,
+            error: None,
+            reverse_error: None,
+        }
+    }
+}
+
 impl Default for AccessSpec {
     fn default() -> Self {
         AccessSpec {

@@ -84,20 +84,8 @@ impl NetDef {
             };
             let sdelay = pick(&acc.delays, acc.delay.0);
             let ddelay = pick(&acc.sink_delays, acc.sink_delay.unwrap_or(acc.delay).0);
-            let mk = |delay: Duration| LinkSpec {
-                from: None,
-                to: None,
-                name: None,
-                rate: acc.rate,
-                reverse_rate: None,
-                delay: crate::scenario::Dur(delay),
-                queue: acc.queue.clone(),
-                reverse_queue: None,
-                error: None,
-                reverse_error: None,
-            };
-            self.duplex(s, left, &format!("access.s{i}"), &mk(sdelay), true);
-            self.duplex(right, d, &format!("access.d{i}"), &mk(ddelay), true);
+            self.duplex(s, left, &format!("access.s{i}"), &acc.link(sdelay), true);
+            self.duplex(right, d, &format!("access.d{i}"), &acc.link(ddelay), true);
             self.endpoints.push((s, d));
         }
     }

@@ -1,15 +1,8 @@
 //! Applications on top of flows: finite files, Poisson arrivals, Pareto
 //! ON/OFF, start/stop times.
 
-use satcc_sim::scenario::Scenario;
-use satcc_sim::{run, RunOptions, RunOutput};
-
-fn sim(text: &str) -> RunOutput {
-    let sc = Scenario::from_toml_str(text, "test.toml", &[]).expect("valid scenario");
-    let out = run(&sc, &RunOptions::default()).expect("runs");
-    assert!(out.summary.packets.conserved(), "{:?}", out.summary.packets);
-    out
-}
+mod common;
+use common::sim;
 
 const NET: &str = r#"
 [topology]

@@ -1,26 +1,8 @@
 //! Network-model tests that need no transport protocol: CBR sources through
 //! links, queues, error models and multi-hop routes.
 
-use satcc_sim::scenario::Scenario;
-use satcc_sim::{run, RunOptions, RunOutput};
-
-fn sim(text: &str) -> RunOutput {
-    let sc = Scenario::from_toml_str(text, "test.toml", &[]).expect("valid scenario");
-    let out = run(
-        &sc,
-        &RunOptions {
-            series: true,
-            ..Default::default()
-        },
-    )
-    .expect("runs");
-    assert!(
-        out.summary.packets.conserved(),
-        "conservation: {:?}",
-        out.summary.packets
-    );
-    out
-}
+mod common;
+use common::sim;
 
 #[test]
 fn uniform_error_model_loses_its_rate() {
