@@ -31,10 +31,16 @@ pub struct LinkSeries {
     pub queue_pkts: Vec<f64>,
     /// Fraction of the last interval spent transmitting.
     pub utilization: Vec<f64>,
-    /// Drops in the last interval.
+    /// Drops in the last interval, all reasons.
     pub drops: Vec<f64>,
+    /// Queue-overflow drops in the last interval.
+    pub drops_queue: Vec<f64>,
+    /// RED early drops in the last interval.
+    pub drops_red: Vec<f64>,
+    /// Error-model losses in the last interval.
+    pub drops_error: Vec<f64>,
     last_busy: u64,
-    last_drops: u64,
+    last: [u64; 4],
 }
 
 /// All time series of a run.
@@ -93,9 +99,22 @@ impl Series {
             s.utilization
                 .push(((busy - s.last_busy.min(busy)) as f64 / dt_ns as f64).min(1.0));
             s.last_busy = busy;
-            let d = l.drops_queue + l.drops_red + l.drops_error + l.drops_other;
-            s.drops.push((d - s.last_drops.min(d)) as f64);
-            s.last_drops = d;
+            let now_counts = [
+                l.drops_queue + l.drops_red + l.drops_error + l.drops_other,
+                l.drops_queue,
+                l.drops_red,
+                l.drops_error,
+            ];
+            let cols = [
+                &mut s.drops,
+                &mut s.drops_queue,
+                &mut s.drops_red,
+                &mut s.drops_error,
+            ];
+            for ((col, &c), last) in cols.into_iter().zip(&now_counts).zip(&mut s.last) {
+                col.push((c - (*last).min(c)) as f64);
+                *last = c;
+            }
         }
         self.last_t = now.as_nanos();
     }
@@ -119,15 +138,24 @@ impl Series {
         out
     }
 
-    /// Per-link CSV: `time_s,link,queue_pkts,utilization,drops`.
+    /// Per-link CSV:
+    /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error`.
     pub fn links_csv(&self) -> String {
-        let mut out = String::from("time_s,link,queue_pkts,utilization,drops\n");
+        let mut out = String::from(
+            "time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error\n",
+        );
         for (i, t) in self.t.iter().enumerate() {
             for l in &self.links {
                 let _ = writeln!(
                     out,
-                    "{t:.3},{},{},{:.4},{}",
-                    l.name, l.queue_pkts[i], l.utilization[i], l.drops[i]
+                    "{t:.3},{},{},{:.4},{},{},{},{}",
+                    l.name,
+                    l.queue_pkts[i],
+                    l.utilization[i],
+                    l.drops[i],
+                    l.drops_queue[i],
+                    l.drops_red[i],
+                    l.drops_error[i]
                 );
             }
         }
