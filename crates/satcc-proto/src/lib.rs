@@ -7,8 +7,10 @@
 //! same machines (see `DESIGN.md`).
 #![warn(missing_docs)]
 
+pub mod equation;
 pub mod rng;
 pub mod tcp;
+pub mod tfrc;
 pub mod time;
 
 pub use time::{Duration, Instant};
