@@ -75,6 +75,30 @@ pub fn summary_table(s: &Summary) -> String {
             s.flows.len() - MAX_ROWS
         );
     }
+    let fb: Vec<_> = s
+        .flows
+        .iter()
+        .filter_map(|f| Some((f, f.feedback_packets?, f.loss_event_rate?)))
+        .collect();
+    if !fb.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{:>4}  {:<12} {:>10} {:>11} {:>12}",
+            "flow", "feedback", "packets", "per second", "loss event p"
+        );
+        for (f, n, p) in fb.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                o,
+                "{:>4}  {:<12} {:>10} {:>11.2} {:>12.5}",
+                f.id,
+                truncate(&f.name, 12),
+                n,
+                *n as f64 / s.duration_s.max(1e-9),
+                p
+            );
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
@@ -209,6 +233,25 @@ pub fn charts_svg(scenario: &str, s: &Series) -> String {
             points: pts(&f.cwnd, 1.0),
         })
         .collect();
+    let rate: Vec<PlotSeries> = s
+        .flows
+        .iter()
+        .filter(|f| f.rate_bps.iter().any(|c| c.is_finite()))
+        .take(MAX_FLOW_LINES)
+        .map(|f| PlotSeries {
+            name: f.name.clone(),
+            points: pts(&f.rate_bps, 1e-6),
+        })
+        .collect();
+    if !rate.is_empty() {
+        charts.push(Chart {
+            title: "allowed sending rate X (TFRC/CCID3)".into(),
+            x_label: "time (s)".into(),
+            y_label: "X (Mb/s)".into(),
+            series: rate,
+            y_min: Some(0.0),
+        });
+    }
     if !cwnd.is_empty() {
         charts.push(Chart {
             title: "congestion window".into(),

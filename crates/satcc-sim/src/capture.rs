@@ -92,13 +92,21 @@ impl LinkCapture {
                     payload_len: 0,
                 },
             ),
-            Payload::Udp { .. } => w.write_udp(
+            Payload::TfrcData(_) | Payload::TfrcFeedback(_) | Payload::Udp { .. } => w.write_udp(
                 now.as_nanos(),
                 &UdpPcap {
                     src_ip: node_ip(p.src),
                     dst_ip: node_ip(p.dst),
-                    src_port: sender_port(f.id),
-                    dst_port: RECEIVER_PORT,
+                    src_port: if p.payload.is_reverse() {
+                        RECEIVER_PORT
+                    } else {
+                        sender_port(f.id)
+                    },
+                    dst_port: if p.payload.is_reverse() {
+                        sender_port(f.id)
+                    } else {
+                        RECEIVER_PORT
+                    },
                     ttl: p.ttl,
                     payload_len: p.size.saturating_sub(28),
                 },

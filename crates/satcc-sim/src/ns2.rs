@@ -629,6 +629,13 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                     }
                     flow_tcl.push((i, f.protocol.name(), "tcp", start, stop, f.mss));
                 }
+                Protocol::Tfrc | Protocol::Ccid3 => {
+                    return Err(format!(
+                        "{}: {} is not yet exported to ns-2",
+                        at("protocol"),
+                        f.protocol.name()
+                    ));
+                }
                 Protocol::Cbr => {
                     let payload = f.packet_size.unwrap_or(f.mss);
                     let wire = payload + hdr;

@@ -2,6 +2,7 @@
 //! byte buffers (the pcap writer synthesises headers when asked).
 
 use satcc_proto::tcp::{TcpAck, TcpData};
+use satcc_proto::tfrc::{TfrcData, TfrcFeedback};
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug)]
@@ -10,6 +11,10 @@ pub enum Payload {
     TcpData(TcpData),
     /// TCP acknowledgement, receiver to sender.
     TcpAck(TcpAck),
+    /// TFRC/CCID3 data packet.
+    TfrcData(TfrcData),
+    /// TFRC/CCID3 feedback packet.
+    TfrcFeedback(TfrcFeedback),
     /// UDP datagram with a sequence number.
     Udp {
         /// Datagram sequence number.
@@ -20,7 +25,7 @@ pub enum Payload {
 impl Payload {
     /// True for packets travelling from a flow's receiver back to its sender.
     pub fn is_reverse(&self) -> bool {
-        matches!(self, Payload::TcpAck(_))
+        matches!(self, Payload::TcpAck(_) | Payload::TfrcFeedback(_))
     }
 }
 

@@ -36,6 +36,15 @@ pub struct FlowSummary {
     pub files_completed: u64,
     /// Mean file transfer time, seconds.
     pub mean_file_time_s: Option<f64>,
+    /// TFRC/CCID3: feedback packets the receiver sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_packets: Option<u64>,
+    /// TFRC/CCID3: feedback bytes on the wire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_bytes: Option<u64>,
+    /// TFRC/CCID3: the receiver's loss event rate p at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_event_rate: Option<f64>,
 }
 
 /// Per-protocol-class aggregates.

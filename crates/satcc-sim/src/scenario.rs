@@ -437,6 +437,10 @@ pub enum Protocol {
     Sack,
     /// UDP constant bit rate.
     Cbr,
+    /// TFRC (RFC 5348) over UDP.
+    Tfrc,
+    /// DCCP CCID3: TFRC with a selectable feedback policy (`feedback`).
+    Ccid3,
 }
 
 impl Protocol {
@@ -447,11 +451,17 @@ impl Protocol {
             Protocol::NewReno => "newreno",
             Protocol::Sack => "sack",
             Protocol::Cbr => "cbr",
+            Protocol::Tfrc => "tfrc",
+            Protocol::Ccid3 => "ccid3",
         }
     }
     /// A TCP variant.
     pub fn is_tcp(self) -> bool {
         matches!(self, Protocol::Reno | Protocol::NewReno | Protocol::Sack)
+    }
+    /// TFRC or CCID3.
+    pub fn is_tfrc(self) -> bool {
+        matches!(self, Protocol::Tfrc | Protocol::Ccid3)
     }
 }
 
@@ -534,9 +544,33 @@ pub struct FlowSpec {
     /// CBR: payload bytes per datagram.
     #[serde(default)]
     pub packet_size: Option<u32>,
+    /// CCID3: receiver feedback policy (`"standard"`: one report per RTT;
+    /// `"dynamic"`: paper 001's NFb reports per RTT).
+    #[serde(default)]
+    pub feedback: Option<FeedbackSpec>,
+    /// CCID3 dynamic feedback: RTTref of paper 001 (default 100 ms).
+    #[serde(default)]
+    pub rtt_ref: Option<Dur>,
+    /// TFRC/CCID3: RFC 5348 §4.5 oscillation damping.
+    #[serde(default)]
+    pub oscillation_damping: bool,
+    /// TFRC/CCID3: RFC 5348 §5.5 history discounting.
+    #[serde(default)]
+    pub history_discounting: bool,
     /// What the application offers.
     #[serde(default)]
     pub app: AppSpec,
+}
+
+/// CCID3 feedback policy as written in scenarios.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackSpec {
+    /// One feedback per RTT (RFC 4342 / RFC 5348 §6.2).
+    #[default]
+    Standard,
+    /// NFb = min(max(round(RTT/RTTref), 1), RTT*X_recv/s) per RTT (paper 001).
+    Dynamic,
 }
 
 /// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].
@@ -848,6 +882,28 @@ impl Scenario {
                 if stop.0 <= f.start.0 {
                     return Err((at("stop"), "must be after start".into()));
                 }
+            }
+            if f.feedback.is_some() && f.protocol != Protocol::Ccid3 {
+                return Err((
+                    at("feedback"),
+                    "applies to protocol \"ccid3\" only (tfrc is RFC 5348's once-per-RTT feedback)"
+                        .into(),
+                ));
+            }
+            if f.rtt_ref.is_some() && f.feedback != Some(FeedbackSpec::Dynamic) {
+                return Err((
+                    at("rtt_ref"),
+                    "applies to feedback = \"dynamic\" only".into(),
+                ));
+            }
+            if f.rtt_ref.is_some_and(|r| r.0 == Duration::ZERO) {
+                return Err((at("rtt_ref"), "must be greater than zero".into()));
+            }
+            if f.protocol.is_tfrc() && f.app != AppSpec::Bulk {
+                return Err((at("app"), "TFRC and CCID3 flows are bulk sources".into()));
+            }
+            if f.protocol.is_tfrc() && f.rate.is_some() {
+                return Err((at("rate"), "TFRC and CCID3 choose their own rate".into()));
             }
             if f.protocol == Protocol::Cbr && f.rate.is_none() {
                 return Err((at("rate"), "required for protocol \"cbr\"".into()));

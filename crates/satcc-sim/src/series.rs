@@ -19,7 +19,16 @@ pub struct FlowSeries {
     pub cwnd: Vec<f64>,
     /// Smoothed RTT in seconds (NaN before the first sample).
     pub rtt_s: Vec<f64>,
+    /// Rate-based senders: allowed rate X, bits per second (NaN otherwise).
+    pub rate_bps: Vec<f64>,
+    /// Rate-based senders: X_recv last reported, bits per second.
+    pub x_recv_bps: Vec<f64>,
+    /// Rate-based senders: loss event rate p last reported.
+    pub p: Vec<f64>,
+    /// Feedback packets sent by the receiver in the last interval.
+    pub feedback: Vec<f64>,
     last_bytes: u64,
+    last_feedback: u64,
 }
 
 /// One monitored link's columns.
@@ -91,6 +100,17 @@ impl Series {
             s.last_bytes = b;
             s.cwnd.push(f.cwnd());
             s.rtt_s.push(f.srtt_s());
+            let (x, xr, p) = f.rate_state().unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+            s.rate_bps.push(x);
+            s.x_recv_bps.push(xr);
+            s.p.push(p);
+            match f.feedback_sent() {
+                Some(n) => {
+                    s.feedback.push((n - s.last_feedback.min(n)) as f64);
+                    s.last_feedback = n;
+                }
+                None => s.feedback.push(f64::NAN),
+            }
         }
         for (s, &li) in self.links.iter_mut().zip(&sim.monitored) {
             let l = &sim.links[li];
@@ -119,19 +139,27 @@ impl Series {
         self.last_t = now.as_nanos();
     }
 
-    /// Per-flow CSV: `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s`.
+    /// Per-flow CSV:
+    /// `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback`
+    /// (columns that do not apply to a protocol are empty).
     pub fn flows_csv(&self) -> String {
-        let mut out = String::from("time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s\n");
+        let mut out = String::from(
+            "time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback\n",
+        );
         for (i, t) in self.t.iter().enumerate() {
             for (id, f) in self.flows.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "{t:.3},{id},{},{},{:.0},{},{}",
+                    "{t:.3},{id},{},{},{:.0},{},{},{},{},{},{}",
                     f.name,
                     f.protocol,
                     f.goodput_bps[i],
                     num(f.cwnd[i], 2),
-                    num(f.rtt_s[i], 4)
+                    num(f.rtt_s[i], 4),
+                    num(f.rate_bps[i], 0),
+                    num(f.x_recv_bps[i], 0),
+                    num(f.p[i], 6),
+                    num(f.feedback[i], 0)
                 );
             }
         }

@@ -7,6 +7,10 @@ use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
     ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
 };
+use satcc_proto::tfrc::{
+    FeedbackPolicy, ReceiverConfig as TfrcReceiverConfig, SenderConfig as TfrcSenderConfig,
+    TfrcReceiver, TfrcSender,
+};
 use satcc_proto::{Duration, Instant};
 
 use crate::engine::{AppAction, Event, EventQueue};
@@ -16,7 +20,9 @@ use crate::metrics::jain_index;
 use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
 use crate::queue::{Admit, Queue, Queued};
 use crate::report::{ClassSummary, FlowSummary, LinkSummary, PacketTotals, Summary};
-use crate::scenario::{AppSpec, FileMode, FlowSpec, Protocol, RtoSsthreshSpec, Scenario};
+use crate::scenario::{
+    AppSpec, FeedbackSpec, FileMode, FlowSpec, Protocol, RtoSsthreshSpec, Scenario,
+};
 use crate::series::Series;
 use crate::topology::NetDef;
 
@@ -82,12 +88,14 @@ struct Cbr {
 #[derive(Debug)]
 enum Sender {
     Tcp(Box<TcpSender>),
+    Tfrc(Box<TfrcSender>),
     Cbr(Cbr),
 }
 
 #[derive(Debug)]
 enum Receiver {
     Tcp(Box<TcpReceiver>),
+    Tfrc(Box<TfrcReceiver>),
     Sink { bytes: u64 },
 }
 
@@ -125,19 +133,39 @@ impl Flow {
     pub(crate) fn delivered_bytes(&self) -> u64 {
         match &self.receiver {
             Receiver::Tcp(r) => r.stats().delivered_bytes,
+            Receiver::Tfrc(r) => r.stats().delivered_bytes,
             Receiver::Sink { bytes } => *bytes,
         }
     }
     pub(crate) fn cwnd(&self) -> f64 {
         match &self.sender {
             Sender::Tcp(s) => s.stats().cwnd,
-            Sender::Cbr(_) => f64::NAN,
+            _ => f64::NAN,
         }
     }
     pub(crate) fn srtt_s(&self) -> f64 {
         match &self.sender {
             Sender::Tcp(s) => s.stats().srtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+            Sender::Tfrc(s) => s.stats().rtt.map_or(f64::NAN, |d| d.as_secs_f64()),
             Sender::Cbr(_) => f64::NAN,
+        }
+    }
+    /// Rate-based senders: (X, X_recv, p) as the sender sees them, X and
+    /// X_recv in bits per second.
+    pub(crate) fn rate_state(&self) -> Option<(f64, f64, f64)> {
+        match &self.sender {
+            Sender::Tfrc(s) => {
+                let st = s.stats();
+                Some((st.x * 8.0, st.x_recv * 8.0, st.p))
+            }
+            _ => None,
+        }
+    }
+    /// Feedback packets the receiver has sent (rate-based protocols).
+    pub(crate) fn feedback_sent(&self) -> Option<u64> {
+        match &self.receiver {
+            Receiver::Tfrc(r) => Some(r.stats().feedback_sent),
+            _ => None,
         }
     }
 }
@@ -385,6 +413,33 @@ impl Sim {
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
                 Receiver::Tcp(Box::new(TcpReceiver::new(rcfg))),
+                spec.header_bytes.unwrap_or(40),
+            )
+        } else if spec.protocol.is_tfrc() {
+            let sd = TfrcSenderConfig::default();
+            let rd = TfrcReceiverConfig::default();
+            let policy = match spec.feedback.unwrap_or_default() {
+                FeedbackSpec::Standard => FeedbackPolicy::Standard,
+                FeedbackSpec::Dynamic => FeedbackPolicy::Dynamic {
+                    // Paper 001 §3: RTTref = 100 ms.
+                    rtt_ref: spec.rtt_ref.map_or(Duration::from_millis(100), |d| d.0),
+                },
+            };
+            (
+                Sender::Tfrc(Box::new(TfrcSender::new(
+                    TfrcSenderConfig {
+                        s: spec.mss,
+                        oscillation_damping: spec.oscillation_damping,
+                        ..sd
+                    },
+                    Instant::ZERO,
+                ))),
+                Receiver::Tfrc(Box::new(TfrcReceiver::new(TfrcReceiverConfig {
+                    s: spec.mss,
+                    policy,
+                    history_discounting: spec.history_discounting,
+                    ..rd
+                }))),
                 spec.header_bytes.unwrap_or(40),
             )
         } else {
@@ -681,6 +736,14 @@ impl Sim {
                 s.handle_input(now, a);
                 self.drive_sender(fi);
             }
+            (Payload::TfrcData(d), Receiver::Tfrc(r), _) => {
+                r.handle_input(now, d);
+                self.drive_receiver(fi);
+            }
+            (Payload::TfrcFeedback(fb), _, Sender::Tfrc(s)) if f.active => {
+                s.handle_input(now, fb);
+                self.drive_sender(fi);
+            }
             (Payload::Udp { .. }, Receiver::Sink { bytes }, _) => {
                 *bytes += u64::from(p.size.saturating_sub(f.header));
             }
@@ -701,13 +764,17 @@ impl Sim {
             if !f.active {
                 return;
             }
-            if let Sender::Tcp(s) = &mut f.sender {
-                s.handle_timeout(now);
+            match &mut f.sender {
+                Sender::Tcp(s) => s.handle_timeout(now),
+                Sender::Tfrc(s) => s.handle_timeout(now),
+                Sender::Cbr(_) => {}
             }
             self.drive_sender(fi);
         } else {
-            if let Receiver::Tcp(r) = &mut f.receiver {
-                r.handle_timeout(now);
+            match &mut f.receiver {
+                Receiver::Tcp(r) => r.handle_timeout(now),
+                Receiver::Tfrc(r) => r.handle_timeout(now),
+                Receiver::Sink { .. } => {}
             }
             self.drive_receiver(fi);
         }
@@ -783,6 +850,21 @@ impl Sim {
                 }
                 next
             }
+            Sender::Tfrc(s) => {
+                while let Some(d) = s.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.src,
+                        dst: f.dst,
+                        size: d.len + f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: false,
+                        payload: Payload::TfrcData(d),
+                    });
+                }
+                s.poll_timeout()
+            }
             Sender::Cbr(c) => {
                 while c.on && c.next <= now {
                     out.push(Packet {
@@ -829,6 +911,21 @@ impl Sim {
                 }
                 r.poll_timeout()
             }
+            Receiver::Tfrc(r) => {
+                while let Some(fb) = r.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.dst,
+                        dst: f.src,
+                        size: f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: false,
+                        payload: Payload::TfrcFeedback(fb),
+                    });
+                }
+                r.poll_timeout()
+            }
             Receiver::Sink { .. } => None,
         };
         for p in out.drain(..) {
@@ -863,6 +960,7 @@ impl Sim {
                 match f.app.clone() {
                     AppSpec::Bulk => match &mut f.sender {
                         Sender::Tcp(s) => s.set_unlimited(),
+                        Sender::Tfrc(s) => s.set_unlimited(),
                         Sender::Cbr(c) => {
                             c.on = true;
                             c.next = now;
@@ -915,7 +1013,7 @@ impl Sim {
                         let bytes = (f.rate_bps as f64 / 8.0 * period.as_secs_f64()) as u64;
                         s.push_data(bytes.max(1));
                     }
-                    Sender::Tcp(_) => {}
+                    Sender::Tcp(_) | Sender::Tfrc(_) => {}
                 }
                 let next = if on { AppAction::Off } else { AppAction::On };
                 self.events.push(
@@ -1011,7 +1109,19 @@ impl Sim {
                         .then(|| st.sum_rtt.as_secs_f64() / st.rtt_samples as f64);
                     (st.retransmits, st.timeouts, rtt)
                 }
+                Sender::Tfrc(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
                 Sender::Cbr(_) => (0, 0, None),
+            };
+            let (feedback_packets, feedback_bytes, loss_event_rate) = match &f.receiver {
+                Receiver::Tfrc(r) => {
+                    let st = r.stats();
+                    (
+                        Some(st.feedback_sent),
+                        Some(st.feedback_sent * u64::from(f.header)),
+                        Some(st.p),
+                    )
+                }
+                _ => (None, None, None),
             };
             flows.push(FlowSummary {
                 id: f.id,
@@ -1029,6 +1139,9 @@ impl Sim {
                 mean_rtt_s: rtt,
                 files_completed: f.files_done,
                 mean_file_time_s: (f.files_done > 0).then(|| f.file_time_sum / f.files_done as f64),
+                feedback_packets,
+                feedback_bytes,
+                loss_event_rate,
             });
         }
         let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
