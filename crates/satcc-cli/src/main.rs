@@ -2,6 +2,7 @@
 
 mod bench;
 mod output;
+mod sweep;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +36,14 @@ enum Cmd {
     ///   satcc run scenarios/quickstart.toml --pcap bottleneck   # then: tshark -r out/quickstart/bottleneck.pcap
     #[command(verbatim_doc_comment)]
     Run(RunArgs),
+    /// Run one scenario over several values of some fields (and seeds) and
+    /// print the results side by side.
+    ///
+    /// Examples:
+    ///   satcc sweep scenarios/ccid3-ipstar.toml --vary flows.0.feedback=standard,dynamic --seeds 5
+    ///   satcc sweep scenarios/dumbbell.toml --vary topology.bottleneck.rate=2Mbps,4Mbps,8Mbps
+    #[command(verbatim_doc_comment)]
+    Sweep(sweep::SweepArgs),
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
     /// bottleneck, 200 s) in satcc and, if `ns` is installed, in ns-2.
     Bench(bench::BenchArgs),
@@ -73,6 +82,7 @@ fn main() -> ExitCode {
     match cli.cmd {
         Cmd::Run(a) => run(a),
         Cmd::Bench(a) => bench::bench(a),
+        Cmd::Sweep(a) => sweep::sweep(a),
     }
 }
 

@@ -45,6 +45,10 @@ pub struct FlowSummary {
     /// TFRC/CCID3: the receiver's loss event rate p at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss_event_rate: Option<f64>,
+    /// TFRC/CCID3: when the sender left slow start (first loss reported),
+    /// seconds from the start of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_start_exit_s: Option<f64>,
 }
 
 /// Per-protocol-class aggregates.

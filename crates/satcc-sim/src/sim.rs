@@ -127,6 +127,8 @@ pub(crate) struct Flow {
     pub packets_sent: u64,
     pub drops: u64,
     delivered_at_measure: u64,
+    /// When a rate-based sender first learned of a loss (left slow start).
+    slow_start_exit: Option<Instant>,
 }
 
 impl Flow {
@@ -486,6 +488,7 @@ impl Sim {
             packets_sent: 0,
             drops: 0,
             delivered_at_measure: 0,
+            slow_start_exit: None,
         }
     }
 
@@ -742,6 +745,11 @@ impl Sim {
             }
             (Payload::TfrcFeedback(fb), _, Sender::Tfrc(s)) if f.active => {
                 s.handle_input(now, fb);
+                // RFC 5348 §4.3: slow start lasts until the first report of
+                // a loss event.
+                if f.slow_start_exit.is_none() && s.stats().p > 0.0 {
+                    f.slow_start_exit = Some(now);
+                }
                 self.drive_sender(fi);
             }
             (Payload::Udp { .. }, Receiver::Sink { bytes }, _) => {
@@ -1142,6 +1150,7 @@ impl Sim {
                 feedback_packets,
                 feedback_bytes,
                 loss_event_rate,
+                slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
             });
         }
         let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();

@@ -1,0 +1,231 @@
+//! `satcc sweep`: one scenario, several values of some fields, several
+//! seeds; results side by side.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use satcc_sim::report::Summary;
+use satcc_sim::scenario::Scenario;
+use satcc_sim::{run, RunOptions};
+use serde::Serialize;
+
+use crate::output::fmt_bps;
+
+/// Options of `satcc sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Scenario file.
+    pub file: PathBuf,
+    /// A field and the values to try, e.g.
+    /// `--vary flows.0.feedback=standard,dynamic`. Repeat for a grid.
+    #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
+    pub vary: Vec<String>,
+    /// Run each point with seeds 1..=N and report the mean (and range).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub seeds: u64,
+    /// Fixed overrides applied to every run.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print JSON only: one object per point with the per-seed summaries.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Point {
+    vary: Vec<(String, String)>,
+    runs: Vec<Summary>,
+}
+
+fn grid(vary: &[String]) -> Result<Vec<Vec<(String, String)>>, String> {
+    let mut points: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for v in vary {
+        let (k, vals) = v
+            .split_once('=')
+            .ok_or_else(|| format!("--vary {v}: expected KEY=V1,V2,..."))?;
+        let vals: Vec<&str> = vals
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if vals.is_empty() {
+            return Err(format!("--vary {v}: no values"));
+        }
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                vals.iter().map(move |val| {
+                    let mut q = p.clone();
+                    q.push((k.trim().to_string(), val.to_string()));
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(points)
+}
+
+fn mean(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        f64::NAN
+    } else {
+        x.iter().sum::<f64>() / x.len() as f64
+    }
+}
+
+/// Runs the sweep.
+pub fn sweep(a: SweepArgs) -> ExitCode {
+    let points = match grid(&a.vary) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("satcc: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let seeds = a.seeds.max(1);
+    let total = points.len() as u64 * seeds;
+    let mut results = Vec::new();
+    let mut k = 0;
+    for p in &points {
+        let mut runs = Vec::new();
+        for seed in 1..=seeds {
+            let mut sets = a.set.clone();
+            sets.extend(p.iter().map(|(k, v)| format!("{k}={v}")));
+            sets.push(format!("seed={seed}"));
+            let sc = match Scenario::load(&a.file, &sets) {
+                Ok(sc) => sc,
+                Err(e) => {
+                    eprintln!("satcc: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            k += 1;
+            if !a.json {
+                let label: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                eprintln!("[{k}/{total}] {} seed {seed}", label.join(" "));
+            }
+            match run(&sc, &RunOptions::default()) {
+                Ok(out) => runs.push(out.summary),
+                Err(e) => {
+                    eprintln!("satcc: {}: {e}", a.file.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        results.push(Point {
+            vary: p.clone(),
+            runs,
+        });
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&results).unwrap_or_default()
+        );
+    } else {
+        print!("{}", table(&results, seeds));
+    }
+    ExitCode::SUCCESS
+}
+
+fn table(results: &[Point], seeds: u64) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\n{} point(s), {} seed(s) each; means over seeds, [min..max] where seeds > 1\n",
+        results.len(),
+        seeds
+    );
+    for p in results {
+        let label: Vec<String> = p.vary.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(o, "== {}", label.join("  "));
+        let Some(first) = p.runs.first() else {
+            continue;
+        };
+        for c in &first.classes {
+            let g: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.classes.iter().find(|x| x.protocol == c.protocol))
+                .map(|x| x.goodput_bps)
+                .collect();
+            let j: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.classes.iter().find(|x| x.protocol == c.protocol))
+                .map(|x| x.jain)
+                .collect();
+            let range = if g.len() > 1 {
+                let lo = g.iter().cloned().fold(f64::INFINITY, f64::min);
+                let hi = g.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                format!(" [{}..{}]", fmt_bps(lo), fmt_bps(hi))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                o,
+                "   {:<8} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
+                c.protocol,
+                c.flows,
+                fmt_bps(mean(&g)),
+                mean(&j)
+            );
+        }
+        let fb: Vec<f64> = p
+            .runs
+            .iter()
+            .flat_map(|r| r.flows.iter().filter_map(|f| f.feedback_packets))
+            .map(|n| n as f64)
+            .collect();
+        if !fb.is_empty() {
+            let dur = first.duration_s.max(1e-9);
+            let pe: Vec<f64> = p
+                .runs
+                .iter()
+                .flat_map(|r| r.flows.iter().filter_map(|f| f.loss_event_rate))
+                .collect();
+            let ss: Vec<f64> = p
+                .runs
+                .iter()
+                .flat_map(|r| r.flows.iter().filter_map(|f| f.slow_start_exit_s))
+                .collect();
+            let _ = writeln!(
+                o,
+                "   feedback {:.2} pkts/s per flow   loss event rate p {:.5}   slow start left at {}",
+                mean(&fb) / dur,
+                mean(&pe),
+                if ss.is_empty() {
+                    "-".to_string()
+                } else {
+                    format!("{:.1} s", mean(&ss))
+                }
+            );
+        }
+        for l in &first.links {
+            let u: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.links.iter().find(|x| x.name == l.name))
+                .map(|x| x.utilization)
+                .collect();
+            let loss: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.links.iter().find(|x| x.name == l.name))
+                .map(|x| x.loss)
+                .collect();
+            if mean(&u) > 0.01 {
+                let _ = writeln!(
+                    o,
+                    "   link {:<14} util {:>5.1}%  loss {:.3}%",
+                    l.name,
+                    mean(&u) * 100.0,
+                    mean(&loss) * 100.0
+                );
+            }
+        }
+    }
+    o
+}
