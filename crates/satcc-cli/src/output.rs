@@ -117,6 +117,13 @@ pub fn summary_table(s: &Summary) -> String {
         );
     }
     let _ = writeln!(o, "all flows: Jain fairness index {:.3}", s.jain);
+    if let (Some(n), Some(fr)) = (s.normalized_tcp_throughput, s.friendliness) {
+        let _ = writeln!(
+            o,
+            "TCP vs the rest: normalized TCP throughput {n:.3} (1 = fair share), F {:.3}, E {:.3}, FC {:.2}",
+            fr.f, fr.e, fr.fc
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,

@@ -18,7 +18,9 @@ pub struct SweepArgs {
     /// Scenario file.
     pub file: PathBuf,
     /// A field and the values to try, e.g.
-    /// `--vary flows.0.feedback=standard,dynamic`. Repeat for a grid.
+    /// `--vary flows.0.feedback=standard,dynamic`. Repeat for a grid. Keys
+    /// joined by `+` take the same value together:
+    /// `--vary flows.0.count+flows.1.count=1,8,32`.
     #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
     pub vary: Vec<String>,
     /// Run each point with seeds 1..=N and report the mean (and range).
@@ -91,7 +93,9 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         let mut runs = Vec::new();
         for seed in 1..=seeds {
             let mut sets = a.set.clone();
-            sets.extend(p.iter().map(|(k, v)| format!("{k}={v}")));
+            for (keys, v) in p {
+                sets.extend(keys.split('+').map(|k| format!("{}={v}", k.trim())));
+            }
             sets.push(format!("seed={seed}"));
             let sc = match Scenario::load(&a.file, &sets) {
                 Ok(sc) => sc,
@@ -201,6 +205,24 @@ fn table(results: &[Point], seeds: u64) -> String {
                 } else {
                     format!("{:.1} s", mean(&ss))
                 }
+            );
+        }
+        let nt: Vec<f64> = p
+            .runs
+            .iter()
+            .filter_map(|r| r.normalized_tcp_throughput)
+            .collect();
+        if !nt.is_empty() {
+            let f: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.friendliness.map(|x| x.f))
+                .collect();
+            let _ = writeln!(
+                o,
+                "   normalized TCP throughput {:.3}   friendliness F {:.3}",
+                mean(&nt),
+                mean(&f)
             );
         }
         for l in &first.links {

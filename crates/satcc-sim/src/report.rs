@@ -113,6 +113,15 @@ pub struct Summary {
     pub classes: Vec<ClassSummary>,
     /// Jain's index over all flows (equal shares).
     pub jain: f64,
+    /// With TCP and non-TCP flows side by side: the TCP flows' aggregate
+    /// goodput over their fair share of all flows' goodput (paper 000 §I,
+    /// normalised by the delivered capacity so that header overhead and
+    /// idle time cancel). 1 = TCP gets exactly its share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalized_tcp_throughput: Option<f64>,
+    /// With TCP and non-TCP flows: paper 004's F, E and FC over all flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub friendliness: Option<FriendlinessSummary>,
     /// Monitored links.
     pub links: Vec<LinkSummary>,
     /// Packet conservation: sent = delivered + dropped + in flight.
@@ -137,4 +146,15 @@ impl PacketTotals {
     pub fn conserved(&self) -> bool {
         self.sent == self.delivered + self.dropped + self.in_flight
     }
+}
+
+/// Paper 004 §III-B ratios of non-TCP against TCP flows.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct FriendlinessSummary {
+    /// F = mean non-TCP throughput / mean TCP throughput.
+    pub f: f64,
+    /// E = max(F, 1/F).
+    pub e: f64,
+    /// FC = max / min throughput among the non-TCP flows.
+    pub fc: f64,
 }

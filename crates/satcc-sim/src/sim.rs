@@ -16,10 +16,12 @@ use satcc_proto::{Duration, Instant};
 use crate::engine::{AppAction, Event, EventQueue};
 use crate::error::ErrorModel;
 use crate::hook::{HookVerdict, LinkHook, LinkView};
-use crate::metrics::jain_index;
+use crate::metrics::{self, jain_index, normalized_throughput};
 use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
 use crate::queue::{Admit, Queue, Queued};
-use crate::report::{ClassSummary, FlowSummary, LinkSummary, PacketTotals, Summary};
+use crate::report::{
+    ClassSummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals, Summary,
+};
 use crate::scenario::{
     AppSpec, FeedbackSpec, FileMode, FlowSpec, Protocol, RtoSsthreshSpec, Scenario,
 };
@@ -1182,6 +1184,27 @@ impl Sim {
             })
             .collect();
         let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
+            .iter()
+            .partition(|f| self.flows[f.id as usize].protocol.is_tcp());
+        let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
+        let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
+        let (normalized_tcp_throughput, friendliness) = if tcp.is_empty() || other.is_empty() {
+            (None, None)
+        } else {
+            (
+                normalized_throughput(
+                    tcp_g.iter().sum(),
+                    total,
+                    tcp.len() as f64 / flows.len() as f64,
+                ),
+                metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
+                    f: x.f,
+                    e: x.e,
+                    fc: x.fc,
+                }),
+            )
+        };
         let end_ns = end.as_nanos();
         let links = self
             .monitored
@@ -1221,6 +1244,8 @@ impl Sim {
             flows,
             classes,
             jain: jain_index(&all, None),
+            normalized_tcp_throughput,
+            friendliness,
             links,
             packets: totals,
         };
