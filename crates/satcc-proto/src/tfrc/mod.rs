@@ -1,9 +1,34 @@
 //! TFRC (RFC 5348) sender and receiver, and the DCCP CCID3 feedback
 //! policies (standard, and the dynamic NFb of paper 001).
 //!
-//! STUB: API only; implementation pending.
+//! Layout: [`sender`] (RFC 5348 §4), [`receiver`] (§5, §6 and the CCID3
+//! feedback policies), [`loss`] (loss detection, loss events and the
+//! loss-interval history of §5, reusable by sender-based TFRC such as
+//! STFRC). Units follow the RFC: X and X_recv in bytes per second; all
+//! timing is integer-nanosecond [`Instant`]/[`Duration`], and `f64` is used
+//! only for the equation arithmetic.
 
 use crate::time::{Duration, Instant};
+
+pub mod loss;
+pub mod receiver;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+
+pub use loss::{LossDetector, LossIntervals, PacketClass};
+pub use receiver::TfrcReceiver;
+pub use sender::TfrcSender;
+
+/// The smallest RTT either endpoint uses (10 µs): an RTT sample or a
+/// data packet's `rtt` field below it (zero, say) is raised to it, so that
+/// no timer is ever armed for "now" over and over.
+pub const MIN_RTT: Duration = Duration::from_micros(10);
+
+/// The feedback interval a receiver uses before any data packet has carried
+/// the sender's RTT estimate (1 s). RFC 5348 leaves this open (§6.3); the
+/// interval is shortened as soon as an RTT arrives.
+pub const FALLBACK_FEEDBACK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A TFRC data packet (RFC 5348 §3.2.1: sequence number, timestamp, the
 /// sender's RTT estimate).
@@ -46,6 +71,48 @@ pub enum FeedbackPolicy {
     },
 }
 
+impl FeedbackPolicy {
+    /// The number of feedback messages per RTT, NFb. `Standard`: 1.
+    /// `Dynamic` (paper 001 eq. 2):
+    /// `NFb = min(max(round(RTT/RTTref), 1), floor(RTT*X_recv/s))`, and at
+    /// least 1. The second term is floored (our reading): the paper bounds
+    /// NFb so that at least one packet arrives per observation interval
+    /// O = RTT/NFb, and flooring is what keeps O >= s/X_recv. A zero
+    /// `rtt_ref` is treated as 1 ns; a NaN or negative `x_recv` as 0.
+    pub fn nfb(&self, rtt: Duration, x_recv: f64, s: u32) -> u64 {
+        match *self {
+            FeedbackPolicy::Standard => 1,
+            FeedbackPolicy::Dynamic { rtt_ref } => {
+                let rtt_ns = rtt.as_nanos();
+                let rref = rtt_ref.as_nanos().max(1);
+                // round(RTT/RTTref), half away from zero, in integers.
+                let by_delay = ((rtt_ns as u128 * 2 + rref as u128) / (2 * rref as u128))
+                    .min(u64::MAX as u128) as u64;
+                let by_delay = by_delay.max(1);
+                let per_rtt = if x_recv.is_nan() || x_recv <= 0.0 || s == 0 {
+                    0.0
+                } else {
+                    (rtt.as_secs_f64() * x_recv / s as f64).floor()
+                };
+                let by_rate = if per_rtt >= u64::MAX as f64 {
+                    u64::MAX
+                } else {
+                    per_rtt as u64
+                };
+                by_delay.min(by_rate).max(1)
+            }
+        }
+    }
+
+    /// The observation (feedback) interval O = RTT/NFb (RFC 5348 §6.2 for
+    /// `Standard`, O = RTT; paper 001 §III for `Dynamic`), at least
+    /// [`MIN_RTT`].
+    pub fn interval(&self, rtt: Duration, x_recv: f64, s: u32) -> Duration {
+        let nfb = self.nfb(rtt, x_recv, s);
+        Duration::from_nanos(rtt.as_nanos() / nfb).max(MIN_RTT)
+    }
+}
+
 /// Sender parameters.
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -57,6 +124,12 @@ pub struct SenderConfig {
     pub oscillation_damping: bool,
     /// The b of the throughput equation (packets acknowledged per ACK).
     pub b: f64,
+    /// Scheduling granularity t_gran of the host (RFC 5348 §4.6): a packet
+    /// may leave up to t_delta = min(t_ipi/2, t_gran/2) before its nominal
+    /// send time. Zero (the default) suits the simulator, which wakes at
+    /// exact nanoseconds; a real-time runtime should set its timer
+    /// granularity (about 1 ms).
+    pub t_gran: Duration,
 }
 
 impl Default for SenderConfig {
@@ -66,6 +139,7 @@ impl Default for SenderConfig {
             t_mbi: Duration::from_secs(64),
             oscillation_damping: false,
             b: 1.0,
+            t_gran: Duration::ZERO,
         }
     }
 }
@@ -111,6 +185,11 @@ pub struct TfrcSenderStats {
     pub feedback_received: u64,
     /// No-feedback timer expiries.
     pub nofeedback_expiries: u64,
+    /// The throughput equation's rate X_Bps (RFC 5348 §3.1) for the last
+    /// reported p and the current R, bytes per second; `None` while p = 0.
+    pub x_calc: Option<f64>,
+    /// Feedback packets ignored as malformed (a NaN field).
+    pub feedback_ignored: u64,
 }
 
 /// Receiver counters.
@@ -128,72 +207,14 @@ pub struct TfrcReceiverStats {
     pub packets_lost: u64,
     /// Current loss event rate.
     pub p: f64,
+    /// Duplicate data packets (not counted above).
+    pub duplicates: u64,
+    /// Data packets ignored: older than the duplicate-detection window, or
+    /// a sequence number implausibly far ahead (see [`loss::MAX_SEQ_JUMP`]).
+    pub packets_ignored: u64,
+    /// X_recv of the last feedback sent, bytes per second.
+    pub x_recv: f64,
+    /// The receiver's RTT, R_m (the `rtt` field of the latest data packet).
+    pub rtt: Option<Duration>,
 }
 
-/// RFC 5348 sender.
-#[derive(Debug)]
-pub struct TfrcSender {
-    cfg: SenderConfig,
-}
-
-impl TfrcSender {
-    /// A sender starting at `now`.
-    pub fn new(cfg: SenderConfig, _now: Instant) -> Self {
-        TfrcSender { cfg }
-    }
-    /// Bulk data: always something to send.
-    pub fn set_unlimited(&mut self) {}
-    /// A feedback packet arrived.
-    pub fn handle_input(&mut self, _now: Instant, _fb: &TfrcFeedback) {}
-    /// The time asked for has come.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
-    /// The next packet, if its send time has come.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<TfrcData> {
-        None
-    }
-    /// When to wake next (next send time or no-feedback timer).
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-    /// Monitoring.
-    pub fn stats(&self) -> TfrcSenderStats {
-        TfrcSenderStats::default()
-    }
-    /// Configuration.
-    pub fn config(&self) -> &SenderConfig {
-        &self.cfg
-    }
-}
-
-/// RFC 5348 receiver with a CCID3 feedback policy.
-#[derive(Debug)]
-pub struct TfrcReceiver {
-    cfg: ReceiverConfig,
-}
-
-impl TfrcReceiver {
-    /// A receiver.
-    pub fn new(cfg: ReceiverConfig) -> Self {
-        TfrcReceiver { cfg }
-    }
-    /// A data packet arrived.
-    pub fn handle_input(&mut self, _now: Instant, _d: &TfrcData) {}
-    /// The time asked for has come.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
-    /// The next feedback packet, if one is due.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<TfrcFeedback> {
-        None
-    }
-    /// When the feedback timer expires.
-    pub fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-    /// Counters.
-    pub fn stats(&self) -> TfrcReceiverStats {
-        TfrcReceiverStats::default()
-    }
-    /// Configuration.
-    pub fn config(&self) -> &ReceiverConfig {
-        &self.cfg
-    }
-}

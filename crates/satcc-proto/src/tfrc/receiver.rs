@@ -1,0 +1,259 @@
+//! The RFC 5348 receiver (§5, §6) with the CCID3 feedback policies:
+//! standard (a report every RTT, RFC 5348 §6.2 / RFC 4342) and the dynamic
+//! NFb of paper 001 (a report every O = RTT/NFb).
+//!
+//! X_recv is measured over the observation interval: the payload bytes of
+//! packets received since the previous feedback divided by the time since
+//! it (paper 001 §III; RFC 5348 §6.2 measures "over the last R_m"). When a
+//! feedback goes out early — on a rise in p (§6.1) — and the current
+//! window is shorter than O, the previous window is included so that
+//! X_recv still spans at least one observation interval (as RFC 4342
+//! erratum 610 asks: never measure over less than one RTT). The first
+//! feedback, sent at the first data packet (§6.3), has no interval to
+//! measure and reports X_recv = 0; the sender's X_recv_set still holds
+//! its initial Infinity then (§4.2), so this does not limit it.
+
+use super::loss::{LossDetector, LossIntervals, PacketClass};
+use super::{
+    ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL,
+    MIN_RTT,
+};
+use crate::equation::tfrc_loss_rate_for;
+use crate::time::{Duration, Instant};
+
+/// The receive-rate window: bytes since `start`, and the previous window.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    start: Instant,
+    bytes: u64,
+    prev: Option<(u64, Duration)>,
+}
+
+impl Window {
+    /// (X_recv, bytes, duration) over the window at `now`, reaching back
+    /// into the previous window when the current one is shorter than `obs`.
+    fn measure(&self, now: Instant, extra: u64, obs: Duration) -> (f64, u64, Duration) {
+        let el = now.saturating_since(self.start);
+        let bytes = self.bytes + extra;
+        if el < obs {
+            if let Some((pb, pd)) = self.prev {
+                let d = el + pd;
+                if d > Duration::ZERO {
+                    return ((bytes + pb) as f64 / d.as_secs_f64(), bytes + pb, d);
+                }
+            }
+        }
+        if el > Duration::ZERO {
+            (bytes as f64 / el.as_secs_f64(), bytes, el)
+        } else {
+            (0.0, bytes, el)
+        }
+    }
+}
+
+/// RFC 5348 receiver with a CCID3 feedback policy.
+#[derive(Debug)]
+pub struct TfrcReceiver {
+    cfg: ReceiverConfig,
+    det: LossDetector,
+    /// R_m: the latest RTT carried by a data packet.
+    r_m: Option<Duration>,
+    /// (arrival, send timestamp) of the last data packet received.
+    last_data: Option<(Instant, Instant)>,
+    win: Window,
+    received_since_fb: bool,
+    last_fb: Option<Instant>,
+    next_fb: Option<Instant>,
+    /// The observation interval O in force.
+    obs: Duration,
+    pending: Option<TfrcFeedback>,
+    p: f64,
+    stats: TfrcReceiverStats,
+}
+
+impl TfrcReceiver {
+    /// A receiver (RFC 5348 §6.3: nothing happens until the first data
+    /// packet).
+    pub fn new(cfg: ReceiverConfig) -> Self {
+        let det = LossDetector::new(cfg.ndupack, cfg.history_discounting);
+        TfrcReceiver {
+            cfg,
+            det,
+            r_m: None,
+            last_data: None,
+            win: Window {
+                start: Instant::ZERO,
+                bytes: 0,
+                prev: None,
+            },
+            received_since_fb: false,
+            last_fb: None,
+            next_fb: None,
+            obs: FALLBACK_FEEDBACK_INTERVAL,
+            pending: None,
+            p: 0.0,
+            stats: TfrcReceiverStats::default(),
+        }
+    }
+
+    /// The observation interval for the current R_m and an X_recv.
+    fn interval_for(&self, x_recv: f64) -> Duration {
+        match self.r_m {
+            Some(r) => self.cfg.policy.interval(r, x_recv, self.cfg.s),
+            None => FALLBACK_FEEDBACK_INTERVAL,
+        }
+    }
+
+    /// A data packet arrived (RFC 5348 §6.1).
+    pub fn handle_input(&mut self, now: Instant, d: &TfrcData) {
+        if let Some(r) = d.rtt {
+            let had = self.r_m.is_some();
+            self.r_m = Some(r.max(MIN_RTT));
+            if !had {
+                // The first RTT: the fallback feedback interval gives way
+                // to the real one at once.
+                self.obs = self.interval_for(self.stats.x_recv);
+                if let (Some(last), Some(next)) = (self.last_fb, self.next_fb) {
+                    let cand = (last + self.obs).max(now);
+                    if cand < next {
+                        self.next_fb = Some(cand);
+                    }
+                }
+            }
+        }
+        let rtt = self.r_m.unwrap_or(FALLBACK_FEEDBACK_INTERVAL);
+        let first = self.det.max_seq().is_none();
+        // §6.3.1: when the first loss event is detected, synthesise the
+        // first loss interval: find p for which the equation gives X_recv
+        // (t_RTO = 4R, b = 1, §3.1), and use 1/p.
+        let (win, obs, s, len) = (self.win, self.obs, self.cfg.s, u64::from(d.len));
+        let mut synth = |actual: u64| -> f64 {
+            let (x, _, _) = win.measure(now, len, obs);
+            if x > 0.0 && x.is_finite() {
+                let r = rtt.as_secs_f64();
+                1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x, 1.0, 4.0 * r)
+            } else {
+                // No measurable X_recv yet: keep the measured interval.
+                actual.max(1) as f64
+            }
+        };
+        match self.det.on_packet(d.seq, now, rtt, &mut synth) {
+            PacketClass::New => {}
+            PacketClass::Duplicate => {
+                self.stats.duplicates += 1;
+                return;
+            }
+            PacketClass::Stale | PacketClass::TooFar => {
+                self.stats.packets_ignored += 1;
+                return;
+            }
+        }
+        self.stats.packets_received += 1;
+        self.stats.delivered_bytes += len;
+        self.win.bytes += len;
+        self.last_data = Some((now, d.ts));
+        self.received_since_fb = true;
+        // §6.1 (2): the new p; (3): feedback at once if p rose.
+        let p = self.det.p();
+        let rose = p > self.p;
+        self.p = p;
+        if first {
+            // §6.3: the first data packet is answered at once.
+            self.win.start = now;
+            self.send_feedback(now);
+        } else if rose {
+            self.send_feedback(now);
+        } else if self.next_fb.is_none() {
+            // Data again after an idle spell: re-arm the timer.
+            self.next_fb = Some(now + self.obs);
+        }
+    }
+
+    /// Prepare a feedback packet (RFC 5348 §6.2 steps 1-4).
+    fn send_feedback(&mut self, now: Instant) {
+        let Some((_, ts)) = self.last_data else {
+            return;
+        };
+        // (2) X_recv over the observation interval.
+        let (x_recv, bytes, dur) = self.win.measure(now, 0, self.obs);
+        self.pending = Some(TfrcFeedback {
+            ts_echo: ts,
+            t_delay: Duration::ZERO, // set when it leaves (poll_transmit)
+            x_recv,
+            p: self.p,
+        });
+        self.stats.x_recv = x_recv;
+        self.win = Window {
+            start: now,
+            bytes: 0,
+            prev: (dur > Duration::ZERO).then_some((bytes, dur)),
+        };
+        self.received_since_fb = false;
+        // (4) restart the feedback timer; the dynamic policy recomputes
+        // NFb from this X_recv (paper 001 eq. 2).
+        self.obs = self.interval_for(x_recv);
+        self.last_fb = Some(now);
+        self.next_fb = Some(now + self.obs);
+    }
+
+    /// The time asked for has come (RFC 5348 §6.2: the feedback timer).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(t) = self.next_fb {
+            if now >= t {
+                if self.received_since_fb {
+                    self.send_feedback(now);
+                } else {
+                    // No data since the last report: nothing to send. The
+                    // RFC restarts the timer; it would only fire empty
+                    // until data arrives, so it sleeps until then.
+                    self.next_fb = None;
+                }
+            }
+        }
+    }
+
+    /// The next feedback packet, if one is due.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcFeedback> {
+        let mut fb = self.pending.take()?;
+        let arrival = self.last_data.map_or(now, |(a, _)| a);
+        fb.t_delay = now.saturating_since(arrival);
+        self.stats.feedback_sent += 1;
+        Some(fb)
+    }
+
+    /// When the feedback timer expires.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_fb
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> TfrcReceiverStats {
+        TfrcReceiverStats {
+            loss_events: self.det.loss_events(),
+            packets_lost: self.det.packets_lost(),
+            p: self.p,
+            rtt: self.r_m,
+            ..self.stats
+        }
+    }
+
+    /// Configuration.
+    pub fn config(&self) -> &ReceiverConfig {
+        &self.cfg
+    }
+
+    /// The observation (feedback) interval O in force.
+    pub fn observation_interval(&self) -> Duration {
+        self.obs
+    }
+
+    /// The loss-interval history.
+    pub fn loss_intervals(&self) -> &LossIntervals {
+        self.det.intervals()
+    }
+
+    /// The loss detector (history, counters).
+    pub fn loss_detector(&self) -> &LossDetector {
+        &self.det
+    }
+}

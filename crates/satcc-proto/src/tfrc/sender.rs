@@ -1,0 +1,459 @@
+//! The RFC 5348 sender (§4): initial rate, RTT estimation, the rate update
+//! on feedback with X_recv_set, the no-feedback timer, oscillation damping
+//! and paced transmission.
+//!
+//! Data-limited senders (§4.3 step 4, §8.2) are handled in simplified form:
+//! the interval since the previous feedback counts as data-limited when the
+//! send queue ran dry every time a packet left (the sender never had a
+//! packet waiting behind the one it sent). A bulk source
+//! ([`TfrcSender::set_unlimited`]) is never data-limited, so for it the
+//! rules reduce to the RFC's "typical behaviour" branch.
+
+use std::collections::VecDeque;
+
+use super::{SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
+use crate::equation::tfrc_rate;
+use crate::time::{Duration, Instant};
+
+/// Fractional bits of the fixed-point nominal send time (ns * 2^32): the
+/// inter-packet interval keeps its sub-nanosecond remainder, so the
+/// long-run rate is exactly X.
+const FP_BITS: u32 = 32;
+
+/// Cap on X_recv_set entries (it holds at most the feedback of two RTTs,
+/// and only a decreasing run of them; this only guards odd inputs).
+const X_RECV_SET_CAP: usize = 256;
+
+/// RFC 5348 sender.
+#[derive(Debug)]
+pub struct TfrcSender {
+    cfg: SenderConfig,
+    /// s as f64 (at least 1 byte).
+    s: f64,
+    /// Allowed sending rate X, bytes/s.
+    x: f64,
+    /// Cached X_recv (the last reported one, or as §4.4 lowered it).
+    x_recv: f64,
+    p: f64,
+    /// X_Bps of the last rate update with p > 0.
+    x_calc: Option<f64>,
+    r: Option<Duration>,
+    /// §4.5 R_sqmean, in sqrt(seconds).
+    r_sqmean: f64,
+    /// X_inst / X (§4.5); 1 without damping.
+    damping: f64,
+    /// Time last doubled (§4.2 tld).
+    tld: Option<Instant>,
+    /// X_recv_set (§4.3): (rate, time), kept as a decreasing run so that
+    /// the front is the maximum.
+    x_recv_set: VecDeque<(f64, Instant)>,
+    unlimited: bool,
+    queued: u64,
+    seq: u64,
+    /// Nominal send time of the next packet, ns * 2^32 (§4.6).
+    t_nom: u128,
+    last_send: Option<Instant>,
+    nfb_deadline: Instant,
+    /// Nothing sent since the no-feedback timer was last set (§4.4).
+    idle_since_nfb: bool,
+    /// Since the last feedback: the queue was found empty at a send
+    /// opportunity (`dry`), or a packet left with more data waiting
+    /// (`busy`). The interval was data-limited if dry and not busy (§8.2,
+    /// simplified).
+    dry: bool,
+    busy: bool,
+    feedback_seen: bool,
+    stats: TfrcSenderStats,
+}
+
+impl TfrcSender {
+    /// A sender starting at `now` (RFC 5348 §4.2: X = 1 packet/s, the
+    /// no-feedback timer set to 2 s, R undefined, tld unset, X_recv_set =
+    /// {Infinity}). It has nothing to send until [`Self::set_unlimited`]
+    /// or [`Self::push_data`].
+    pub fn new(cfg: SenderConfig, now: Instant) -> Self {
+        let s = f64::from(cfg.s.max(1));
+        let mut x_recv_set = VecDeque::new();
+        x_recv_set.push_back((f64::INFINITY, now));
+        TfrcSender {
+            cfg,
+            s,
+            x: s, // §4.2: one packet per second
+            x_recv: 0.0,
+            p: 0.0,
+            x_calc: None,
+            r: None,
+            r_sqmean: 0.0,
+            damping: 1.0,
+            tld: None,
+            x_recv_set,
+            unlimited: false,
+            queued: 0,
+            seq: 0,
+            t_nom: (now.as_nanos() as u128) << FP_BITS,
+            last_send: None,
+            nfb_deadline: now + Duration::from_secs(2), // §4.2
+            idle_since_nfb: true,
+            dry: false,
+            busy: false,
+            feedback_seen: false,
+            stats: TfrcSenderStats::default(),
+        }
+    }
+
+    /// Bulk data: always something to send.
+    pub fn set_unlimited(&mut self) {
+        self.unlimited = true;
+    }
+
+    /// Queue `bytes` more application data (sent in packets of at most s
+    /// bytes). Ignored once the sender is unlimited.
+    pub fn push_data(&mut self, bytes: u64) {
+        self.queued = self.queued.saturating_add(bytes);
+    }
+
+    /// Bytes queued and not yet sent (0 for an unlimited sender).
+    pub fn queued_bytes(&self) -> u64 {
+        if self.unlimited {
+            0
+        } else {
+            self.queued
+        }
+    }
+
+    fn has_data(&self) -> bool {
+        self.unlimited || self.queued > 0
+    }
+
+    fn t_mbi_floor(&self) -> f64 {
+        // s/t_mbi (§4.3); t_mbi of zero is treated as 1 ns.
+        self.s / self.cfg.t_mbi.as_secs_f64().max(1e-9)
+    }
+
+    /// initial_rate = W_init/R, W_init = min(4s, max(2s, 4380)) (§4.2).
+    fn initial_rate(&self, r: Duration) -> f64 {
+        let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
+        w_init / r.as_secs_f64()
+    }
+
+    /// The inter-packet interval t_ipi = s/X_inst (§4.6), ns * 2^32, at
+    /// least 2^-32 ns and at most 1000 s.
+    fn ipi_fp(&self) -> u128 {
+        let rate = self.x * self.damping;
+        let max = 1e12 * (1u64 << FP_BITS) as f64;
+        let ipi = if rate.is_finite() && rate > 0.0 {
+            (self.s * 1e9 / rate * (1u64 << FP_BITS) as f64).clamp(1.0, max)
+        } else if rate.is_finite() {
+            max
+        } else {
+            1.0
+        };
+        ipi as u128
+    }
+
+    /// t_delta = min(t_ipi/2, t_gran/2) in ns (§4.6).
+    fn t_delta(&self, ipi_fp: u128) -> u64 {
+        let half_ipi = (ipi_fp >> (FP_BITS + 1)).min(u64::MAX as u128) as u64;
+        half_ipi.min(self.cfg.t_gran.as_nanos() / 2)
+    }
+
+    /// The nominal send time of the next packet, rounded up to a whole ns.
+    fn due(&self) -> Instant {
+        let ns = self.t_nom.div_ceil(1u128 << FP_BITS);
+        Instant(ns.min(u64::MAX as u128) as u64)
+    }
+
+    /// After X changed: if the next nominal send time lies beyond one new
+    /// interval after the last send, bring it forward (a rate increase
+    /// takes effect at once instead of after a long old interval).
+    fn reschedule(&mut self) {
+        if let Some(last) = self.last_send {
+            let cand = ((last.as_nanos() as u128) << FP_BITS) + self.ipi_fp();
+            if cand < self.t_nom {
+                self.t_nom = cand;
+            }
+        }
+    }
+
+    /// The no-feedback interval max(4R, 2s/X) (§4.3 step 6, §4.4 step 2);
+    /// 2s/X alone while R is unknown.
+    fn nofeedback_interval(&self) -> Duration {
+        let by_rate = Duration::from_secs_f64(2.0 * self.s / self.x);
+        match self.r {
+            Some(r) => r.saturating_mul(4).max(by_rate),
+            None => by_rate,
+        }
+    }
+
+    /// X_recv_set bookkeeping: Update X_recv_set() (§4.3): add (X_recv,
+    /// now), delete entries older than two round-trip times.
+    fn update_x_recv_set(&mut self, x_recv: f64, now: Instant, r: Duration) {
+        while self.x_recv_set.back().is_some_and(|e| e.0 <= x_recv) {
+            self.x_recv_set.pop_back();
+        }
+        self.x_recv_set.push_back((x_recv, now));
+        let horizon = r.saturating_mul(2);
+        while self.x_recv_set.len() > 1
+            && (now.saturating_since(self.x_recv_set[0].1) > horizon
+                || self.x_recv_set.len() > X_RECV_SET_CAP)
+        {
+            self.x_recv_set.pop_front();
+        }
+    }
+
+    /// Maximize X_recv_set() (§4.3): X_recv = max(X_recv_set) (with the new
+    /// report; the initial Infinity is skipped once a finite value exists),
+    /// X_recv_set = {(X_recv, now)}.
+    fn maximize_x_recv_set(&mut self, x_recv: f64, now: Instant) -> f64 {
+        let m = self
+            .x_recv_set
+            .iter()
+            .map(|e| e.0)
+            .filter(|v| v.is_finite())
+            .fold(x_recv, f64::max);
+        self.x_recv_set.clear();
+        self.x_recv_set.push_back((m, now));
+        m
+    }
+
+    fn max_x_recv_set(&self) -> f64 {
+        self.x_recv_set.front().map_or(f64::INFINITY, |e| e.0)
+    }
+
+    /// A feedback packet arrived (RFC 5348 §4.3).
+    pub fn handle_input(&mut self, now: Instant, fb: &TfrcFeedback) {
+        self.stats.feedback_received += 1;
+        if fb.x_recv.is_nan() || fb.p.is_nan() {
+            self.stats.feedback_ignored += 1;
+            return;
+        }
+        let x_recv = fb.x_recv.max(0.0);
+        let p = fb.p.clamp(0.0, 1.0);
+        // §4.3 (1): R_sample = (t_now - t_recvdata) - t_delay.
+        let r_sample = (now.saturating_since(fb.ts_echo) - fb.t_delay).max(MIN_RTT);
+        // §4.3 (2): R = q*R + (1-q)*R_sample, q = 0.9; the first sample sets R.
+        let first = self.r.is_none();
+        let r = match self.r {
+            None => r_sample,
+            Some(r) => {
+                let v = (9 * r.as_nanos() as u128 + r_sample.as_nanos() as u128) / 10;
+                Duration::from_nanos(v as u64)
+            }
+        }
+        .max(MIN_RTT);
+        self.r = Some(r);
+        // §4.5: R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample), q2 = 0.9;
+        // X_inst = X * R_sqmean / sqrt(R_sample).
+        if self.cfg.oscillation_damping {
+            let sq = r_sample.as_secs_f64().sqrt();
+            self.r_sqmean = if first {
+                sq
+            } else {
+                0.9 * self.r_sqmean + 0.1 * sq
+            };
+            self.damping = self.r_sqmean / sq;
+        }
+        // §4.3 (3): t_RTO = 4R (the value §3.1 recommends for the equation).
+        let t_rto = 4.0 * r.as_secs_f64();
+        // §4.2: on the first RTT measurement, tld = now and X = initial_rate.
+        if first {
+            self.tld = Some(now);
+            self.x = self.initial_rate(r);
+        }
+        let p_prev = self.p;
+        self.p = p;
+        self.x_recv = x_recv;
+        // §4.3 (4): recv_limit from X_recv_set.
+        let data_limited = self.dry && !self.busy;
+        let recv_limit = if data_limited && self.feedback_seen {
+            // The whole interval was data-limited (§4.3 (4), §8.2).
+            if p > p_prev {
+                for e in &mut self.x_recv_set {
+                    e.0 /= 2.0;
+                }
+                self.x_recv = 0.85 * x_recv;
+                self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
+                self.max_x_recv_set()
+            } else {
+                self.x_recv = self.maximize_x_recv_set(x_recv, now);
+                2.0 * self.max_x_recv_set()
+            }
+        } else {
+            // Typical behaviour.
+            self.update_x_recv_set(x_recv, now, r);
+            2.0 * self.max_x_recv_set()
+        };
+        if p > 0.0 {
+            // Congestion avoidance: X = max(min(X_Bps, recv_limit), s/t_mbi).
+            let x_bps = tfrc_rate(self.s, r.as_secs_f64(), p, self.cfg.b, t_rto);
+            self.x_calc = Some(x_bps);
+            self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
+        } else {
+            self.x_calc = None;
+            let tld = self.tld.unwrap_or(now);
+            if now.saturating_since(tld) >= r {
+                // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
+                self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
+                self.tld = Some(now);
+            }
+        }
+        // §4.3 (6): restart the no-feedback timer.
+        self.nfb_deadline = now + self.nofeedback_interval();
+        self.idle_since_nfb = true;
+        self.dry = false;
+        self.busy = false;
+        self.feedback_seen = true;
+        self.reschedule();
+    }
+
+    /// Update_Limits(timer_limit) of RFC 5348 §4.4.
+    fn update_limits(&mut self, timer_limit: f64, now: Instant) {
+        let timer_limit = timer_limit.max(self.t_mbi_floor());
+        self.x_recv_set.clear();
+        self.x_recv_set.push_back((timer_limit / 2.0, now));
+        self.x_recv = timer_limit / 2.0;
+        // "Recalculate X as in step (4) of Section 4.3" (p > 0 here).
+        let recv_limit = 2.0 * self.max_x_recv_set();
+        let x_bps = self.x_calc.unwrap_or(recv_limit);
+        self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
+    }
+
+    /// The no-feedback timer expired (RFC 5348 §4.4).
+    fn on_nofeedback(&mut self, now: Instant) {
+        self.stats.nofeedback_expiries += 1;
+        let floor = self.t_mbi_floor();
+        let recover_rate = self.r.map(|r| self.initial_rate(r));
+        if !self.feedback_seen {
+            // No RTT sample and no feedback yet: halve X, unless the sender
+            // has been idle since the timer was set.
+            if !self.idle_since_nfb {
+                self.x = (self.x / 2.0).max(floor);
+            }
+        } else if self.idle_since_nfb
+            && recover_rate.is_some_and(|rr| {
+                (self.p == 0.0 && self.x < 2.0 * rr) || (self.p > 0.0 && self.x_recv < rr)
+            })
+        {
+            // Idle, and already at or below the recovery rate: do nothing.
+        } else if self.p == 0.0 {
+            // No X_Bps yet: halve the allowed sending rate.
+            self.x = (self.x / 2.0).max(floor);
+        } else if self.x_calc.unwrap_or(f64::INFINITY) > 2.0 * self.x_recv {
+            // 2*X_recv was already limiting the rate: halve it via X_recv.
+            self.update_limits(self.x_recv, now);
+        } else {
+            // The rate was limited by X_Bps: halve that.
+            self.update_limits(self.x_calc.unwrap_or(0.0) / 2.0, now);
+        }
+        // §4.4 (2): restart the timer after max(4R, 2s/X).
+        self.nfb_deadline = now + self.nofeedback_interval();
+        self.idle_since_nfb = true;
+        self.reschedule();
+    }
+
+    /// The time asked for has come.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if now >= self.nfb_deadline {
+            self.on_nofeedback(now);
+        }
+    }
+
+    /// The next packet, if its send time has come (RFC 5348 §4.6: a packet
+    /// may leave t_delta before its nominal time; nominal times advance by
+    /// t_ipi = s/X_inst from the previous nominal time, so the long-run
+    /// rate is exact; a sender more than one t_ipi late, after an idle
+    /// period say, restarts the schedule from now instead of bursting).
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
+        let ipi = self.ipi_fp();
+        if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.due().as_nanos() {
+            return None;
+        }
+        if !self.has_data() {
+            // A send opportunity with nothing to send (§8.2).
+            self.dry = true;
+            return None;
+        }
+        let now_fp = (now.as_nanos() as u128) << FP_BITS;
+        if now_fp > self.t_nom.saturating_add(ipi) {
+            self.t_nom = now_fp;
+        }
+        self.t_nom = self.t_nom.saturating_add(ipi);
+        let len = if self.unlimited {
+            self.cfg.s
+        } else {
+            let l = self.queued.min(u64::from(self.cfg.s));
+            self.queued -= l;
+            l as u32
+        };
+        if self.stats.packets_sent == 0 && !self.feedback_seen {
+            // §4.2: ready to send without an RTT sample: the no-feedback
+            // timer expires two seconds later.
+            self.nfb_deadline = now + Duration::from_secs(2);
+        }
+        if self.has_data() {
+            self.busy = true;
+        } else {
+            self.dry = true;
+        }
+        self.idle_since_nfb = false;
+        self.last_send = Some(now);
+        let d = TfrcData {
+            seq: self.seq,
+            len,
+            ts: now,
+            rtt: self.r,
+        };
+        self.seq += 1;
+        self.stats.packets_sent += 1;
+        Some(d)
+    }
+
+    /// When to wake next (next send time or no-feedback timer).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = self.nfb_deadline;
+        if self.has_data() {
+            let ipi = self.ipi_fp();
+            let send = Instant(self.due().as_nanos().saturating_sub(self.t_delta(ipi)));
+            t = t.min(send);
+        }
+        Some(t)
+    }
+
+    /// Monitoring.
+    pub fn stats(&self) -> TfrcSenderStats {
+        TfrcSenderStats {
+            x: self.x,
+            x_recv: self.x_recv,
+            p: self.p,
+            rtt: self.r,
+            x_calc: self.x_calc,
+            ..self.stats
+        }
+    }
+
+    /// Configuration.
+    pub fn config(&self) -> &SenderConfig {
+        &self.cfg
+    }
+
+    /// The allowed sending rate X, bytes per second.
+    pub fn x(&self) -> f64 {
+        self.x
+    }
+
+    /// The pacing rate X_inst (= X without oscillation damping, §4.5).
+    pub fn x_inst(&self) -> f64 {
+        self.x * self.damping
+    }
+
+    /// When the no-feedback timer expires next.
+    pub fn nofeedback_deadline(&self) -> Instant {
+        self.nfb_deadline
+    }
+
+    /// recv_limit as the next typical feedback would start from:
+    /// 2*max(X_recv_set) (§4.3).
+    pub fn recv_limit(&self) -> f64 {
+        2.0 * self.max_x_recv_set()
+    }
+}

@@ -1,0 +1,716 @@
+//! Tests of the TFRC sender and receiver, alone and in a closed loop.
+
+use std::collections::VecDeque;
+
+use super::*;
+use crate::equation::{tfrc_loss_rate_for, tfrc_rate};
+use crate::rng::Rng;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+fn at_ms(n: u64) -> Instant {
+    Instant(n * 1_000_000)
+}
+fn rel(a: f64, b: f64) -> f64 {
+    ((a - b) / b).abs()
+}
+fn fb(ts_echo: Instant, t_delay: Duration, x_recv: f64, p: f64) -> TfrcFeedback {
+    TfrcFeedback {
+        ts_echo,
+        t_delay,
+        x_recv,
+        p,
+    }
+}
+
+// ---------------------------------------------------------------- sender
+
+#[test]
+fn sender_starts_at_one_packet_per_second() {
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    assert_eq!(s.poll_transmit(Instant::ZERO), None, "nothing queued yet");
+    s.set_unlimited();
+    let d = s.poll_transmit(Instant::ZERO).unwrap();
+    assert_eq!((d.seq, d.len, d.ts, d.rtt), (0, 1000, Instant::ZERO, None));
+    assert_eq!(s.poll_transmit(Instant::ZERO), None);
+    // §4.2: X = s per second; no-feedback timer 2 s.
+    assert_eq!(s.stats().x, 1000.0);
+    assert_eq!(s.poll_timeout(), Some(at_ms(1000)));
+    assert_eq!(s.nofeedback_deadline(), at_ms(2000));
+    assert_eq!(s.poll_transmit(at_ms(999)), None);
+    assert_eq!(s.poll_transmit(at_ms(1000)).unwrap().seq, 1);
+}
+
+#[test]
+fn sender_first_feedback_sets_initial_rate_and_rtt_ewma() {
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    // R_sample = 500 - 0 - 100 = 400 ms.
+    s.handle_input(at_ms(500), &fb(Instant::ZERO, ms(100), 0.0, 0.0));
+    assert_eq!(s.stats().rtt, Some(ms(400)));
+    // §4.2: W_init = min(4*1000, max(2*1000, 4380)) = 4000; X = 4000/0.4.
+    assert!(rel(s.x(), 10_000.0) < 1e-12);
+    // No-feedback timer max(4R, 2s/X) = max(1.6 s, 0.2 s).
+    assert_eq!(s.nofeedback_deadline(), at_ms(500 + 1600));
+    // Next packet goes out one new t_ipi (100 ms) after the last send.
+    assert_eq!(s.poll_timeout(), Some(at_ms(100)));
+    // §4.3 (2): R = 0.9*400 + 0.1*500 = 410 ms.
+    s.handle_input(at_ms(1000), &fb(at_ms(500), Duration::ZERO, 3000.0, 0.0));
+    assert_eq!(s.stats().rtt, Some(ms(410)));
+    // Slow start, recv_limit: Infinity (t=0) is now older than 2R and gone;
+    // max(X_recv_set) = 3000 -> recv_limit = 6000 < 2X = 20000, floored by
+    // initial_rate = 4000/0.41 = 9756.
+    assert!(rel(s.x(), 4000.0 / 0.41) < 1e-9, "{}", s.x());
+    // x_recv = 9000 and >= R since tld: X = max(min(2X, 18000), 9756) = 18000.
+    s.handle_input(at_ms(1500), &fb(at_ms(1090), Duration::ZERO, 9000.0, 0.0));
+    assert!(rel(s.x(), 18_000.0) < 1e-12, "{}", s.x());
+    // A feedback less than R after the last doubling does not double.
+    s.handle_input(at_ms(1600), &fb(at_ms(1190), Duration::ZERO, 90_000.0, 0.0));
+    assert!(rel(s.x(), 18_000.0) < 1e-12, "{}", s.x());
+    // Next one, R later: doubles to 36000 (recv_limit 180000).
+    s.handle_input(at_ms(2000), &fb(at_ms(1590), Duration::ZERO, 90_000.0, 0.0));
+    assert!(rel(s.x(), 36_000.0) < 1e-12, "{}", s.x());
+}
+
+#[test]
+fn sender_congestion_avoidance_uses_equation_and_recv_limit() {
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    // p = 1 %, R = 0.4 s: X_Bps = tfrc_rate(1000, 0.4, 0.01, 1, 1.6) ~ 28 kB/s.
+    let x_bps = tfrc_rate(1000.0, 0.4, 0.01, 1.0, 1.6);
+    s.handle_input(at_ms(800), &fb(at_ms(400), Duration::ZERO, 1e6, 0.01));
+    assert!(rel(s.x(), x_bps) < 1e-12);
+    assert_eq!(s.stats().x_calc, Some(x_bps));
+    // recv_limit binds: entries newer than 2R are {1e6 @0.8, 5000 @1.2}...
+    // the max is still 1e6. After 2R only the small ones remain.
+    s.handle_input(at_ms(1200), &fb(at_ms(800), Duration::ZERO, 5000.0, 0.01));
+    assert!(rel(s.x(), x_bps) < 1e-12);
+    s.handle_input(at_ms(1700), &fb(at_ms(1300), Duration::ZERO, 5000.0, 0.01));
+    assert!(rel(s.x(), 10_000.0) < 1e-12, "{}", s.x());
+    // Floor s/t_mbi: a huge p and tiny X_recv.
+    s.handle_input(at_ms(2600), &fb(at_ms(2200), Duration::ZERO, 0.0, 1.0));
+    assert!(rel(s.x(), 1000.0 / 64.0) < 1e-12, "{}", s.x());
+}
+
+/// A sender after one feedback with R = 400 ms reporting (x_recv, p).
+fn sender_after(x_recv: f64, p: f64) -> TfrcSender {
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, x_recv, p));
+    s
+}
+
+/// Send whatever is due up to `t` (so the sender is not idle).
+fn drain(s: &mut TfrcSender, t: Instant) {
+    while s.poll_transmit(t).is_some() {}
+}
+
+#[test]
+fn nofeedback_before_any_feedback_halves_x_unless_idle() {
+    // Sent a packet, never heard back: X = s/2 at 2 s (§4.4 first case).
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.poll_transmit(at_ms(1000)).unwrap();
+    s.handle_timeout(at_ms(2000));
+    assert_eq!(s.x(), 500.0);
+    assert_eq!(s.stats().nofeedback_expiries, 1);
+    // Restarted after 2s/X = 4 s (no R yet).
+    assert_eq!(s.nofeedback_deadline(), at_ms(6000));
+    // Never sent anything: idle, no change.
+    let mut idle = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    idle.handle_timeout(at_ms(2000));
+    assert_eq!(idle.x(), 1000.0);
+    assert_eq!(idle.stats().nofeedback_expiries, 1);
+    // Down to the floor s/t_mbi, never below.
+    for k in 0..20 {
+        let t = s.nofeedback_deadline();
+        drain(&mut s, t);
+        s.handle_timeout(t);
+        assert!(s.x() >= 1000.0 / 64.0, "{k}");
+    }
+    assert_eq!(s.x(), 1000.0 / 64.0);
+}
+
+#[test]
+fn nofeedback_in_slow_start_halves_x() {
+    let mut s = sender_after(0.0, 0.0);
+    assert!(rel(s.x(), 10_000.0) < 1e-12);
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(rel(s.x(), 5_000.0) < 1e-12);
+    // Timer: max(4R = 1.6 s, 2s/X = 0.4 s).
+    assert_eq!(s.nofeedback_deadline(), t + ms(1600));
+}
+
+#[test]
+fn nofeedback_when_recv_limit_bound_halves_x_recv() {
+    // p = 1 %, R = 0.4: X_calc = 28083 > 2*X_recv = 10000.
+    let mut s = sender_after(5000.0, 0.01);
+    let x_calc = s.stats().x_calc.unwrap();
+    assert!(x_calc > 10_000.0);
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    // Update_Limits(X_recv): X_recv_set = {2500}, X = min(X_calc, 5000).
+    assert!(rel(s.stats().x_recv, 2500.0) < 1e-12);
+    assert!(rel(s.x(), 5000.0) < 1e-12, "{}", s.x());
+    // Again: X_calc > 2*2500 -> X_recv 1250, X 2500.
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(rel(s.stats().x_recv, 1250.0) < 1e-12);
+    assert!(rel(s.x(), 2500.0) < 1e-12);
+}
+
+#[test]
+fn nofeedback_when_equation_bound_halves_x_calc() {
+    // X_calc = 28083 <= 2*X_recv = 40000: X_recv = X_calc/4, X = X_calc/2.
+    let mut s = sender_after(20_000.0, 0.01);
+    let x_calc = s.stats().x_calc.unwrap();
+    assert!(rel(s.x(), x_calc) < 1e-12);
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(rel(s.stats().x_recv, x_calc / 4.0) < 1e-12);
+    assert!(rel(s.x(), x_calc / 2.0) < 1e-12);
+}
+
+#[test]
+fn nofeedback_while_idle_below_recover_rate_keeps_x() {
+    // p > 0 and X_recv = 5000 < recover_rate = 4000/0.4 = 10000, and the
+    // sender sent nothing since the timer was set: no change.
+    let mut s = sender_after(5000.0, 0.01);
+    let x = s.x();
+    let t = s.nofeedback_deadline();
+    s.handle_timeout(t);
+    assert_eq!(s.x(), x);
+    assert_eq!(s.stats().nofeedback_expiries, 1);
+    // Not idle: it halves.
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(s.x() < x);
+}
+
+#[test]
+fn pacing_is_exact_in_the_long_run() {
+    // s = 1460: W_init = min(5840, max(2920, 4380)) = 4380, R = 100 ms:
+    // X = 43800 B/s, t_ipi = 1460/43800 s = 33.333.. ms (not a whole ns).
+    let cfg = SenderConfig {
+        s: 1460,
+        ..SenderConfig::default()
+    };
+    let mut s = TfrcSender::new(cfg, Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(100), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    assert!(rel(s.x(), 43_800.0) < 1e-12);
+    // Drive on send times only (the no-feedback timer is left alone).
+    let end = at_ms(100) + Duration::from_secs(1000);
+    let mut t = at_ms(100);
+    let mut n = 0u64;
+    let mut last = Instant::ZERO;
+    loop {
+        while let Some(d) = s.poll_transmit(t) {
+            assert!(d.ts >= last);
+            last = d.ts;
+            n += 1;
+        }
+        let next = s.poll_timeout().unwrap();
+        let next = if next <= t {
+            // The no-feedback deadline has passed: next send time.
+            Instant(t.as_nanos() + 1)
+        } else {
+            next
+        };
+        if next > end {
+            break;
+        }
+        t = next;
+    }
+    // 1000 s at 30 packets/s (sent from t = 0 ms on: first at 0, next at
+    // 33.3 ms ...): 30_000 packets after the first, give or take one.
+    assert!((n as i64 - 30_000).abs() <= 1, "sent {n}");
+}
+
+#[test]
+fn t_gran_lets_packets_leave_early_but_not_faster() {
+    let cfg = SenderConfig {
+        t_gran: ms(10),
+        ..SenderConfig::default()
+    };
+    let mut s = TfrcSender::new(cfg, Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    // X = 10000 B/s, t_ipi = 100 ms, t_delta = min(50, 5) ms.
+    assert_eq!(s.poll_timeout(), Some(at_ms(95)));
+    assert!(s.poll_transmit(at_ms(94)).is_none());
+    assert!(s.poll_transmit(at_ms(95)).is_some());
+    assert!(s.poll_transmit(at_ms(100)).is_none());
+    assert_eq!(s.poll_timeout(), Some(at_ms(195)));
+}
+
+#[test]
+fn oscillation_damping_slows_pacing_when_rtt_rises() {
+    let cfg = SenderConfig {
+        oscillation_damping: true,
+        ..SenderConfig::default()
+    };
+    let mut s = TfrcSender::new(cfg, Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(100), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    assert!(rel(s.x_inst(), s.x()) < 1e-12);
+    // R_sample = 400 ms vs R_sqmean ~ sqrt(0.1): X_inst = X*R_sqmean/sqrt(R_sample).
+    s.handle_input(at_ms(600), &fb(at_ms(200), Duration::ZERO, 1e9, 0.0));
+    let sqmean = 0.9 * 0.1f64.sqrt() + 0.1 * 0.4f64.sqrt();
+    assert!(rel(s.x_inst(), s.x() * sqmean / 0.4f64.sqrt()) < 1e-9);
+    assert!(s.x_inst() < s.x());
+}
+
+#[test]
+fn sender_ignores_malformed_feedback() {
+    let mut s = sender_after(0.0, 0.0);
+    let x = s.x();
+    s.handle_input(at_ms(900), &fb(at_ms(500), Duration::ZERO, f64::NAN, 0.0));
+    s.handle_input(at_ms(900), &fb(at_ms(500), Duration::ZERO, 1.0, f64::NAN));
+    assert_eq!(s.x(), x);
+    assert_eq!(s.stats().feedback_ignored, 2);
+    // Echo from the future and a huge t_delay: RTT clamps, no panic.
+    s.handle_input(at_ms(900), &fb(at_ms(5000), Duration::MAX, f64::INFINITY, 7.0));
+    assert!(s.stats().rtt.unwrap() >= MIN_RTT);
+    assert!(s.x().is_finite() && s.x() > 0.0);
+}
+
+#[test]
+fn finite_data_is_sent_in_segments() {
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.push_data(2500);
+    assert_eq!(s.poll_transmit(Instant::ZERO).unwrap().len, 1000);
+    assert_eq!(s.poll_transmit(at_ms(1000)).unwrap().len, 1000);
+    assert_eq!(s.poll_transmit(at_ms(2000)).unwrap().len, 500);
+    assert_eq!(s.queued_bytes(), 0);
+    assert!(s.poll_transmit(at_ms(3000)).is_none());
+}
+
+// -------------------------------------------------------------- receiver
+
+fn data(seq: u64, ts: Instant, rtt_ms: u64) -> TfrcData {
+    TfrcData {
+        seq,
+        len: 1000,
+        ts,
+        rtt: Some(ms(rtt_ms)),
+    }
+}
+
+#[test]
+fn nfb_bounds() {
+    let dynamic = FeedbackPolicy::Dynamic { rtt_ref: ms(100) };
+    // RTT 1 s, RTTref 100 ms: round(10) = 10 unless X_recv*RTT/s is smaller.
+    assert_eq!(dynamic.nfb(ms(1000), 1e6, 1000), 10);
+    assert_eq!(dynamic.nfb(ms(1000), 4_700.0, 1000), 4); // floor(4.7)
+    assert_eq!(dynamic.interval(ms(1000), 1e6, 1000), ms(100));
+    assert_eq!(dynamic.interval(ms(1000), 4_700.0, 1000), ms(250));
+    // Tiny RTT -> 1; no rate yet -> 1.
+    assert_eq!(dynamic.nfb(ms(20), 1e9, 1000), 1);
+    assert_eq!(dynamic.nfb(ms(1000), 0.0, 1000), 1);
+    assert_eq!(dynamic.nfb(ms(1000), f64::NAN, 1000), 1);
+    // Rounding: 1.25 -> 1, 1.5 -> 2, 1.2 s / 100 ms -> 12.
+    assert_eq!(dynamic.nfb(ms(125), 1e9, 1000), 1);
+    assert_eq!(dynamic.nfb(ms(150), 1e9, 1000), 2);
+    assert_eq!(dynamic.nfb(ms(1200), 1e9, 1000), 12);
+    assert_eq!(FeedbackPolicy::Standard.nfb(ms(1000), 1e9, 1000), 1);
+    assert_eq!(
+        FeedbackPolicy::Standard.interval(ms(1000), 1e9, 1000),
+        ms(1000)
+    );
+    let zero_ref = FeedbackPolicy::Dynamic {
+        rtt_ref: Duration::ZERO,
+    };
+    assert!(zero_ref.interval(ms(1000), 1e9, 1000) >= MIN_RTT);
+}
+
+#[test]
+fn receiver_feedback_first_packet_then_every_rtt() {
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    assert_eq!(r.poll_timeout(), None);
+    // 100 packets/s, R = 200 ms.
+    let mut sent = Vec::new();
+    for i in 0..100u64 {
+        let t = at_ms(10 * i);
+        r.handle_input(t, &data(i, t, 200));
+        if let Some(f) = r.poll_transmit(t) {
+            sent.push((t, f));
+        }
+        while let Some(w) = r.poll_timeout() {
+            if w > t {
+                break;
+            }
+            r.handle_timeout(w);
+            if let Some(f) = r.poll_transmit(w) {
+                sent.push((w, f));
+            }
+        }
+    }
+    // First at 0 (§6.3), then every 200 ms.
+    let times: Vec<Instant> = sent.iter().map(|x| x.0).collect();
+    assert_eq!(times[0], Instant::ZERO);
+    assert_eq!(sent[0].1.x_recv, 0.0);
+    for w in times.windows(2) {
+        assert_eq!(w[1] - w[0], ms(200));
+    }
+    assert_eq!(r.stats().feedback_sent, sent.len() as u64);
+    // X_recv: 20 packets per 200 ms = 100 kB/s; p = 0.
+    for (_, f) in &sent[1..] {
+        assert!(rel(f.x_recv, 100_000.0) < 1e-9, "{}", f.x_recv);
+        assert_eq!(f.p, 0.0);
+    }
+    // Silence: the timer fires once with nothing to say, then sleeps.
+    let w = r.poll_timeout().unwrap();
+    r.handle_timeout(w);
+    assert!(r.poll_transmit(w).is_none());
+    assert_eq!(r.poll_timeout(), None);
+}
+
+#[test]
+fn dynamic_policy_reports_nfb_times_per_rtt() {
+    let mut r = TfrcReceiver::new(ReceiverConfig {
+        policy: FeedbackPolicy::Dynamic { rtt_ref: ms(100) },
+        ..ReceiverConfig::default()
+    });
+    // RTT 1 s, 100 packets/s: NFb = min(10, 100) = 10 -> O = 100 ms.
+    let mut n_fb = 0;
+    for i in 0..500u64 {
+        let t = at_ms(10 * i);
+        while let Some(w) = r.poll_timeout() {
+            if w > t {
+                break;
+            }
+            r.handle_timeout(w);
+            n_fb += r.poll_transmit(w).is_some() as u32;
+        }
+        r.handle_input(t, &data(i, t, 1000));
+        n_fb += r.poll_transmit(t).is_some() as u32;
+    }
+    assert_eq!(r.observation_interval(), ms(100));
+    // 5 s of data: ~50 reports (vs ~5 with the standard policy).
+    assert!((48..=51).contains(&n_fb), "{n_fb}");
+}
+
+#[test]
+fn receiver_loss_triggers_immediate_feedback_and_synthesises_first_interval() {
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    let mut last_fb = None;
+    // 100 packets/s, R = 100 ms, packet 250 lost.
+    for i in 0..300u64 {
+        let t = at_ms(10 * i);
+        while let Some(w) = r.poll_timeout() {
+            if w > t {
+                break;
+            }
+            r.handle_timeout(w);
+            if let Some(f) = r.poll_transmit(w) {
+                last_fb = Some((w, f));
+            }
+        }
+        if i == 250 {
+            continue;
+        }
+        r.handle_input(t, &data(i, t, 100));
+        if let Some(f) = r.poll_transmit(t) {
+            last_fb = Some((t, f));
+            if i == 253 {
+                // Detected at the third later arrival: feedback at once.
+                assert!(f.p > 0.0);
+                // §6.3.1: p equals the inverse of the equation at X_recv.
+                let want = tfrc_loss_rate_for(1000.0, 0.1, f.x_recv, 1.0, 0.4);
+                assert!(rel(f.p, want) < 0.01, "p {} want {}", f.p, want);
+                assert!(rel(f.x_recv, 100_000.0) < 0.02, "{}", f.x_recv);
+            }
+        }
+    }
+    let st = r.stats();
+    assert_eq!((st.packets_lost, st.loss_events), (1, 1));
+    assert_eq!(r.loss_intervals().closed().len(), 1);
+    // Later reports: p falls as I_0 grows past I_1... I_1 = 1/p ~ 7800
+    // packets here, so it stays at 1/I_1.
+    let (_, f) = last_fb.unwrap();
+    assert!(f.p > 0.0 && f.p <= st.p + 1e-15);
+}
+
+#[test]
+fn receiver_handles_duplicates_reordering_and_garbage() {
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    let t = at_ms(10);
+    r.handle_input(t, &data(0, t, 100));
+    r.handle_input(t, &data(0, t, 100));
+    r.handle_input(at_ms(20), &data(2, at_ms(20), 100));
+    r.handle_input(at_ms(21), &data(1, at_ms(19), 100)); // reordered
+    r.handle_input(at_ms(22), &data(1, at_ms(19), 100)); // duplicate
+    let st = r.stats();
+    assert_eq!((st.packets_received, st.delivered_bytes), (3, 3000));
+    assert_eq!(st.duplicates, 2);
+    assert_eq!(st.packets_lost, 0);
+    // Far future, timestamps going backwards, zero and absent RTTs.
+    r.handle_input(at_ms(30), &data(u64::MAX, Instant::ZERO, 0));
+    r.handle_input(
+        at_ms(31),
+        &TfrcData {
+            seq: 3,
+            len: 0,
+            ts: Instant::ZERO,
+            rtt: None,
+        },
+    );
+    r.handle_input(at_ms(32), &data(4, Instant::MAX, 0));
+    assert_eq!(r.stats().packets_ignored, 1);
+    assert_eq!(r.stats().packets_received, 5);
+    while r.poll_transmit(at_ms(33)).is_some() {}
+    let w = r.poll_timeout().unwrap();
+    assert!(w > at_ms(32));
+}
+
+// ----------------------------------------------------------- closed loop
+
+/// A one-way path: optional bottleneck (rate, unbounded FIFO), fixed
+/// propagation delay, Bernoulli loss.
+struct Path<T> {
+    delay: Duration,
+    loss: f64,
+    rate_bps: Option<u64>,
+    free_at: Instant,
+    q: VecDeque<(Instant, T)>,
+}
+
+impl<T> Path<T> {
+    fn new(delay: Duration, loss: f64, rate_bps: Option<u64>) -> Self {
+        Path {
+            delay,
+            loss,
+            rate_bps,
+            free_at: Instant::ZERO,
+            q: VecDeque::new(),
+        }
+    }
+    fn send(&mut self, now: Instant, bytes: u64, x: T, rng: &mut Rng) {
+        if rng.chance(self.loss) {
+            return;
+        }
+        let depart = match self.rate_bps {
+            Some(c) => {
+                let d = self.free_at.max(now) + Duration::transmission(bytes, c);
+                self.free_at = d;
+                d
+            }
+            None => now,
+        };
+        self.q.push_back((depart + self.delay, x));
+    }
+    fn next(&self) -> Option<Instant> {
+        self.q.front().map(|e| e.0)
+    }
+}
+
+struct Loop {
+    s: TfrcSender,
+    r: TfrcReceiver,
+    fwd: Path<TfrcData>,
+    rev: Path<TfrcFeedback>,
+    rng: Rng,
+    now: Instant,
+    /// Time-weighted integral of X (bytes) since `avg_from`.
+    x_area: f64,
+    avg_from: Instant,
+    /// (time, X) after each feedback the sender processed.
+    x_trace: Vec<(Instant, f64)>,
+}
+
+impl Loop {
+    fn new(
+        scfg: SenderConfig,
+        rcfg: ReceiverConfig,
+        one_way: Duration,
+        loss: f64,
+        rate_bps: Option<u64>,
+        seed: u64,
+    ) -> Self {
+        let mut s = TfrcSender::new(scfg, Instant::ZERO);
+        s.set_unlimited();
+        Loop {
+            s,
+            r: TfrcReceiver::new(rcfg),
+            fwd: Path::new(one_way, loss, rate_bps),
+            rev: Path::new(one_way, 0.0, None),
+            rng: Rng::new(seed),
+            now: Instant::ZERO,
+            x_area: 0.0,
+            avg_from: Instant::MAX,
+            x_trace: Vec::new(),
+        }
+    }
+
+    fn run_until(&mut self, end: Instant) {
+        let mut steps = 0u64;
+        while self.now < end {
+            steps += 1;
+            assert!(steps < 50_000_000, "runaway loop");
+            let t = self.now;
+            while self.fwd.next().is_some_and(|a| a <= t) {
+                let (_, d) = self.fwd.q.pop_front().unwrap();
+                self.r.handle_input(t, &d);
+            }
+            while self.rev.next().is_some_and(|a| a <= t) {
+                let (_, f) = self.rev.q.pop_front().unwrap();
+                self.s.handle_input(t, &f);
+                self.x_trace.push((t, self.s.x()));
+            }
+            if self.r.poll_timeout().is_some_and(|w| w <= t) {
+                self.r.handle_timeout(t);
+            }
+            if self.s.poll_timeout().is_some_and(|w| w <= t) {
+                self.s.handle_timeout(t);
+            }
+            while let Some(d) = self.s.poll_transmit(t) {
+                self.fwd.send(t, u64::from(d.len) + 40, d, &mut self.rng);
+            }
+            while let Some(f) = self.r.poll_transmit(t) {
+                self.rev.send(t, 40, f, &mut self.rng);
+            }
+            let next = [
+                self.s.poll_timeout(),
+                self.r.poll_timeout(),
+                self.fwd.next(),
+                self.rev.next(),
+                Some(end),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap();
+            assert!(next > t, "no progress at {t}");
+            if t >= self.avg_from {
+                self.x_area += self.s.x() * (next - t).as_secs_f64();
+            }
+            self.now = next;
+        }
+    }
+
+    fn avg_x(&self) -> f64 {
+        self.x_area / (self.now - self.avg_from).as_secs_f64()
+    }
+}
+
+fn closed_loop_rate(policy: FeedbackPolicy, seed: u64) -> (f64, f64, TfrcReceiverStats) {
+    // RTT 200 ms, Bernoulli loss 1 %, no bottleneck.
+    let mut l = Loop::new(
+        SenderConfig::default(),
+        ReceiverConfig {
+            policy,
+            ..ReceiverConfig::default()
+        },
+        ms(100),
+        0.01,
+        None,
+        seed,
+    );
+    l.run_until(Instant(100_000_000_000));
+    l.avg_from = l.now;
+    l.run_until(Instant(600_000_000_000));
+    let want = tfrc_rate(1000.0, 0.2, 0.01, 1.0, 0.8);
+    (l.avg_x(), want, l.r.stats())
+}
+
+#[test]
+fn closed_loop_converges_to_equation_rate_standard() {
+    let (x, want, st) = closed_loop_rate(FeedbackPolicy::Standard, 1);
+    assert!(rel(x, want) < 0.25, "avg X {x:.0} vs equation {want:.0}");
+    assert!(rel(st.p, 0.01) < 0.5, "p {}", st.p);
+    assert!(st.loss_events > 100);
+}
+
+#[test]
+fn closed_loop_converges_to_equation_rate_dynamic() {
+    let (x, want, st) = closed_loop_rate(FeedbackPolicy::Dynamic { rtt_ref: ms(100) }, 2);
+    assert!(rel(x, want) < 0.25, "avg X {x:.0} vs equation {want:.0}");
+    assert!(st.loss_events > 100);
+}
+
+/// Slow start over a 2 Mbit/s bottleneck (250 kB/s incl. 40 B headers),
+/// RTT 600 ms, no loss: returns the loop after `secs` seconds.
+fn slow_start(policy: FeedbackPolicy, secs: u64) -> Loop {
+    let mut l = Loop::new(
+        SenderConfig::default(),
+        ReceiverConfig {
+            policy,
+            ..ReceiverConfig::default()
+        },
+        ms(300),
+        0.0,
+        Some(2_000_000),
+        3,
+    );
+    l.run_until(Instant(secs * 1_000_000_000));
+    l
+}
+
+#[test]
+fn slow_start_without_loss_doubles_until_recv_limit() {
+    let l = slow_start(FeedbackPolicy::Standard, 30);
+    // Each feedback at most doubles X (§4.3: min(2X, recv_limit)).
+    for w in l.x_trace.windows(2) {
+        assert!(w[1].1 <= 2.0 * w[0].1 * (1.0 + 1e-12), "{:?}", w);
+    }
+    // Early on (X far below the pipe), X doubles per feedback (one per RTT)
+    // — limited only when X_recv lags: at least x1.4 per RTT.
+    let pipe = 2_000_000.0 / 8.0 * 1000.0 / 1040.0; // payload bytes/s
+    let early: Vec<f64> = l
+        .x_trace
+        .iter()
+        .map(|e| e.1)
+        .take_while(|&x| x < pipe / 4.0)
+        .collect();
+    assert!(early.len() >= 4, "{early:?}");
+    let growth = (early[early.len() - 1] / early[1]).powf(1.0 / (early.len() - 2) as f64);
+    assert!(growth >= 1.4, "growth per feedback {growth}");
+    // And it reaches the pipe rate: X settles at recv_limit = 2*X_recv,
+    // X_recv at the bottleneck rate.
+    let x_end = l.s.x();
+    let x_recv = l.s.stats().x_recv;
+    assert!(rel(x_recv, pipe) < 0.05, "X_recv {x_recv:.0} pipe {pipe:.0}");
+    assert!(rel(x_end, 2.0 * x_recv) < 0.05, "X {x_end:.0}");
+    assert_eq!(l.r.stats().packets_lost, 0);
+}
+
+#[test]
+fn dynamic_feedback_reaches_pipe_rate_sooner() {
+    // Paper 001 §V-A: more feedback per RTT speeds slow start on long RTTs.
+    let pipe = 2_000_000.0 / 8.0 * 1000.0 / 1040.0;
+    let reach = |policy| {
+        let l = slow_start(policy, 30);
+        l.x_trace
+            .iter()
+            .find(|e| e.1 >= pipe)
+            .map(|e| e.0)
+            .expect("never reached the pipe rate")
+    };
+    let std = reach(FeedbackPolicy::Standard);
+    let dynm = reach(FeedbackPolicy::Dynamic { rtt_ref: ms(100) });
+    assert!(dynm < std, "dynamic {dynm} standard {std}");
+}
+
+#[test]
+fn closed_loop_is_deterministic() {
+    let a = closed_loop_rate(FeedbackPolicy::Standard, 9);
+    let b = closed_loop_rate(FeedbackPolicy::Standard, 9);
+    assert_eq!(a.0.to_bits(), b.0.to_bits());
+    assert_eq!(a.2.feedback_sent, b.2.feedback_sent);
+}
