@@ -437,6 +437,12 @@ pub enum Protocol {
     Sack,
     /// UDP constant bit rate.
     Cbr,
+    /// TFRC (RFC 5348) with a bulk source; feedback once per RTT unless
+    /// `feedback` says otherwise.
+    Tfrc,
+    /// DCCP CCID3 (RFC 4342: TFRC profile); `feedback` chooses the
+    /// standard or paper 001's dynamic feedback policy.
+    Ccid3,
 }
 
 impl Protocol {
@@ -447,6 +453,8 @@ impl Protocol {
             Protocol::NewReno => "newreno",
             Protocol::Sack => "sack",
             Protocol::Cbr => "cbr",
+            Protocol::Tfrc => "tfrc",
+            Protocol::Ccid3 => "ccid3",
         }
     }
     /// A TCP variant.
@@ -537,6 +545,25 @@ pub struct FlowSpec {
     /// What the application offers.
     #[serde(default)]
     pub app: AppSpec,
+    /// TFRC/CCID3: receiver feedback policy (default standard, once per
+    /// RTT).
+    #[serde(default)]
+    pub feedback: Option<FeedbackSpec>,
+    /// TFRC/CCID3 dynamic feedback: RTTref of paper 001 (default 100 ms).
+    #[serde(default)]
+    pub rtt_ref: Option<Dur>,
+}
+
+/// Scenario spelling of [`satcc_proto::tfrc::FeedbackPolicy`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackSpec {
+    /// Once per RTT (RFC 5348 §6.2, RFC 4342).
+    #[default]
+    Standard,
+    /// Paper 001: NFb = min(max(round(RTT/rtt_ref), 1), RTT*X_recv/s)
+    /// reports per RTT.
+    Dynamic,
 }
 
 /// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].
