@@ -47,6 +47,7 @@
 //!
 //! ```text
 //! FLOW <id> <protocol> <active_s> <delivered_bytes> <packets_sent> <retransmits> <timeouts>
+//! TFRC <id> <x_end_bps> <send_bps> <packet_loss_rate>      (tfrc/ccid3 flows only)
 //! LINK <name> <rate_bps> <interval_s> <departed_bytes> <arrivals> <drops_queue> <drops_error> <mean_queue_pkts>
 //! RED  <name> <thresh_> <maxthresh_> <q_weight_> <limit_>
 //! END  <sim_seconds>
@@ -58,6 +59,20 @@
 //! has heard of. (The sink's `bytes_` counts every received packet with its
 //! header, duplicates included, so it is not goodput.) It lags the sink's own
 //! in-order count by the ACKs still in flight, at most one window.
+//!
+//! **TFRC/CCID3** flows become `Agent/TFRC` + `Agent/TFRCSink` with the
+//! settings that bring ns-2 closest to RFC 5348 (table and every known
+//! difference in `docs/ns2.md`): `packetSize_ = mss` (s, payload) plus
+//! `headersize_ = header_bytes` on the wire (1040-byte data, 40-byte
+//! feedback, checked with `trace-queue`). The agent is an infinite source
+//! (`SndrType_ 0`, `$tfrc start`/`stop`). Its `delivered_bytes` is the
+//! sink's `bytes_` (wire bytes of every packet received; TFRC never
+//! retransmits and links do not duplicate, so every packet is new) / wire
+//! size x mss, taken modulo 2^32 because `bytes_` is a C `int` (exact while
+//! less than 4 GiB arrive in the measured interval). ns-2 keeps the loss
+//! event rate p in C++ locals, so the `TFRC` line gives the final allowed
+//! rate X (`rate_`), the mean sending rate and the receiver's packet loss
+//! rate (`true_loss_rate_`) instead.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -68,8 +83,10 @@ use satcc_proto::tcp::{ReceiverConfig, SenderConfig};
 use satcc_proto::Duration;
 
 use crate::scenario::{
-    AccessSpec, AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, Scenario, Topology,
+    AccessSpec, AppSpec, ErrorSpec, FeedbackSpec, FlowSpec, LinkSpec, Protocol, QueueSpec,
+    Scenario, Topology,
 };
+use crate::topology::NetDef;
 
 /// Header bytes of a packet when the flow does not say (IP + TCP, 40).
 pub const DEFAULT_HEADER_BYTES: u32 = 40;
@@ -93,6 +110,25 @@ pub struct Ns2Flow {
     pub retransmits: u64,
     /// Retransmission timeouts (`nrexmit_`).
     pub timeouts: u64,
+    /// TFRC/CCID3 flows: what ns-2's agents expose beyond goodput.
+    pub tfrc: Option<Ns2Tfrc>,
+}
+
+/// What ns-2's `Agent/TFRC` and `Agent/TFRCSink` expose for one flow (a
+/// `TFRC` output line). The loss *event* rate p is not among them: ns-2
+/// keeps it in C++ locals (`TfrcSinkAgent::est_loss`, the feedback
+/// header's `flost`) that no bound variable reaches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Tfrc {
+    /// The sender's allowed rate X at the end of the measured interval
+    /// (`rate_`, payload bytes/s, times 8), b/s.
+    pub x_end_bps: f64,
+    /// Payload the sender sent in the measured interval (`ndatabytes_`
+    /// difference) times 8 over the active time, b/s: the mean X.
+    pub send_bps: f64,
+    /// The receiver's cumulative *packet* loss rate since the start
+    /// (`true_loss_rate_` = lost / (received + lost)), not p.
+    pub packet_loss_rate: f64,
 }
 
 /// One monitored link direction's ns-2 result.
@@ -415,6 +451,58 @@ impl Gen {
     }
 }
 
+/// Sum of the propagation delays of the static (fewest-hop) route from
+/// `a` to `b` in `net`, or `None` without a route.
+fn path_delay(net: &NetDef, routes: &[u32], a: u32, b: u32) -> Option<Duration> {
+    let n = net.nodes.len();
+    let (mut v, mut sum, mut hops) = (a as usize, Duration::ZERO, 0usize);
+    while v != b as usize {
+        let li = *routes.get(v * n + b as usize)?;
+        let l = net.links.get(li as usize)?;
+        sum += l.delay;
+        v = l.to as usize;
+        hops += 1;
+        if hops > n {
+            return None;
+        }
+    }
+    Some(sum)
+}
+
+/// Base RTT of every flow instance: the propagation delays along the path
+/// both ways (no serialization, no queueing), as the ns-2 export uses for
+/// TFRC's `minrto_` and the dynamic `NumFeedback_`.
+pub fn base_rtts(sc: &Scenario) -> Vec<Option<Duration>> {
+    let net = NetDef::build(sc);
+    let routes = net.routes();
+    net.endpoints
+        .iter()
+        .map(|&(s, d)| Some(path_delay(&net, &routes, s, d)? + path_delay(&net, &routes, d, s)?))
+        .collect()
+}
+
+/// RFC 5348 segment size s of a TFRC/CCID3 flow (payload bytes).
+fn tfrc_s(f: &FlowSpec) -> u32 {
+    f.mss
+}
+
+/// ns-2 `NumFeedback_` (reports per RTT) for a TFRC/CCID3 flow with base
+/// RTT `rtt`: 1 for the standard policy; for paper 001's dynamic policy
+/// max(round(RTT/rtt_ref), 1) with the *base* RTT — an approximation: the
+/// paper recomputes NFb from the current RTT and also caps it at
+/// RTT*X_recv/s (at most one report per received packet), which ns-2's
+/// fixed count cannot do.
+pub fn num_feedback(f: &FlowSpec, rtt: Duration) -> u32 {
+    match f.feedback.unwrap_or_default() {
+        FeedbackSpec::Standard => 1,
+        FeedbackSpec::Dynamic => {
+            let rref = f.rtt_ref.map(|d| d.0).unwrap_or(Duration::from_millis(100));
+            let r = secs_f(rtt) / secs_f(rref).max(1e-12);
+            (r.round() as u32).max(1)
+        }
+    }
+}
+
 /// Total number of flow instances.
 fn instances(sc: &Scenario) -> u32 {
     sc.flows.iter().map(|f| f.count).sum()
@@ -536,7 +624,8 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
     let mfrom = secs_f(sc.record.measure_from.0);
     let mut id = 0usize;
     let starts = crate::sim::flow_starts(sc);
-    let mut flow_tcl = Vec::new(); // (id, proto, kind, from_s, to_s, mss)
+    let mut rtts_cache: Option<Vec<Option<Duration>>> = None;
+    let mut flow_tcl = Vec::new(); // (id, proto, kind, from_s, to_s, payload, wire)
     for (fi, f) in sc.flows.iter().enumerate() {
         let at = |x: &str| format!("flows[{fi}].{x}");
         if f.app != AppSpec::Bulk {
@@ -627,14 +716,66 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
                     }
-                    flow_tcl.push((i, f.protocol.name(), "tcp", start, stop, f.mss));
+                    flow_tcl.push((i, f.protocol.name(), "tcp", start, stop, f.mss, f.mss + hdr));
                 }
                 Protocol::Tfrc | Protocol::Ccid3 => {
-                    return Err(format!(
-                        "{}: {} is not yet exported to ns-2",
-                        at("protocol"),
-                        f.protocol.name()
-                    ));
+                    let rtt = rtts_cache
+                        .get_or_insert_with(|| base_rtts(sc))
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| {
+                            format!("{}: no route between the flow's endpoints", at("dst"))
+                        })?;
+                    let sz = tfrc_s(f);
+                    let nfb = num_feedback(f, rtt);
+                    // Settings that bring ns-2's TFRC closest to RFC 5348 and
+                    // to satcc_proto::tfrc's defaults: see docs/ns2.md.
+                    let _ = writeln!(
+                        g.out,
+                        "set tcp_{i} [new Agent/TFRC]\n\
+                         $tcp_{i} set fid_ {i}\n\
+                         $tcp_{i} set packetSize_ {sz}\n\
+                         $tcp_{i} set useHeaders_ true\n\
+                         $tcp_{i} set headersize_ {hdr}\n\
+                         $tcp_{i} set SndrType_ 0\n\
+                         $tcp_{i} set InitRate_ {sz}\n\
+                         $tcp_{i} set rate_init_option_ 2\n\
+                         $tcp_{i} set ssmult_ 2\n\
+                         $tcp_{i} set slow_increase_ 0\n\
+                         $tcp_{i} set ca_ 0\n\
+                         $tcp_{i} set df_ 0.9\n\
+                         $tcp_{i} set tcp_tick_ {tick}\n\
+                         $tcp_{i} set minrto_ {trto}\n\
+                         $tcp_{i} set bval_ 1\n\
+                         $tcp_{i} set conservative_ false\n\
+                         $tcp_{i} set oldCode_ false\n\
+                         $tcp_{i} set maxHeavyRounds_ 0\n\
+                         $tcp_{i} set overhead_ 0\n\
+                         $tcp_{i} set voip_ false\n\
+                         $tcp_{i} set ecn_ false\n\
+                         set sink_{i} [new Agent/TFRCSink]\n\
+                         $sink_{i} set packetSize_ {hdr}\n\
+                         $sink_{i} set NumFeedback_ {nfb}\n\
+                         $sink_{i} set algo_ 1\n\
+                         $sink_{i} set smooth_ 1\n\
+                         $sink_{i} set NumSamples_ -1\n\
+                         $sink_{i} set discount_ 0\n\
+                         $sink_{i} set numPkts_ 1\n\
+                         $sink_{i} set PreciseLoss_ 0\n\
+                         $sink_{i} set AdjustHistoryAfterSS_ 1\n\
+                         $sink_{i} set ShortIntervals_ 0\n\
+                         $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                         $ns connect $tcp_{i} $sink_{i}\n\
+                         $ns at {start} \"$tcp_{i} start\"",
+                        tick = secs(sender_def.clock_granularity),
+                        trto = secs(rtt.saturating_mul(4)),
+                        start = secs(start_d)
+                    );
+                    if stop < end {
+                        let _ = writeln!(g.out, "$ns at {stop} \"$tcp_{i} stop\"");
+                    }
+                    flow_tcl.push((i, f.protocol.name(), "tfrc", start, stop, sz, sz + hdr));
                 }
                 Protocol::Cbr => {
                     let payload = f.packet_size.unwrap_or(f.mss);
@@ -657,7 +798,7 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
                     }
-                    flow_tcl.push((i, "cbr", "cbr", start, stop, payload));
+                    flow_tcl.push((i, "cbr", "cbr", start, stop, payload, wire));
                 }
             }
             id += 1;
@@ -669,7 +810,13 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
         g.out,
         "proc delivered {{kind a s pl}} {{\n\
          \x20 if {{$kind == \"tcp\"}} {{ return [expr {{wide([$a set ack_] + 1) * $pl}}] }}\n\
+         \x20 if {{$kind == \"tfrc\"}} {{ return [expr {{wide([$s set bytes_]) & 0xFFFFFFFF}}] }}\n\
          \x20 return [expr {{wide([$s set npkts_]) * $pl}}]\n}}\n\
+         proc ddiff {{kind e s wire pl}} {{\n\
+         \x20 if {{$kind == \"tfrc\"}} {{ return [expr {{(($e - $s) % 4294967296) / $wire * $pl}}] }}\n\
+         \x20 return [expr {{$e - $s}}]\n}}\n\
+         proc tfrcstat {{a}} {{\n\
+         \x20 return [list [$a set rate_] [expr {{wide([$a set ndatabytes_]) & 0xFFFFFFFF}}] [$a set true_loss_rate_]]\n}}\n\
          proc qsum {{qm}} {{\n\
          \x20 global ns\n\
          \x20 set I [$qm get-pkts-integrator]\n\
@@ -678,9 +825,10 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
     // Snapshot at measure_from (or the start) for every counter.
     let mut snap = String::from("proc snap {} {\n  global ns snap_\n");
     let mut fin = String::from("proc finish {} {\n  global ns snap_\n");
-    for &(i, proto, kind, start, stop, pl) in &flow_tcl {
+    for &(i, proto, kind, start, stop, pl, wire) in &flow_tcl {
         let from = start.max(mfrom);
         let active = (stop - from).max(0.0);
+        let tfrc = kind == "tfrc";
         let _ = writeln!(snap, "  global tcp_{i} sink_{i}");
         let _ = writeln!(fin, "  global tcp_{i} sink_{i}");
         if mfrom > start && mfrom < stop {
@@ -688,29 +836,58 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                 g.out,
                 "$ns at {mfrom} {{global tcp_{i} sink_{i} snap_; set snap_(f{i}) [delivered {kind} $tcp_{i} $sink_{i} {pl}]}}"
             );
+            if tfrc {
+                let _ = writeln!(
+                    g.out,
+                    "$ns at {mfrom} {{global tcp_{i} snap_; set snap_(tb{i}) [lindex [tfrcstat $tcp_{i}] 1]}}"
+                );
+            }
         } else {
             let _ = writeln!(g.out, "set snap_(f{i}) 0");
+            if tfrc {
+                let _ = writeln!(g.out, "set snap_(tb{i}) 0");
+            }
         }
         if (stop - end).abs() > 1e-12 && stop < end {
             let _ = writeln!(
                 g.out,
                 "$ns at {stop} {{global tcp_{i} sink_{i} snap_; set snap_(e{i}) [delivered {kind} $tcp_{i} $sink_{i} {pl}]}}"
             );
+            if tfrc {
+                let _ = writeln!(
+                    g.out,
+                    "$ns at {stop} {{global tcp_{i} snap_; set snap_(te{i}) [tfrcstat $tcp_{i}]}}"
+                );
+            }
         }
-        let endval = if stop < end {
-            format!("$snap_(e{i})")
+        let (endval, tfrc_end) = if stop < end {
+            (format!("$snap_(e{i})"), format!("$snap_(te{i})"))
         } else {
-            format!("[delivered {kind} $tcp_{i} $sink_{i} {pl}]")
+            (
+                format!("[delivered {kind} $tcp_{i} $sink_{i} {pl}]"),
+                format!("[tfrcstat $tcp_{i}]"),
+            )
         };
-        let counters = if kind == "tcp" {
-            format!("[$tcp_{i} set ndatapack_] [$tcp_{i} set nrexmitpack_] [$tcp_{i} set nrexmit_]")
-        } else {
-            "0 0 0".into()
+        let counters = match kind {
+            "tcp" => format!(
+                "[$tcp_{i} set ndatapack_] [$tcp_{i} set nrexmitpack_] [$tcp_{i} set nrexmit_]"
+            ),
+            "tfrc" => format!("[$tcp_{i} set ndatapack_] 0 0"),
+            _ => "0 0 0".into(),
         };
         let _ = writeln!(
             fin,
-            "  puts \"FLOW {i} {proto} {active} [expr {{{endval} - $snap_(f{i})}}] {counters}\""
+            "  puts \"FLOW {i} {proto} {active} [ddiff {kind} {endval} $snap_(f{i}) {wire} {pl}] {counters}\""
         );
+        if tfrc {
+            let per_s = if active > 0.0 { 8.0 / active } else { 0.0 };
+            let _ = writeln!(
+                fin,
+                "  set L {tfrc_end}\n  \
+                 puts \"TFRC {i} [expr {{8.0 * [lindex $L 0]}}] \
+                 [expr {{{per_s} * (([lindex $L 1] - $snap_(tb{i})) % 4294967296)}}] [lindex $L 2]\""
+            );
+        }
     }
     let _ = writeln!(g.out, "set snap_(t) 0");
     for (k, (name, _, rate, em)) in monitored.iter().enumerate() {
@@ -817,6 +994,7 @@ fn num<T: std::str::FromStr>(tok: Option<&str>, what: &str, line: &str) -> Resul
 pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
     let mut r = Ns2Result::default();
     let mut ended = false;
+    let mut tfrc_lines = Vec::new();
     for line in stdout.lines() {
         let mut t = line.split_whitespace();
         match t.next() {
@@ -842,7 +1020,22 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
                     packets_sent,
                     retransmits,
                     timeouts,
+                    tfrc: None,
                 });
+            }
+            Some("TFRC") => {
+                let id: u32 = num(t.next(), "flow id", line)?;
+                let x_end_bps: f64 = num(t.next(), "x_end_bps", line)?;
+                let send_bps: f64 = num(t.next(), "send_bps", line)?;
+                let packet_loss_rate: f64 = num(t.next(), "packet_loss_rate", line)?;
+                tfrc_lines.push((
+                    id,
+                    Ns2Tfrc {
+                        x_end_bps,
+                        send_bps,
+                        packet_loss_rate,
+                    },
+                ));
             }
             Some("LINK") => {
                 let name = t.next().ok_or("missing link name")?.to_string();
@@ -892,6 +1085,14 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
         return Err("ns-2 output has no END line (the run did not finish)".into());
     }
     r.flows.sort_by_key(|f| f.id);
+    for (id, t) in tfrc_lines {
+        let f = r
+            .flows
+            .iter_mut()
+            .find(|f| f.id == id)
+            .ok_or_else(|| format!("TFRC line for flow {id} without a FLOW line"))?;
+        f.tfrc = Some(t);
+    }
     Ok(r)
 }
 
@@ -1113,6 +1314,70 @@ stop = "10s"
         assert_eq!(r.red[0].max_th, 15.0);
         assert!(parse_output("FLOW 0 reno 1 1 1 1 1\n").is_err());
         assert!(parse_output("FLOW x\nEND 1\n").is_err());
+    }
+
+    #[test]
+    fn tfrc_mapping() {
+        // Base RTTs: 2 x (1 + 250 + 1) = 504 ms for flow 2 and
+        // 2 x (7 + 250 + 1) = 516 ms for flow 3 (source access delays cycle
+        // 1 ms, 7 ms; sink access delay 1 ms).
+        let toml = SAMPLE.replace(
+            "[[flows]]\nprotocol = \"reno\"",
+            "[[flows]]\nprotocol = \"tfrc\"\n[[flows]]\nprotocol = \"ccid3\"\nfeedback = \"dynamic\"\n\
+             rtt_ref = \"100ms\"\nstop = \"10s\"\n[[flows]]\nprotocol = \"reno\"",
+        );
+        let sc = Scenario::from_toml_str(&toml, "<tfrc>", &[]).unwrap();
+        let rtts = base_rtts(&sc);
+        assert_eq!(rtts[2], Some(Duration::from_millis(504)));
+        assert_eq!(rtts[3], Some(Duration::from_millis(516)));
+        let t = to_tcl(&sc).unwrap();
+        for want in [
+            "set tcp_2 [new Agent/TFRC]",
+            "$tcp_2 set packetSize_ 1000",
+            "$tcp_2 set headersize_ 40",
+            "$tcp_2 set InitRate_ 1000",
+            "$tcp_2 set df_ 0.9",
+            "$tcp_2 set ca_ 0",
+            "$tcp_2 set slow_increase_ 0",
+            "$tcp_2 set minrto_ 2.016",
+            "set sink_2 [new Agent/TFRCSink]",
+            "$sink_2 set packetSize_ 40",
+            "$sink_2 set NumFeedback_ 1",
+            "$sink_2 set discount_ 0",
+            "$sink_2 set numPkts_ 1",
+            "$ns at 0 \"$tcp_2 start\"",
+            "set tcp_3 [new Agent/TFRC]",
+            "$tcp_3 set minrto_ 2.064",
+            "$sink_3 set NumFeedback_ 5",
+            "$ns at 10 \"$tcp_3 stop\"",
+            "puts \"TFRC 2 ",
+            "puts \"TFRC 3 ",
+        ] {
+            assert!(t.contains(want), "missing `{want}`");
+        }
+        assert_eq!(t.matches("puts \"FLOW ").count(), 5);
+        // Dynamic feedback: round(RTT / rtt_ref), at least 1.
+        let mut f = sc.flows[2].clone();
+        assert_eq!(num_feedback(&f, Duration::from_millis(516)), 5);
+        assert_eq!(num_feedback(&f, Duration::from_millis(40)), 1);
+        f.rtt_ref = None;
+        assert_eq!(num_feedback(&f, Duration::from_millis(1260)), 13);
+        f.feedback = None;
+        assert_eq!(num_feedback(&f, Duration::from_millis(1260)), 1);
+    }
+
+    #[test]
+    fn parses_tfrc_output() {
+        let out = "FLOW 0 tfrc 200 5000000 6353 0 0\n\
+                   TFRC 0 1656000 202000 0.0095\n\
+                   END 200\n";
+        let r = parse_output(out).unwrap();
+        assert_eq!(r.flows[0].goodput_bps, 200_000.0);
+        let t = r.flows[0].tfrc.as_ref().unwrap();
+        assert_eq!(t.x_end_bps, 1_656_000.0);
+        assert_eq!(t.send_bps, 202_000.0);
+        assert_eq!(t.packet_loss_rate, 0.0095);
+        assert!(parse_output("TFRC 1 1 1 0\nEND 1\n").is_err());
     }
 
     #[test]

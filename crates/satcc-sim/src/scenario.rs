@@ -437,9 +437,11 @@ pub enum Protocol {
     Sack,
     /// UDP constant bit rate.
     Cbr,
-    /// TFRC (RFC 5348) over UDP.
+    /// TFRC (RFC 5348) with a bulk source; feedback once per RTT unless
+    /// `feedback` says otherwise.
     Tfrc,
-    /// DCCP CCID3: TFRC with a selectable feedback policy (`feedback`).
+    /// DCCP CCID3 (RFC 4342: TFRC profile); `feedback` chooses the
+    /// standard or paper 001's dynamic feedback policy.
     Ccid3,
 }
 
