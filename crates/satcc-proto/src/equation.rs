@@ -163,8 +163,7 @@ pub fn pftk_rate(r: f64, p: f64, b: f64, t0: f64, wmax: f64) -> f64 {
         (q1 / p + wu + q / q1) / (r * (b / 2.0 * wu + 1.0) + q * g * t0 / q1)
     } else {
         let q = pftk_q(p, wmax);
-        (q1 / p + wmax + q / q1)
-            / (r * (b / 8.0 * wmax + q1 / (p * wmax) + 2.0) + q * g * t0 / q1)
+        (q1 / p + wmax + q / q1) / (r * (b / 8.0 * wmax + q1 / (p * wmax) + 2.0) + q * g * t0 / q1)
     };
     if rate.is_nan() {
         0.0

@@ -88,9 +88,6 @@ use crate::scenario::{
 };
 use crate::topology::NetDef;
 
-/// Header bytes of a packet when the flow does not say (IP + TCP, 40).
-pub const DEFAULT_HEADER_BYTES: u32 = 40;
-
 /// One flow's ns-2 result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ns2Flow {
@@ -634,7 +631,7 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                 at("app")
             ));
         }
-        let hdr = f.header_bytes.unwrap_or(DEFAULT_HEADER_BYTES);
+        let hdr = f.wire_header_bytes();
         let stop = f.stop.map(|s| secs_f(s.0)).unwrap_or(end).min(end);
         for _ in 0..f.count {
             let (s, d) = ends[id].clone();

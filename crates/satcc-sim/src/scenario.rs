@@ -587,6 +587,16 @@ pub enum RtoSsthreshSpec {
 }
 
 impl FlowSpec {
+    /// Header bytes on the wire: as given, else 40 (IPv4 + TCP, or IPv4 +
+    /// UDP + TFRC/DCCP header) or 28 for CBR (IPv4 + UDP).
+    pub fn wire_header_bytes(&self) -> u32 {
+        self.header_bytes
+            .unwrap_or(if self.protocol == Protocol::Cbr {
+                28
+            } else {
+                40
+            })
+    }
     fn default_true() -> bool {
         true
     }

@@ -417,7 +417,7 @@ impl Sim {
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
                 Receiver::Tcp(Box::new(TcpReceiver::new(rcfg))),
-                spec.header_bytes.unwrap_or(40),
+                spec.wire_header_bytes(),
             )
         } else if spec.protocol.is_tfrc() {
             let sd = TfrcSenderConfig::default();
@@ -444,11 +444,11 @@ impl Sim {
                     history_discounting: spec.history_discounting,
                     ..rd
                 }))),
-                spec.header_bytes.unwrap_or(40),
+                spec.wire_header_bytes(),
             )
         } else {
             let payload = spec.packet_size.unwrap_or(spec.mss);
-            let header = spec.header_bytes.unwrap_or(28);
+            let header = spec.wire_header_bytes();
             let rate = spec.rate.map_or(1_000_000, |r| r.0);
             (
                 Sender::Cbr(Cbr {

@@ -217,4 +217,3 @@ pub struct TfrcReceiverStats {
     /// The receiver's RTT, R_m (the `rtt` field of the latest data packet).
     pub rtt: Option<Duration>,
 }
-

@@ -15,8 +15,7 @@
 
 use super::loss::{LossDetector, LossIntervals, PacketClass};
 use super::{
-    ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL,
-    MIN_RTT,
+    ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL, MIN_RTT,
 };
 use crate::equation::tfrc_loss_rate_for;
 use crate::time::{Duration, Instant};

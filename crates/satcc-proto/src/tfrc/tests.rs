@@ -285,7 +285,10 @@ fn sender_ignores_malformed_feedback() {
     assert_eq!(s.x(), x);
     assert_eq!(s.stats().feedback_ignored, 2);
     // Echo from the future and a huge t_delay: RTT clamps, no panic.
-    s.handle_input(at_ms(900), &fb(at_ms(5000), Duration::MAX, f64::INFINITY, 7.0));
+    s.handle_input(
+        at_ms(900),
+        &fb(at_ms(5000), Duration::MAX, f64::INFINITY, 7.0),
+    );
     assert!(s.stats().rtt.unwrap() >= MIN_RTT);
     assert!(s.x().is_finite() && s.x() > 0.0);
 }
@@ -685,7 +688,10 @@ fn slow_start_without_loss_doubles_until_recv_limit() {
     // X_recv at the bottleneck rate.
     let x_end = l.s.x();
     let x_recv = l.s.stats().x_recv;
-    assert!(rel(x_recv, pipe) < 0.05, "X_recv {x_recv:.0} pipe {pipe:.0}");
+    assert!(
+        rel(x_recv, pipe) < 0.05,
+        "X_recv {x_recv:.0} pipe {pipe:.0}"
+    );
     assert!(rel(x_end, 2.0 * x_recv) < 0.05, "X {x_end:.0}");
     assert_eq!(l.r.stats().packets_lost, 0);
 }
