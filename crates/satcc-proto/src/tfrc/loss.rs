@@ -147,6 +147,7 @@ impl LossIntervals {
     /// (§5.5) each closed I_i carries w_i*DF_i (and also the current DF in
     /// the I_tot0 sum), and the two sums are normalised by their own
     /// weight totals.
+    #[allow(clippy::needless_range_loop)] // indices follow the RFC's I_i, w_i
     pub fn mean(&self, i0: f64) -> Option<f64> {
         if self.len == 0 {
             return None;

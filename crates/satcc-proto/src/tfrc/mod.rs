@@ -188,7 +188,8 @@ pub struct TfrcSenderStats {
     /// The throughput equation's rate X_Bps (RFC 5348 §3.1) for the last
     /// reported p and the current R, bytes per second; `None` while p = 0.
     pub x_calc: Option<f64>,
-    /// Feedback packets ignored as malformed (a NaN field).
+    /// Feedback packets ignored as malformed (a NaN field, an echoed
+    /// timestamp later than now).
     pub feedback_ignored: u64,
 }
 

@@ -7,8 +7,8 @@
 //! it (paper 001 §III; RFC 5348 §6.2 measures "over the last R_m"). When a
 //! feedback goes out early — on a rise in p (§6.1) — and the current
 //! window is shorter than O, the previous window is included so that
-//! X_recv still spans at least one observation interval (as RFC 4342
-//! erratum 610 asks: never measure over less than one RTT). The first
+//! X_recv still spans at least one observation interval (in the spirit of
+//! RFC 4342 errata 610/611: never measure over less than one RTT). The first
 //! feedback, sent at the first data packet (§6.3), has no interval to
 //! measure and reports X_recv = 0; the sender's X_recv_set still holds
 //! its initial Infinity then (§4.2), so this does not limit it.

@@ -223,7 +223,8 @@ impl TfrcSender {
     /// A feedback packet arrived (RFC 5348 §4.3).
     pub fn handle_input(&mut self, now: Instant, fb: &TfrcFeedback) {
         self.stats.feedback_received += 1;
-        if fb.x_recv.is_nan() || fb.p.is_nan() {
+        if fb.x_recv.is_nan() || fb.p.is_nan() || fb.ts_echo > now {
+            // Malformed: a NaN field, or an echo of a time not yet come.
             self.stats.feedback_ignored += 1;
             return;
         }
@@ -256,9 +257,14 @@ impl TfrcSender {
         // §4.3 (3): t_RTO = 4R (the value §3.1 recommends for the equation).
         let t_rto = 4.0 * r.as_secs_f64();
         // §4.2: on the first RTT measurement, tld = now and X = initial_rate.
+        // X_recv_set = {Infinity} is (re)stamped now (our reading: it must
+        // survive the first two RTTs of feedback however long the sender
+        // existed before sending).
         if first {
             self.tld = Some(now);
             self.x = self.initial_rate(r);
+            self.x_recv_set.clear();
+            self.x_recv_set.push_back((f64::INFINITY, now));
         }
         let p_prev = self.p;
         self.p = p;
