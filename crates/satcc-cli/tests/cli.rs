@@ -260,3 +260,49 @@ fn pcap_of_a_link_opens_in_tshark() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("nosuchlink"));
 }
+
+#[test]
+fn sweep_runs_every_point_and_seed() {
+    let d = tmpdir("sweep");
+    let f = write(&d, "s.toml", SMALL);
+    let out = satcc(&[
+        "sweep",
+        &f,
+        "--vary",
+        "topology.bottleneck.rate=1Mbps,4Mbps",
+        "--vary",
+        "flows.0.count+flows.1.count=1,2",
+        "--seeds",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let points = v.as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        let runs = p["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0]["seed"], 1);
+        assert_eq!(runs[1]["seed"], 2);
+    }
+    // The linked counts moved together: 1+1 flows, then 2+2.
+    assert_eq!(points[0]["runs"][0]["flows"].as_array().unwrap().len(), 2);
+    assert_eq!(points[1]["runs"][0]["flows"].as_array().unwrap().len(), 4);
+    // A faster bottleneck carries more.
+    let total = |p: &serde_json::Value| -> f64 {
+        p["runs"][0]["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["goodput_bps"].as_f64().unwrap())
+            .sum()
+    };
+    assert!(total(&points[2]) > 2.0 * total(&points[0]));
+    let bad = satcc(&["sweep", &f, "--vary", "topology.bottleneck.rate=fast"]);
+    assert_one_line_error(&bad, "s.toml", &["topology.bottleneck.rate", "fast"]);
+}

@@ -395,10 +395,11 @@ stop = "25s"
     for f in &r.flows {
         assert!(f.goodput_bps > 0.0, "flow {} delivered nothing", f.id);
     }
-    // CBR: 200 kb/s on the wire with 540-byte packets, measured 5..25 s.
+    // CBR: 200 kb/s on the wire with 528-byte packets (500 + 28 bytes of
+    // IPv4 and UDP), measured 5..25 s.
     let cbr = &r.flows[2];
     assert!((cbr.active_s - 20.0).abs() < 1e-9);
-    let want = 200e3 * 500.0 / 540.0;
+    let want = 200e3 * 500.0 / 528.0;
     assert!(
         (cbr.goodput_bps - want).abs() / want < 0.03,
         "cbr {}",
