@@ -11,6 +11,7 @@ pub mod equation;
 pub mod rng;
 pub mod tcp;
 pub mod tfrc;
+pub mod tfrcp;
 pub mod time;
 
 pub use time::{Duration, Instant};

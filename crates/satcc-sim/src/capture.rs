@@ -92,7 +92,11 @@ impl LinkCapture {
                     payload_len: 0,
                 },
             ),
-            Payload::TfrcData(_) | Payload::TfrcFeedback(_) | Payload::Udp { .. } => w.write_udp(
+            Payload::TfrcData(_)
+            | Payload::TfrcFeedback(_)
+            | Payload::TfrcpData(_)
+            | Payload::TfrcpAck(_)
+            | Payload::Udp { .. } => w.write_udp(
                 now.as_nanos(),
                 &UdpPcap {
                     src_ip: node_ip(p.src),

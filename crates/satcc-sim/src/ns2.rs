@@ -774,6 +774,14 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                     }
                     flow_tcl.push((i, f.protocol.name(), "tfrc", start, stop, sz, sz + hdr));
                 }
+                Protocol::Tfrcp => {
+                    // ns-2 2.35 has no TFRCP agent (the paper's code was a
+                    // patch to ns-2 that was never merged).
+                    return Err(format!(
+                        "{}: tfrcp has no ns-2 2.35 agent to export to",
+                        at("protocol")
+                    ));
+                }
                 Protocol::Cbr => {
                     let payload = f.packet_size.unwrap_or(f.mss);
                     let wire = payload + hdr;

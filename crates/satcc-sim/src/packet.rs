@@ -3,6 +3,7 @@
 
 use satcc_proto::tcp::{TcpAck, TcpData};
 use satcc_proto::tfrc::{TfrcData, TfrcFeedback};
+use satcc_proto::tfrcp::{TfrcpAck, TfrcpData};
 
 /// What a packet carries.
 #[derive(Clone, Copy, Debug)]
@@ -15,6 +16,10 @@ pub enum Payload {
     TfrcData(TfrcData),
     /// TFRC/CCID3 feedback packet.
     TfrcFeedback(TfrcFeedback),
+    /// TFRCP data packet.
+    TfrcpData(TfrcpData),
+    /// TFRCP acknowledgement with its 8-bit vector.
+    TfrcpAck(TfrcpAck),
     /// UDP datagram with a sequence number.
     Udp {
         /// Datagram sequence number.
@@ -25,7 +30,10 @@ pub enum Payload {
 impl Payload {
     /// True for packets travelling from a flow's receiver back to its sender.
     pub fn is_reverse(&self) -> bool {
-        matches!(self, Payload::TcpAck(_) | Payload::TfrcFeedback(_))
+        matches!(
+            self,
+            Payload::TcpAck(_) | Payload::TfrcFeedback(_) | Payload::TfrcpAck(_)
+        )
     }
 }
 

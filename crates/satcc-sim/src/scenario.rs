@@ -443,6 +443,9 @@ pub enum Protocol {
     /// DCCP CCID3 (RFC 4342: TFRC profile); `feedback` chooses the
     /// standard or paper 001's dynamic feedback policy.
     Ccid3,
+    /// TFRCP (paper 004): rate recomputed every M seconds from the full
+    /// PFTK model.
+    Tfrcp,
 }
 
 impl Protocol {
@@ -455,6 +458,7 @@ impl Protocol {
             Protocol::Cbr => "cbr",
             Protocol::Tfrc => "tfrc",
             Protocol::Ccid3 => "ccid3",
+            Protocol::Tfrcp => "tfrcp",
         }
     }
     /// A TCP variant.
@@ -559,9 +563,57 @@ pub struct FlowSpec {
     /// TFRC/CCID3: RFC 5348 §5.5 history discounting.
     #[serde(default)]
     pub history_discounting: bool,
+    /// TFRCP: how the recomputation interval M is chosen (`"s1"` fixed
+    /// `m`, `"s2"` `k` × RTT, `"s3"` `m_base` + U[0, `m_spread`]).
+    #[serde(default)]
+    pub strategy: Option<StrategySpec>,
+    /// TFRCP S1: the recomputation interval M (default 3 s).
+    #[serde(default)]
+    pub m: Option<Dur>,
+    /// TFRCP S2: K.
+    #[serde(default)]
+    pub k: Option<f64>,
+    /// TFRCP S3: the constant part of M.
+    #[serde(default)]
+    pub m_base: Option<Dur>,
+    /// TFRCP S3: the width of M's uniform part.
+    #[serde(default)]
+    pub m_spread: Option<Dur>,
+    /// TFRCP: `"even"` (packets clocked out evenly) or `"burst"` (one burst
+    /// per RTT, as the paper's implementation).
+    #[serde(default)]
+    pub pacing: Option<PacingSpec>,
+    /// TFRCP: initial rate r0 in packets per second (default 40).
+    #[serde(default)]
+    pub initial_rate: Option<f64>,
+    /// TFRCP: Wmax of the PFTK model in packets (default 100).
+    #[serde(default)]
+    pub wmax: Option<f64>,
     /// What the application offers.
     #[serde(default)]
     pub app: AppSpec,
+}
+
+/// TFRCP recomputation strategy as written in scenarios (paper 004 §III-C.1).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StrategySpec {
+    /// Fixed M.
+    S1,
+    /// M = K × RTT.
+    S2,
+    /// M = constant + uniform random.
+    S3,
+}
+
+/// TFRCP packet clocking as written in scenarios.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PacingSpec {
+    /// Evenly spaced.
+    Even,
+    /// One burst per RTT.
+    Burst,
 }
 
 /// CCID3 feedback policy as written in scenarios.
@@ -910,6 +962,69 @@ impl Scenario {
             }
             if f.rtt_ref.is_some_and(|r| r.0 == Duration::ZERO) {
                 return Err((at("rtt_ref"), "must be greater than zero".into()));
+            }
+            let tfrcp_fields = [
+                ("strategy", f.strategy.is_some()),
+                ("m", f.m.is_some()),
+                ("k", f.k.is_some()),
+                ("m_base", f.m_base.is_some()),
+                ("m_spread", f.m_spread.is_some()),
+                ("pacing", f.pacing.is_some()),
+                ("initial_rate", f.initial_rate.is_some()),
+                ("wmax", f.wmax.is_some()),
+            ];
+            if f.protocol != Protocol::Tfrcp {
+                if let Some((name, _)) = tfrcp_fields.iter().find(|(_, set)| *set) {
+                    return Err((at(name), "applies to protocol \"tfrcp\" only".into()));
+                }
+            } else {
+                let strategy = f.strategy.unwrap_or(StrategySpec::S1);
+                let wanted: &[&str] = match strategy {
+                    StrategySpec::S1 => &["m"],
+                    StrategySpec::S2 => &["k"],
+                    StrategySpec::S3 => &["m_base", "m_spread"],
+                };
+                for (name, set) in &tfrcp_fields[1..5] {
+                    if *set && !wanted.contains(name) {
+                        return Err((
+                            at(name),
+                            format!(
+                                "does not apply to strategy {strategy:?} (it uses {})",
+                                wanted.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                if strategy == StrategySpec::S2 && f.k.is_none() {
+                    return Err((at("k"), "required for strategy \"s2\"".into()));
+                }
+                if strategy == StrategySpec::S3 && (f.m_base.is_none() || f.m_spread.is_none()) {
+                    return Err((
+                        at("m_base"),
+                        "strategy \"s3\" needs m_base and m_spread".into(),
+                    ));
+                }
+                if f.m.is_some_and(|m| m.0 == Duration::ZERO) {
+                    return Err((at("m"), "must be greater than zero".into()));
+                }
+                if f.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
+                    return Err((at("k"), "must be a positive number".into()));
+                }
+                if f.initial_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
+                    return Err((
+                        at("initial_rate"),
+                        "must be a positive number of packets/s".into(),
+                    ));
+                }
+                if f.wmax.is_some_and(|w| !(w >= 1.0 && w.is_finite())) {
+                    return Err((at("wmax"), "must be at least 1 packet".into()));
+                }
+                if f.app != AppSpec::Bulk {
+                    return Err((at("app"), "TFRCP flows are bulk sources".into()));
+                }
+                if f.rate.is_some() {
+                    return Err((at("rate"), "TFRCP chooses its own rate".into()));
+                }
             }
             if f.protocol.is_tfrc() && f.app != AppSpec::Bulk {
                 return Err((at("app"), "TFRC and CCID3 flows are bulk sources".into()));

@@ -11,6 +11,10 @@ use satcc_proto::tfrc::{
     FeedbackPolicy, ReceiverConfig as TfrcReceiverConfig, SenderConfig as TfrcSenderConfig,
     TfrcReceiver, TfrcSender,
 };
+use satcc_proto::tfrcp::{
+    Pacing, ReceiverConfig as TfrcpReceiverConfig, SenderConfig as TfrcpSenderConfig, Strategy,
+    TfrcpReceiver, TfrcpSender,
+};
 use satcc_proto::{Duration, Instant};
 
 use crate::engine::{AppAction, Event, EventQueue};
@@ -23,7 +27,8 @@ use crate::report::{
     ClassSummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals, Summary,
 };
 use crate::scenario::{
-    AppSpec, FeedbackSpec, FileMode, FlowSpec, Protocol, RtoSsthreshSpec, Scenario,
+    AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, Scenario,
+    StrategySpec,
 };
 use crate::series::Series;
 use crate::topology::NetDef;
@@ -91,6 +96,7 @@ struct Cbr {
 enum Sender {
     Tcp(Box<TcpSender>),
     Tfrc(Box<TfrcSender>),
+    Tfrcp(Box<TfrcpSender>),
     Cbr(Cbr),
 }
 
@@ -98,6 +104,7 @@ enum Sender {
 enum Receiver {
     Tcp(Box<TcpReceiver>),
     Tfrc(Box<TfrcReceiver>),
+    Tfrcp(Box<TfrcpReceiver>),
     Sink { bytes: u64 },
 }
 
@@ -138,6 +145,7 @@ impl Flow {
         match &self.receiver {
             Receiver::Tcp(r) => r.stats().delivered_bytes,
             Receiver::Tfrc(r) => r.stats().delivered_bytes,
+            Receiver::Tfrcp(r) => r.stats().delivered_bytes,
             Receiver::Sink { bytes } => *bytes,
         }
     }
@@ -151,6 +159,7 @@ impl Flow {
         match &self.sender {
             Sender::Tcp(s) => s.stats().srtt.map_or(f64::NAN, |d| d.as_secs_f64()),
             Sender::Tfrc(s) => s.stats().rtt.map_or(f64::NAN, |d| d.as_secs_f64()),
+            Sender::Tfrcp(s) => s.stats().rtt.map_or(f64::NAN, |d| d.as_secs_f64()),
             Sender::Cbr(_) => f64::NAN,
         }
     }
@@ -161,6 +170,11 @@ impl Flow {
             Sender::Tfrc(s) => {
                 let st = s.stats();
                 Some((st.x * 8.0, st.x_recv * 8.0, st.p))
+            }
+            Sender::Tfrcp(s) => {
+                let st = s.stats();
+                let bits = f64::from(s.config().s) * 8.0;
+                Some((st.rate_pps * bits, f64::NAN, st.p))
             }
             _ => None,
         }
@@ -444,6 +458,47 @@ impl Sim {
                     history_discounting: spec.history_discounting,
                     ..rd
                 }))),
+                spec.wire_header_bytes(),
+            )
+        } else if spec.protocol == Protocol::Tfrcp {
+            let d = TfrcpSenderConfig::default();
+            let strategy = match spec.strategy.unwrap_or(StrategySpec::S1) {
+                StrategySpec::S1 => Strategy::Fixed {
+                    m: spec.m.map_or(
+                        match d.strategy {
+                            Strategy::Fixed { m } => m,
+                            _ => Duration::from_secs(3),
+                        },
+                        |m| m.0,
+                    ),
+                },
+                StrategySpec::S2 => Strategy::RttMultiple {
+                    k: spec.k.unwrap_or(10.0),
+                },
+                StrategySpec::S3 => Strategy::Random {
+                    base: spec.m_base.map_or(Duration::ZERO, |m| m.0),
+                    spread: spec.m_spread.map_or(Duration::ZERO, |m| m.0),
+                },
+            };
+            let cfg = TfrcpSenderConfig {
+                s: spec.mss,
+                r0: spec.initial_rate.unwrap_or(d.r0),
+                strategy,
+                pacing: match spec.pacing {
+                    Some(PacingSpec::Burst) => Pacing::Burst,
+                    _ => Pacing::Even,
+                },
+                wmax: spec.wmax.unwrap_or(d.wmax),
+                min_rto: spec.min_rto.map_or(d.min_rto, |x| x.0),
+                initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
+                max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
+                ..d
+            };
+            // S3's draws come from the flow's own stream.
+            let seed = rng.next_u64();
+            (
+                Sender::Tfrcp(Box::new(TfrcpSender::new(cfg, Instant::ZERO, seed))),
+                Receiver::Tfrcp(Box::new(TfrcpReceiver::new(TfrcpReceiverConfig::default()))),
                 spec.wire_header_bytes(),
             )
         } else {
@@ -754,6 +809,14 @@ impl Sim {
                 }
                 self.drive_sender(fi);
             }
+            (Payload::TfrcpData(d), Receiver::Tfrcp(r), _) => {
+                r.handle_input(now, d);
+                self.drive_receiver(fi);
+            }
+            (Payload::TfrcpAck(a), _, Sender::Tfrcp(s)) if f.active => {
+                s.handle_input(now, a);
+                self.drive_sender(fi);
+            }
             (Payload::Udp { .. }, Receiver::Sink { bytes }, _) => {
                 *bytes += u64::from(p.size.saturating_sub(f.header));
             }
@@ -777,6 +840,7 @@ impl Sim {
             match &mut f.sender {
                 Sender::Tcp(s) => s.handle_timeout(now),
                 Sender::Tfrc(s) => s.handle_timeout(now),
+                Sender::Tfrcp(s) => s.handle_timeout(now),
                 Sender::Cbr(_) => {}
             }
             self.drive_sender(fi);
@@ -784,6 +848,7 @@ impl Sim {
             match &mut f.receiver {
                 Receiver::Tcp(r) => r.handle_timeout(now),
                 Receiver::Tfrc(r) => r.handle_timeout(now),
+                Receiver::Tfrcp(r) => r.handle_timeout(now),
                 Receiver::Sink { .. } => {}
             }
             self.drive_receiver(fi);
@@ -875,6 +940,21 @@ impl Sim {
                 }
                 s.poll_timeout()
             }
+            Sender::Tfrcp(s) => {
+                while let Some(d) = s.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.src,
+                        dst: f.dst,
+                        size: d.len + f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: false,
+                        payload: Payload::TfrcpData(d),
+                    });
+                }
+                s.poll_timeout()
+            }
             Sender::Cbr(c) => {
                 while c.on && c.next <= now {
                     out.push(Packet {
@@ -936,6 +1016,21 @@ impl Sim {
                 }
                 r.poll_timeout()
             }
+            Receiver::Tfrcp(r) => {
+                while let Some(a) = r.poll_transmit(now) {
+                    out.push(Packet {
+                        uid: 0,
+                        flow: f.id,
+                        src: f.dst,
+                        dst: f.src,
+                        size: f.header,
+                        ttl: INITIAL_TTL,
+                        low_priority: false,
+                        payload: Payload::TfrcpAck(a),
+                    });
+                }
+                r.poll_timeout()
+            }
             Receiver::Sink { .. } => None,
         };
         for p in out.drain(..) {
@@ -971,6 +1066,7 @@ impl Sim {
                     AppSpec::Bulk => match &mut f.sender {
                         Sender::Tcp(s) => s.set_unlimited(),
                         Sender::Tfrc(s) => s.set_unlimited(),
+                        Sender::Tfrcp(s) => s.set_unlimited(),
                         Sender::Cbr(c) => {
                             c.on = true;
                             c.next = now;
@@ -1023,7 +1119,7 @@ impl Sim {
                         let bytes = (f.rate_bps as f64 / 8.0 * period.as_secs_f64()) as u64;
                         s.push_data(bytes.max(1));
                     }
-                    Sender::Tcp(_) | Sender::Tfrc(_) => {}
+                    Sender::Tcp(_) | Sender::Tfrc(_) | Sender::Tfrcp(_) => {}
                 }
                 let next = if on { AppAction::Off } else { AppAction::On };
                 self.events.push(
@@ -1120,6 +1216,7 @@ impl Sim {
                     (st.retransmits, st.timeouts, rtt)
                 }
                 Sender::Tfrc(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
+                Sender::Tfrcp(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
                 Sender::Cbr(_) => (0, 0, None),
             };
             let (feedback_packets, feedback_bytes, loss_event_rate) = match &f.receiver {
