@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use satcc_sim::metrics::median_siqr;
 use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions};
@@ -94,7 +95,21 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         for seed in 1..=seeds {
             let mut sets = a.set.clone();
             for (keys, v) in p {
-                sets.extend(keys.split('+').map(|k| format!("{}={v}", k.trim())));
+                let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
+                let vals: Vec<&str> = v.split(':').collect();
+                if vals.len() > 1 && vals.len() != keys.len() {
+                    eprintln!(
+                        "satcc: --vary {}={v}: {} values for {} keys",
+                        keys.join("+"),
+                        vals.len(),
+                        keys.len()
+                    );
+                    return ExitCode::from(2);
+                }
+                for (i, k) in keys.iter().enumerate() {
+                    let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
+                    sets.push(format!("{k}={val}"));
+                }
             }
             sets.push(format!("seed={seed}"));
             let sc = match Scenario::load(&a.file, &sets) {
@@ -218,11 +233,23 @@ fn table(results: &[Point], seeds: u64) -> String {
                 .iter()
                 .filter_map(|r| r.friendliness.map(|x| x.f))
                 .collect();
+            let fc: Vec<f64> = p
+                .runs
+                .iter()
+                .filter_map(|r| r.friendliness.map(|x| x.fc))
+                .collect();
+            let spread = |x: &[f64]| match median_siqr(x) {
+                Some((m, q)) if x.len() > 1 => format!(" (median {m:.3}, SIQR {q:.3})"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 o,
-                "   normalized TCP throughput {:.3}   friendliness F {:.3}",
+                "   normalized TCP throughput {:.3}   F {:.3}{}   FC {:.2}{}",
                 mean(&nt),
-                mean(&f)
+                mean(&f),
+                spread(&f),
+                mean(&fc),
+                spread(&fc)
             );
         }
         for l in &first.links {

@@ -589,6 +589,12 @@ pub struct FlowSpec {
     /// TFRCP: Wmax of the PFTK model in packets (default 100).
     #[serde(default)]
     pub wmax: Option<f64>,
+    /// Count this flow in the class comparisons (normalized TCP
+    /// throughput, F/E/FC). Paper 004's scenarios C.3 and C.4 monitor one
+    /// TCP and one TFRCP flow among background traffic: set it false on
+    /// the background.
+    #[serde(default = "FlowSpec::default_true")]
+    pub measured: bool,
     /// What the application offers.
     #[serde(default)]
     pub app: AppSpec,
@@ -682,8 +688,11 @@ pub enum AppSpec {
     Bulk,
     /// Finite files.
     Files {
-        /// Size of each file.
+        /// Size of each file (the lower bound when `size_max` is given).
         size: Bytes,
+        /// Sizes drawn uniformly from [size, size_max] (the flow's own
+        /// random stream).
+        size_max: Option<Bytes>,
         /// Back to back or Poisson arrivals.
         mode: FileMode,
         /// Stop after this many files.
@@ -1051,6 +1060,7 @@ impl Scenario {
             match &f.app {
                 AppSpec::Files {
                     size,
+                    size_max,
                     mode,
                     mean_interarrival,
                     ..
@@ -1060,6 +1070,9 @@ impl Scenario {
                     }
                     if size.0 == 0 {
                         return Err((at("app.size"), "must be greater than zero".into()));
+                    }
+                    if size_max.is_some_and(|m| m.0 < size.0) {
+                        return Err((at("app.size_max"), "must be at least size".into()));
                     }
                     if *mode == FileMode::Poisson
                         && mean_interarrival.is_none_or(|d| d.0 == Duration::ZERO)
@@ -1313,6 +1326,8 @@ struct EmptyFields {}
 struct FilesFields {
     size: Bytes,
     #[serde(default)]
+    size_max: Option<Bytes>,
+    #[serde(default)]
     mode: FileMode,
     #[serde(default)]
     count: Option<u32>,
@@ -1344,6 +1359,7 @@ impl<'de> Deserialize<'de> for AppSpec {
                     let f: FilesFields = nested(t)?;
                     AppSpec::Files {
                         size: f.size,
+                        size_max: f.size_max,
                         mode: f.mode,
                         count: f.count,
                         mean_interarrival: f.mean_interarrival,

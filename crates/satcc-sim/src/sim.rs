@@ -117,6 +117,7 @@ pub(crate) struct Flow {
     pub dst: u32,
     header: u32,
     pub mss: u32,
+    measured: bool,
     start: Instant,
     stop: Instant,
     active: bool,
@@ -528,6 +529,7 @@ impl Sim {
             dst,
             header,
             mss: spec.mss,
+            measured: spec.measured,
             start,
             stop,
             active: false,
@@ -1045,12 +1047,16 @@ impl Sim {
     fn push_file(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
-        let AppSpec::Files { size, .. } = f.app else {
+        let AppSpec::Files { size, size_max, .. } = f.app else {
             return;
         };
+        let bytes = match size_max {
+            Some(max) if max.0 > size.0 => size.0 + f.rng.below(max.0 - size.0 + 1),
+            _ => size.0,
+        };
         if let Sender::Tcp(s) = &mut f.sender {
-            s.push_data(size.0);
-            f.pushed += size.0;
+            s.push_data(bytes);
+            f.pushed += bytes;
             f.files.push_back((f.pushed, now));
             f.files_started += 1;
         }
@@ -1281,8 +1287,14 @@ impl Sim {
             })
             .collect();
         let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        // TCP against the rate-controlled schemes (TFRC, CCID3, TFRCP);
+        // CBR background and flows marked `measured = false` stay out.
         let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
             .iter()
+            .filter(|f| {
+                let fl = &self.flows[f.id as usize];
+                fl.measured && fl.protocol != Protocol::Cbr
+            })
             .partition(|f| self.flows[f.id as usize].protocol.is_tcp());
         let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
         let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
@@ -1292,8 +1304,8 @@ impl Sim {
             (
                 normalized_throughput(
                     tcp_g.iter().sum(),
-                    total,
-                    tcp.len() as f64 / flows.len() as f64,
+                    tcp_g.iter().sum::<f64>() + other_g.iter().sum::<f64>(),
+                    tcp.len() as f64 / (tcp.len() + other.len()) as f64,
                 ),
                 metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
                     f: x.f,
