@@ -120,8 +120,11 @@ pub fn summary_table(s: &Summary) -> String {
     if let (Some(n), Some(fr)) = (s.normalized_tcp_throughput, s.friendliness) {
         let _ = writeln!(
             o,
-            "TCP vs the rest: normalized TCP throughput {n:.3} (1 = fair share), F {:.3}, E {:.3}, FC {:.2}",
-            fr.f, fr.e, fr.fc
+            "TCP vs the rest: normalized TCP throughput {n:.3} (1 = fair share), F {:.3}, E {:.3}, FC {}",
+            fr.f,
+            fr.e,
+            fr.fc
+                .map_or("unbounded (a flow got nothing)".into(), |x| format!("{x:.2}"))
         );
     }
     let _ = writeln!(o);

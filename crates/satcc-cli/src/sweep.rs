@@ -236,7 +236,7 @@ fn table(results: &[Point], seeds: u64) -> String {
             let fc: Vec<f64> = p
                 .runs
                 .iter()
-                .filter_map(|r| r.friendliness.map(|x| x.fc))
+                .filter_map(|r| r.friendliness.and_then(|x| x.fc))
                 .collect();
             let spread = |x: &[f64]| match median_siqr(x) {
                 Some((m, q)) if x.len() > 1 => format!(" (median {m:.3}, SIQR {q:.3})"),

@@ -78,14 +78,13 @@ pub fn friendliness(tfrc_like: &[f64], tcp: &[f64]) -> Option<Friendliness> {
     }
     let max = c.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let min = c.iter().copied().fold(f64::INFINITY, f64::min);
-    if min <= 0.0 {
-        return None;
-    }
     let f = tc / tt;
     Some(Friendliness {
         f,
         e: f.max(tt / tc),
-        fc: max / min,
+        // A starved flow (zero throughput) makes FC unbounded; F and E
+        // are still defined.
+        fc: if min > 0.0 { max / min } else { f64::INFINITY },
     })
 }
 
@@ -182,7 +181,9 @@ mod tests {
         assert!(close(r.f, 3.0) && close(r.e, 3.0) && close(r.fc, 1.0));
         assert_eq!(friendliness(&[], &[1.0]), None);
         assert_eq!(friendliness(&[1.0], &[0.0]), None);
-        assert_eq!(friendliness(&[0.0, 2.0], &[1.0]), None);
+        // One starved flow: F and E defined, FC unbounded.
+        let r = friendliness(&[0.0, 2.0], &[1.0]).unwrap();
+        assert!(close(r.f, 1.0) && close(r.e, 1.0) && r.fc.is_infinite());
     }
 
     #[test]

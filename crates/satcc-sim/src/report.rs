@@ -155,6 +155,7 @@ pub struct FriendlinessSummary {
     pub f: f64,
     /// E = max(F, 1/F).
     pub e: f64,
-    /// FC = max / min throughput among the non-TCP flows.
-    pub fc: f64,
+    /// FC = max / min throughput among the non-TCP flows; `null` when one
+    /// of them delivered nothing.
+    pub fc: Option<f64>,
 }

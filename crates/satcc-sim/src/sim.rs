@@ -1310,7 +1310,7 @@ impl Sim {
                 metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
                     f: x.f,
                     e: x.e,
-                    fc: x.fc,
+                    fc: x.fc.is_finite().then_some(x.fc),
                 }),
             )
         };
