@@ -180,11 +180,53 @@ impl Flow {
             _ => None,
         }
     }
+    fn ends(&self) -> Ends {
+        Ends {
+            id: self.id,
+            src: self.src,
+            dst: self.dst,
+            header: self.header,
+        }
+    }
     /// Feedback packets the receiver has sent (rate-based protocols).
     pub(crate) fn feedback_sent(&self) -> Option<u64> {
         match &self.receiver {
             Receiver::Tfrc(r) => Some(r.stats().feedback_sent),
             _ => None,
+        }
+    }
+}
+
+/// Who a flow's packets go between, copied out so that packets can be built
+/// while the flow's endpoints are borrowed.
+#[derive(Clone, Copy, Debug)]
+struct Ends {
+    id: u32,
+    src: u32,
+    dst: u32,
+    header: u32,
+}
+
+impl Ends {
+    /// A packet from the flow's sender to its receiver.
+    fn packet(self, size: u32, low_priority: bool, payload: Payload) -> Packet {
+        Packet {
+            uid: 0,
+            flow: self.id,
+            src: self.src,
+            dst: self.dst,
+            size,
+            ttl: INITIAL_TTL,
+            low_priority,
+            payload,
+        }
+    }
+    /// A packet from the flow's receiver back to its sender.
+    fn reply(self, size: u32, low_priority: bool, payload: Payload) -> Packet {
+        Packet {
+            src: self.dst,
+            dst: self.src,
+            ..self.packet(size, low_priority, payload)
         }
     }
 }
@@ -874,19 +916,11 @@ impl Sim {
         let now = self.now;
         let mut out = std::mem::take(&mut self.outbox);
         let f = &mut self.flows[fi];
+        let e = f.ends();
         let timeout = match &mut f.sender {
             Sender::Tcp(s) => {
                 while let Some(d) = s.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.src,
-                        dst: f.dst,
-                        size: d.len + f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: d.dummy,
-                        payload: Payload::TcpData(d),
-                    });
+                    out.push(e.packet(d.len + e.header, d.dummy, Payload::TcpData(d)));
                 }
                 let mut all_acked = false;
                 while let Some(ev) = s.poll_event() {
@@ -929,46 +963,19 @@ impl Sim {
             }
             Sender::Tfrc(s) => {
                 while let Some(d) = s.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.src,
-                        dst: f.dst,
-                        size: d.len + f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: false,
-                        payload: Payload::TfrcData(d),
-                    });
+                    out.push(e.packet(d.len + e.header, false, Payload::TfrcData(d)));
                 }
                 s.poll_timeout()
             }
             Sender::Tfrcp(s) => {
                 while let Some(d) = s.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.src,
-                        dst: f.dst,
-                        size: d.len + f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: false,
-                        payload: Payload::TfrcpData(d),
-                    });
+                    out.push(e.packet(d.len + e.header, false, Payload::TfrcpData(d)));
                 }
                 s.poll_timeout()
             }
             Sender::Cbr(c) => {
                 while c.on && c.next <= now {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.src,
-                        dst: f.dst,
-                        size: c.payload + f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: false,
-                        payload: Payload::Udp { seq: c.seq },
-                    });
+                    out.push(e.packet(c.payload + e.header, false, Payload::Udp { seq: c.seq }));
                     c.seq += 1;
                     c.next += c.interval;
                 }
@@ -987,49 +994,23 @@ impl Sim {
         let now = self.now;
         let mut out = std::mem::take(&mut self.outbox);
         let f = &mut self.flows[fi];
+        let e = f.ends();
         let timeout = match &mut f.receiver {
             Receiver::Tcp(r) => {
                 while let Some(a) = r.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.dst,
-                        dst: f.src,
-                        size: f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: a.dummy_echo,
-                        payload: Payload::TcpAck(a),
-                    });
+                    out.push(e.reply(e.header, a.dummy_echo, Payload::TcpAck(a)));
                 }
                 r.poll_timeout()
             }
             Receiver::Tfrc(r) => {
                 while let Some(fb) = r.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.dst,
-                        dst: f.src,
-                        size: f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: false,
-                        payload: Payload::TfrcFeedback(fb),
-                    });
+                    out.push(e.reply(e.header, false, Payload::TfrcFeedback(fb)));
                 }
                 r.poll_timeout()
             }
             Receiver::Tfrcp(r) => {
                 while let Some(a) = r.poll_transmit(now) {
-                    out.push(Packet {
-                        uid: 0,
-                        flow: f.id,
-                        src: f.dst,
-                        dst: f.src,
-                        size: f.header,
-                        ttl: INITIAL_TTL,
-                        low_priority: false,
-                        payload: Payload::TfrcpAck(a),
-                    });
+                    out.push(e.reply(e.header, false, Payload::TfrcpAck(a)));
                 }
                 r.poll_timeout()
             }
