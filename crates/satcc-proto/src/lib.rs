@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod equation;
+mod pacer;
 pub mod rng;
 pub mod tcp;
 pub mod tfrc;

@@ -13,12 +13,8 @@ use std::collections::VecDeque;
 
 use super::{SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
 use crate::equation::tfrc_rate;
+use crate::pacer::{Ipi, Pacer};
 use crate::time::{Duration, Instant};
-
-/// Fractional bits of the fixed-point nominal send time (ns * 2^32): the
-/// inter-packet interval keeps its sub-nanosecond remainder, so the
-/// long-run rate is exactly X.
-const FP_BITS: u32 = 32;
 
 /// Cap on X_recv_set entries (it holds at most the feedback of two RTTs,
 /// and only a decreasing run of them; this only guards odd inputs).
@@ -50,9 +46,8 @@ pub struct TfrcSender {
     unlimited: bool,
     queued: u64,
     seq: u64,
-    /// Nominal send time of the next packet, ns * 2^32 (§4.6).
-    t_nom: u128,
-    last_send: Option<Instant>,
+    /// The send schedule (§4.6).
+    pacer: Pacer,
     nfb_deadline: Instant,
     /// Nothing sent since the no-feedback timer was last set (§4.4).
     idle_since_nfb: bool,
@@ -90,8 +85,7 @@ impl TfrcSender {
             unlimited: false,
             queued: 0,
             seq: 0,
-            t_nom: (now.as_nanos() as u128) << FP_BITS,
-            last_send: None,
+            pacer: Pacer::new(now),
             nfb_deadline: now + Duration::from_secs(2), // §4.2
             idle_since_nfb: true,
             dry: false,
@@ -136,43 +130,20 @@ impl TfrcSender {
         w_init / r.as_secs_f64()
     }
 
-    /// The inter-packet interval t_ipi = s/X_inst (§4.6), ns * 2^32, at
-    /// least 2^-32 ns and at most 1000 s.
-    fn ipi_fp(&self) -> u128 {
-        let rate = self.x * self.damping;
-        let max = 1e12 * (1u64 << FP_BITS) as f64;
-        let ipi = if rate.is_finite() && rate > 0.0 {
-            (self.s * 1e9 / rate * (1u64 << FP_BITS) as f64).clamp(1.0, max)
-        } else if rate.is_finite() {
-            max
-        } else {
-            1.0
-        };
-        ipi as u128
+    /// The inter-packet interval t_ipi = s/X_inst (§4.6).
+    fn ipi(&self) -> Ipi {
+        Ipi::from_rate(self.s, self.x * self.damping)
     }
 
     /// t_delta = min(t_ipi/2, t_gran/2) in ns (§4.6).
-    fn t_delta(&self, ipi_fp: u128) -> u64 {
-        let half_ipi = (ipi_fp >> (FP_BITS + 1)).min(u64::MAX as u128) as u64;
-        half_ipi.min(self.cfg.t_gran.as_nanos() / 2)
+    fn t_delta(&self, ipi: Ipi) -> u64 {
+        ipi.half_ns().min(self.cfg.t_gran.as_nanos() / 2)
     }
 
-    /// The nominal send time of the next packet, rounded up to a whole ns.
-    fn due(&self) -> Instant {
-        let ns = self.t_nom.div_ceil(1u128 << FP_BITS);
-        Instant(ns.min(u64::MAX as u128) as u64)
-    }
-
-    /// After X changed: if the next nominal send time lies beyond one new
-    /// interval after the last send, bring it forward (a rate increase
-    /// takes effect at once instead of after a long old interval).
+    /// After X changed: bring the next send forward to one new t_ipi after
+    /// the last send if it lies beyond (see [`Pacer::reschedule`]).
     fn reschedule(&mut self) {
-        if let Some(last) = self.last_send {
-            let cand = ((last.as_nanos() as u128) << FP_BITS) + self.ipi_fp();
-            if cand < self.t_nom {
-                self.t_nom = cand;
-            }
-        }
+        self.pacer.reschedule(self.ipi());
     }
 
     /// The no-feedback interval max(4R, 2s/X) (§4.3 step 6, §4.4 step 2);
@@ -370,8 +341,8 @@ impl TfrcSender {
     /// rate is exact; a sender more than one t_ipi late, after an idle
     /// period say, restarts the schedule from now instead of bursting).
     pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
-        let ipi = self.ipi_fp();
-        if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.due().as_nanos() {
+        let ipi = self.ipi();
+        if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.pacer.due().as_nanos() {
             return None;
         }
         if !self.has_data() {
@@ -379,11 +350,7 @@ impl TfrcSender {
             self.dry = true;
             return None;
         }
-        let now_fp = (now.as_nanos() as u128) << FP_BITS;
-        if now_fp > self.t_nom.saturating_add(ipi) {
-            self.t_nom = now_fp;
-        }
-        self.t_nom = self.t_nom.saturating_add(ipi);
+        self.pacer.on_send(now, ipi);
         let len = if self.unlimited {
             self.cfg.s
         } else {
@@ -402,7 +369,6 @@ impl TfrcSender {
             self.dry = true;
         }
         self.idle_since_nfb = false;
-        self.last_send = Some(now);
         let d = TfrcData {
             seq: self.seq,
             len,
@@ -418,8 +384,13 @@ impl TfrcSender {
     pub fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.nfb_deadline;
         if self.has_data() {
-            let ipi = self.ipi_fp();
-            let send = Instant(self.due().as_nanos().saturating_sub(self.t_delta(ipi)));
+            let ipi = self.ipi();
+            let send = Instant(
+                self.pacer
+                    .due()
+                    .as_nanos()
+                    .saturating_sub(self.t_delta(ipi)),
+            );
             t = t.min(send);
         }
         Some(t)

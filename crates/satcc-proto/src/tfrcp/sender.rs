@@ -50,13 +50,10 @@ use super::{
     VECTOR_LEN,
 };
 use crate::equation::pftk_rate;
+use crate::pacer::{Ipi, Pacer};
 use crate::rng::Rng;
 use crate::tcp::RttEstimator;
 use crate::time::{Duration, Instant};
-
-/// Fractional bits of the fixed-point nominal send time (ns * 2^32), as
-/// the TFRC sender keeps it: the long-run rate is exactly r.
-const FP_BITS: u32 = 32;
 
 /// Received status of a logged packet (paper 004 §II-B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,9 +94,9 @@ pub struct TfrcpSender {
     highest_acked: Option<u64>,
     unlimited: bool,
     queued: u64,
-    /// Even pacing: nominal send time of the next packet, ns * 2^32.
-    t_nom: u128,
-    last_send: Option<Instant>,
+    /// Even pacing: the send schedule (its last send time counts burst
+    /// sends too).
+    pacer: Pacer,
     /// Burst pacing: when the current burst started, when the next one
     /// starts, packets left in the current one, and the fraction of a
     /// packet carried to the next.
@@ -155,8 +152,7 @@ impl TfrcpSender {
             highest_acked: None,
             unlimited: false,
             queued: 0,
-            t_nom: (now.as_nanos() as u128) << FP_BITS,
-            last_send: None,
+            pacer: Pacer::new(now),
             burst_at: now,
             next_burst: now,
             burst_left: 0,
@@ -356,30 +352,17 @@ impl TfrcpSender {
         self.maybe_close_round(now);
     }
 
-    /// Even pacing: the inter-packet interval 1/r, ns * 2^32, at least
-    /// 2^-32 ns and at most 1000 s.
-    fn ipi_fp(&self) -> u128 {
-        let max = 1e12 * (1u64 << FP_BITS) as f64;
-        let ipi = (1e9 / self.rate * (1u64 << FP_BITS) as f64).clamp(1.0, max);
-        ipi as u128
+    /// Even pacing: the inter-packet interval 1/r (r is always positive
+    /// and finite).
+    fn ipi(&self) -> Ipi {
+        Ipi::from_rate(1.0, self.rate)
     }
 
-    /// The nominal send time of the next packet, rounded up to a whole ns.
-    fn due(&self) -> Instant {
-        let ns = self.t_nom.div_ceil(1u128 << FP_BITS);
-        Instant(ns.min(u64::MAX as u128) as u64)
-    }
-
-    /// After r changed: if the next nominal send time lies beyond one new
-    /// interval after the last send, bring it forward (as the TFRC sender
-    /// does), so that an increase takes effect at once.
+    /// After r changed: bring the next send forward to one new interval
+    /// after the last send if it lies beyond (as the TFRC sender does), so
+    /// that an increase takes effect at once.
     fn reschedule(&mut self) {
-        if let Some(last) = self.last_send {
-            let cand = ((last.as_nanos() as u128) << FP_BITS) + self.ipi_fp();
-            if cand < self.t_nom {
-                self.t_nom = cand;
-            }
-        }
+        self.pacer.reschedule(self.ipi());
     }
 
     /// Burst pacing: start the burst due at `next_burst` if `now` has
@@ -426,21 +409,17 @@ impl TfrcpSender {
                     return None;
                 }
                 self.burst_left -= 1;
+                self.pacer.on_unscheduled_send(now);
             }
             None => {
-                if now < self.due() || !self.has_data() {
+                if now < self.pacer.due() || !self.has_data() {
                     return None;
                 }
                 // Nominal times advance by 1/r from the previous nominal
                 // time, so the long-run rate is exact; a sender more than
                 // one interval late (idle, say) restarts from now instead
                 // of bursting.
-                let ipi = self.ipi_fp();
-                let now_fp = (now.as_nanos() as u128) << FP_BITS;
-                if now_fp > self.t_nom.saturating_add(ipi) {
-                    self.t_nom = now_fp;
-                }
-                self.t_nom = self.t_nom.saturating_add(ipi);
+                self.pacer.on_send(now, self.ipi());
             }
         }
         let len = if self.unlimited {
@@ -464,7 +443,6 @@ impl TfrcpSender {
             ts: now,
         };
         self.next_seq += 1;
-        self.last_send = Some(now);
         self.stats.packets_sent += 1;
         Some(d)
     }
@@ -476,7 +454,7 @@ impl TfrcpSender {
             let send = match self.burst_rtt {
                 Some(_) if self.burst_left > 0 => self.burst_at,
                 Some(_) => self.next_burst,
-                None => self.due(),
+                None => self.pacer.due(),
             };
             t = t.min(send);
         }
