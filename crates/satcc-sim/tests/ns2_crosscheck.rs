@@ -93,6 +93,22 @@ const SEEDS_RED: u64 = 3;
 /// (about one BDP, so a Reno sawtooth keeps the link busy), rwnd 10000 so
 /// the window never limits.
 fn single_flow(protocol: &str, per: f64, seed: u64) -> Scenario {
+    single_path(
+        protocol,
+        per,
+        seed,
+        r#"rwnd = 10000
+initial_window = 2
+min_rto = "200ms"
+initial_rto = "3s"
+max_rto = "60s"
+rto_ssthresh = "window""#,
+    )
+}
+
+/// The single-flow path shared by the TCP and TFRC cases, with one flow of
+/// `protocol` carrying `extra` flow fields.
+fn single_path(protocol: &str, per: f64, seed: u64, extra: &str) -> Scenario {
     let error = if per > 0.0 {
         format!("error = {{ kind = \"uniform\", per = {per:e} }}")
     } else {
@@ -118,12 +134,7 @@ queue = {{ kind = "droptail", limit = 1000 }}
 protocol = "{protocol}"
 mss = 1000
 header_bytes = 40
-rwnd = 10000
-initial_window = 2
-min_rto = "200ms"
-initial_rto = "3s"
-max_rto = "60s"
-rto_ssthresh = "window"
+{extra}
 "#
     );
     Scenario::from_toml_str(&text, "<ns2 single>", &[]).expect("scenario parses")
@@ -483,34 +494,7 @@ fn ns2_reference_numbers() {
 // ---- TFRC ----
 
 fn tfrc_single(per: f64, seed: u64) -> Scenario {
-    let error = if per > 0.0 {
-        format!("error = {{ kind = \"uniform\", per = {per:e} }}")
-    } else {
-        String::new()
-    };
-    let text = format!(
-        r#"
-name = "ns2-single-tfrc-per{per:e}"
-duration = "200s"
-seed = {seed}
-[topology]
-kind = "dumbbell"
-[topology.bottleneck]
-rate = "10Mbps"
-delay = "250ms"
-queue = {{ kind = "droptail", limit = 600 }}
-{error}
-[topology.access]
-rate = "100Mbps"
-delay = "1ms"
-queue = {{ kind = "droptail", limit = 1000 }}
-[[flows]]
-protocol = "tfrc"
-mss = 1000
-header_bytes = 40
-"#
-    );
-    Scenario::from_toml_str(&text, "<ns2 tfrc single>", &[]).expect("scenario parses")
+    single_path("tfrc", per, seed, "")
 }
 
 /// N SACK + N TFRC flows over a 4 Mb/s, 20 ms bottleneck (RED or
