@@ -9,6 +9,7 @@
 
 pub mod equation;
 mod pacer;
+pub mod refwa;
 pub mod rng;
 pub mod tcp;
 pub mod tfrc;
