@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
-    ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
+    PeachConfig, ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender,
+    Variant,
 };
 use satcc_proto::tfrc::{
     FeedbackPolicy, ReceiverConfig as TfrcReceiverConfig, SenderConfig as TfrcSenderConfig,
@@ -24,7 +25,8 @@ use crate::metrics::{self, jain_index, normalized_throughput};
 use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
 use crate::queue::{Admit, Queue, Queued};
 use crate::report::{
-    ClassSummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals, Summary,
+    ClassSummary, DummySummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals,
+    Summary,
 };
 use crate::scenario::{
     AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, Scenario,
@@ -38,6 +40,21 @@ use crate::topology::NetDef;
 const STREAM_LINK: u64 = 1 << 32;
 const STREAM_QUEUE: u64 = 2 << 32;
 const STREAM_FLOW: u64 = 3 << 32;
+
+/// Wire bytes a flow put on the network, by kind (headers included).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxBytes {
+    /// Data packets (retransmissions included), sender to receiver.
+    pub data_bytes: u64,
+    /// TCP-Peach dummy segments.
+    pub dummy_packets: u64,
+    /// Bytes of those dummies.
+    pub dummy_bytes: u64,
+    /// Everything the receiver sent back (ACKs, feedback).
+    pub ack_bytes: u64,
+    /// The part of `ack_bytes` that answered dummies.
+    pub dummy_ack_bytes: u64,
+}
 
 /// A directed link in the running network.
 #[derive(Debug)]
@@ -136,6 +153,8 @@ pub(crate) struct Flow {
     // Counters.
     pub packets_sent: u64,
     pub drops: u64,
+    /// Wire bytes sent, by kind.
+    pub tx: TxBytes,
     delivered_at_measure: u64,
     /// When a rate-based sender first learned of a loss (left slow start).
     slow_start_exit: Option<Instant>,
@@ -400,7 +419,8 @@ impl Sim {
         for spec in &sc.flows {
             for _ in 0..spec.count {
                 let (src, dst) = net.endpoints[id as usize];
-                let flow = sim.make_flow(id, spec, src, dst, sc);
+                let base_rtt = net.base_rtt(&sim.routes, src, dst);
+                let flow = sim.make_flow(id, spec, (src, dst), base_rtt, sc);
                 sim.events.push(
                     flow.start,
                     Event::App {
@@ -431,7 +451,14 @@ impl Sim {
         Ok(sim)
     }
 
-    fn make_flow(&self, id: u32, spec: &FlowSpec, src: u32, dst: u32, sc: &Scenario) -> Flow {
+    fn make_flow(
+        &self,
+        id: u32,
+        spec: &FlowSpec,
+        (src, dst): (u32, u32),
+        base_rtt: Option<Duration>,
+        sc: &Scenario,
+    ) -> Flow {
         let mut rng = Rng::stream(sc.seed, STREAM_FLOW + u64::from(id));
         let start = Instant::ZERO + flow_start(spec, &mut rng);
         let stop = spec
@@ -440,9 +467,24 @@ impl Sim {
         let (sender, receiver, header) = if spec.protocol.is_tcp() {
             let variant = match spec.protocol {
                 Protocol::Reno => Variant::Reno,
-                Protocol::NewReno => Variant::NewReno,
+                Protocol::NewReno | Protocol::Peach => Variant::NewReno,
                 _ => Variant::Sack,
             };
+            let peach = spec.protocol.is_peach().then(|| {
+                let pd = PeachConfig::default();
+                PeachConfig {
+                    initial_rtt: spec
+                        .handshake_rtt
+                        .map(|d| d.0)
+                        .or(base_rtt)
+                        .unwrap_or(pd.initial_rtt),
+                    adsn_factor: spec.peach_adsn.unwrap_or(pd.adsn_factor),
+                    wdsn_factor: spec.peach_wdsn.unwrap_or(pd.wdsn_factor),
+                    dummies_per_ack: spec.peach_dummies_per_ack.unwrap_or(pd.dummies_per_ack),
+                    rr_timeout_rtts: spec.peach_rr_timeout.unwrap_or(pd.rr_timeout_rtts),
+                    ..pd
+                }
+            });
             let d = SenderConfig::default();
             let rfc3390 = satcc_proto::tcp::rfc3390_initial_window(spec.mss);
             let cfg = SenderConfig {
@@ -462,14 +504,18 @@ impl Sim {
                     RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
                     RtoSsthreshSpec::Window => RtoSsthresh::Window,
                 },
+                peach,
+                // The handshake tells the sender the receiver's window.
+                initial_rwnd: spec.rwnd,
             };
-            let rd = ReceiverConfig::default();
             let rcfg = ReceiverConfig {
                 rwnd: spec.rwnd,
                 sack: variant == Variant::Sack,
+                echo_dummy: spec.echo_dummy,
                 delayed_ack: spec.delayed_ack,
-                delack_timeout: spec.delack_timeout.map_or(rd.delack_timeout, |x| x.0),
-                ..rd
+                delack_timeout: spec
+                    .delack_timeout
+                    .map_or(ReceiverConfig::default().delack_timeout, |x| x.0),
             };
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
@@ -588,6 +634,7 @@ impl Sim {
             file_time_sum: 0.0,
             packets_sent: 0,
             drops: 0,
+            tx: TxBytes::default(),
             delivered_at_measure: 0,
             slow_start_exit: None,
         }
@@ -982,7 +1029,16 @@ impl Sim {
                 c.on.then_some(c.next)
             }
         };
-        self.flows[fi].packets_sent += out.len() as u64;
+        let f = &mut self.flows[fi];
+        for p in &out {
+            if p.low_priority {
+                f.tx.dummy_packets += 1;
+                f.tx.dummy_bytes += u64::from(p.size);
+            } else {
+                f.packets_sent += 1;
+                f.tx.data_bytes += u64::from(p.size);
+            }
+        }
         for p in out.drain(..) {
             self.inject(p);
         }
@@ -1016,6 +1072,12 @@ impl Sim {
             }
             Receiver::Sink { .. } => None,
         };
+        for p in &out {
+            f.tx.ack_bytes += u64::from(p.size);
+            if p.low_priority {
+                f.tx.dummy_ack_bytes += u64::from(p.size);
+            }
+        }
         for p in out.drain(..) {
             self.inject(p);
         }
@@ -1237,6 +1299,26 @@ impl Sim {
                 feedback_bytes,
                 loss_event_rate,
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
+                data_bytes_sent: f.tx.data_bytes,
+                ack_bytes_sent: f.tx.ack_bytes,
+                dummy: f.protocol.is_peach().then(|| {
+                    let (acks, fallback) = match &f.sender {
+                        Sender::Tcp(s) => (s.stats().dummy_acks, s.stats().peach_fallback),
+                        _ => (0, false),
+                    };
+                    DummySummary {
+                        packets_sent: f.tx.dummy_packets,
+                        bytes_sent: f.tx.dummy_bytes,
+                        ack_bytes: f.tx.dummy_ack_bytes,
+                        acks_received: acks,
+                        overhead: if f.packets_sent > 0 {
+                            f.tx.dummy_packets as f64 / f.packets_sent as f64
+                        } else {
+                            0.0
+                        },
+                        fallback,
+                    }
+                }),
             });
         }
         let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
