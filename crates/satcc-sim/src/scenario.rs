@@ -612,6 +612,11 @@ pub struct FlowSpec {
     /// TFRCP: Wmax of the PFTK model in packets (default 100).
     #[serde(default)]
     pub wmax: Option<f64>,
+    /// CBR: mark every datagram low priority (a priority queue serves it
+    /// only when no other packet waits), e.g. to flood a link with traffic
+    /// that must not displace anybody's data.
+    #[serde(default)]
+    pub low_priority: bool,
     /// TCP: the receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
@@ -747,6 +752,12 @@ pub enum AppSpec {
         mean_interarrival: Option<Dur>,
         /// Sequential mode: idle time between one file's end and the next.
         gap: Dur,
+        /// Sequential mode: every file after the first opens a fresh TCP
+        /// connection (new sender and receiver state: initial window, slow
+        /// or Sudden Start, RTT estimate), as a browser fetching one page
+        /// per connection does (paper 002 §V-A, Figs. 14-15). Otherwise
+        /// files share one connection.
+        new_connection: bool,
     },
     /// Pareto ON/OFF periods (as ns-2's `Application/Traffic/Pareto`): TCP
     /// has unlimited data while ON; CBR sends at `rate` while ON.
@@ -1104,6 +1115,12 @@ impl Scenario {
             if f.peach_rr_timeout == Some(0.0) {
                 return Err((at("peach_rr_timeout"), "must be greater than zero".into()));
             }
+            if f.low_priority && f.protocol != Protocol::Cbr {
+                return Err((
+                    at("low_priority"),
+                    "applies to protocol \"cbr\" only".into(),
+                ));
+            }
             if f.protocol.is_tfrc() && f.rate.is_some() {
                 return Err((at("rate"), "TFRC and CCID3 choose their own rate".into()));
             }
@@ -1129,8 +1146,16 @@ impl Scenario {
                     size_max,
                     mode,
                     mean_interarrival,
+                    new_connection,
                     ..
                 } => {
+                    if *new_connection && *mode == FileMode::Poisson {
+                        return Err((
+                            at("app.new_connection"),
+                            "needs mode = \"sequential\" (one connection at a time per flow)"
+                                .into(),
+                        ));
+                    }
                     if !f.protocol.is_tcp() {
                         return Err((at("app"), "files run over TCP flows only".into()));
                     }
@@ -1401,6 +1426,8 @@ struct FilesFields {
     mean_interarrival: Option<Dur>,
     #[serde(default)]
     gap: Dur,
+    #[serde(default)]
+    new_connection: bool,
 }
 
 #[derive(Deserialize)]
@@ -1430,6 +1457,7 @@ impl<'de> Deserialize<'de> for AppSpec {
                         count: f.count,
                         mean_interarrival: f.mean_interarrival,
                         gap: f.gap,
+                        new_connection: f.new_connection,
                     }
                 }
                 _ => {

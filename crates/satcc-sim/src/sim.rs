@@ -41,6 +41,33 @@ const STREAM_LINK: u64 = 1 << 32;
 const STREAM_QUEUE: u64 = 2 << 32;
 const STREAM_FLOW: u64 = 3 << 32;
 
+/// Counters of a flow's closed TCP connections, so that per-flow totals
+/// survive a fresh connection per file.
+#[derive(Clone, Copy, Debug, Default)]
+struct PastConns {
+    delivered: u64,
+    acked: u64,
+    retransmits: u64,
+    timeouts: u64,
+    rtt_samples: u64,
+    sum_rtt: Duration,
+    dummy_acks: u64,
+    fallback: bool,
+}
+
+impl PastConns {
+    fn add(&mut self, s: &satcc_proto::tcp::SenderStats, delivered: u64) {
+        self.delivered += delivered;
+        self.acked += s.acked_bytes;
+        self.retransmits += s.retransmits;
+        self.timeouts += s.timeouts;
+        self.rtt_samples += s.rtt_samples;
+        self.sum_rtt += s.sum_rtt;
+        self.dummy_acks += s.dummy_acks;
+        self.fallback |= s.peach_fallback;
+    }
+}
+
 /// Wire bytes a flow put on the network, by kind (headers included).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TxBytes {
@@ -107,6 +134,7 @@ struct Cbr {
     next: Instant,
     seq: u64,
     on: bool,
+    low_priority: bool,
 }
 
 #[derive(Debug)]
@@ -155,6 +183,14 @@ pub(crate) struct Flow {
     pub drops: u64,
     /// Wire bytes sent, by kind.
     pub tx: TxBytes,
+    /// Current connection generation (see [`Packet::conn`]).
+    conn: u16,
+    /// TCP: what a fresh connection is built from.
+    tcp_cfg: Option<Box<(SenderConfig, ReceiverConfig)>>,
+    /// TCP: totals of the connections closed so far.
+    past: PastConns,
+    /// Packets that arrived for a connection already closed.
+    pub stale: u64,
     delivered_at_measure: u64,
     /// When a rate-based sender first learned of a loss (left slow start).
     slow_start_exit: Option<Instant>,
@@ -163,7 +199,7 @@ pub(crate) struct Flow {
 impl Flow {
     pub(crate) fn delivered_bytes(&self) -> u64 {
         match &self.receiver {
-            Receiver::Tcp(r) => r.stats().delivered_bytes,
+            Receiver::Tcp(r) => self.past.delivered + r.stats().delivered_bytes,
             Receiver::Tfrc(r) => r.stats().delivered_bytes,
             Receiver::Tfrcp(r) => r.stats().delivered_bytes,
             Receiver::Sink { bytes } => *bytes,
@@ -199,12 +235,27 @@ impl Flow {
             _ => None,
         }
     }
+    /// Close the TCP connection and open a fresh one (the previous file is
+    /// fully acknowledged; whatever of it is still in flight is ignored).
+    fn reconnect(&mut self, now: Instant) {
+        let (Sender::Tcp(s), Receiver::Tcp(r), Some(cfg)) =
+            (&self.sender, &self.receiver, self.tcp_cfg.as_deref())
+        else {
+            return;
+        };
+        self.past.add(&s.stats(), r.stats().delivered_bytes);
+        self.conn = self.conn.wrapping_add(1);
+        self.sender = Sender::Tcp(Box::new(TcpSender::new(cfg.0.clone(), now)));
+        self.receiver = Receiver::Tcp(Box::new(TcpReceiver::new(cfg.1.clone())));
+    }
+
     fn ends(&self) -> Ends {
         Ends {
             id: self.id,
             src: self.src,
             dst: self.dst,
             header: self.header,
+            conn: self.conn,
         }
     }
     /// Feedback packets the receiver has sent (rate-based protocols).
@@ -224,6 +275,7 @@ struct Ends {
     src: u32,
     dst: u32,
     header: u32,
+    conn: u16,
 }
 
 impl Ends {
@@ -237,6 +289,7 @@ impl Ends {
             size,
             ttl: INITIAL_TTL,
             low_priority,
+            conn: self.conn,
             payload,
         }
     }
@@ -464,6 +517,7 @@ impl Sim {
         let stop = spec
             .stop
             .map_or(Instant::ZERO + sc.duration.0, |d| Instant::ZERO + d.0);
+        let mut tcp_cfg = None;
         let (sender, receiver, header) = if spec.protocol.is_tcp() {
             let variant = match spec.protocol {
                 Protocol::Reno => Variant::Reno,
@@ -517,6 +571,7 @@ impl Sim {
                     .delack_timeout
                     .map_or(ReceiverConfig::default().delack_timeout, |x| x.0),
             };
+            tcp_cfg = Some(Box::new((cfg.clone(), rcfg.clone())));
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
                 Receiver::Tcp(Box::new(TcpReceiver::new(rcfg))),
@@ -601,6 +656,7 @@ impl Sim {
                     next: start,
                     seq: 0,
                     on: false,
+                    low_priority: spec.low_priority,
                 }),
                 Receiver::Sink { bytes: 0 },
                 header,
@@ -635,6 +691,10 @@ impl Sim {
             packets_sent: 0,
             drops: 0,
             tx: TxBytes::default(),
+            conn: 0,
+            tcp_cfg,
+            past: PastConns::default(),
+            stale: 0,
             delivered_at_measure: 0,
             slow_start_exit: None,
         }
@@ -878,6 +938,11 @@ impl Sim {
         let fi = p.flow as usize;
         let now = self.now;
         let f = &mut self.flows[fi];
+        if p.conn != f.conn {
+            // A closed connection's straggler: its socket is gone.
+            f.stale += 1;
+            return;
+        }
         match (&p.payload, &mut f.receiver, &mut f.sender) {
             (Payload::TcpData(d), Receiver::Tcp(r), _) => {
                 r.handle_input(now, d);
@@ -976,7 +1041,7 @@ impl Sim {
                     }
                 }
                 if !f.files.is_empty() {
-                    let acked = s.stats().acked_bytes;
+                    let acked = f.past.acked + s.stats().acked_bytes;
                     while let Some(&(end, t0)) = f.files.front() {
                         if acked < end {
                             break;
@@ -1022,7 +1087,8 @@ impl Sim {
             }
             Sender::Cbr(c) => {
                 while c.on && c.next <= now {
-                    out.push(e.packet(c.payload + e.header, false, Payload::Udp { seq: c.seq }));
+                    let udp = Payload::Udp { seq: c.seq };
+                    out.push(e.packet(c.payload + e.header, c.low_priority, udp));
                     c.seq += 1;
                     c.next += c.interval;
                 }
@@ -1031,7 +1097,7 @@ impl Sim {
         };
         let f = &mut self.flows[fi];
         for p in &out {
-            if p.low_priority {
+            if matches!(p.payload, Payload::TcpData(d) if d.dummy) {
                 f.tx.dummy_packets += 1;
                 f.tx.dummy_bytes += u64::from(p.size);
             } else {
@@ -1090,9 +1156,18 @@ impl Sim {
     fn push_file(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
-        let AppSpec::Files { size, size_max, .. } = f.app else {
+        let AppSpec::Files {
+            size,
+            size_max,
+            new_connection,
+            ..
+        } = f.app
+        else {
             return;
         };
+        if new_connection && f.files_started > 0 {
+            f.reconnect(now);
+        }
         let bytes = match size_max {
             Some(max) if max.0 > size.0 => size.0 + f.rng.below(max.0 - size.0 + 1),
             _ => size.0,
@@ -1259,10 +1334,11 @@ impl Sim {
             };
             let (retx, tos, rtt) = match &f.sender {
                 Sender::Tcp(s) => {
-                    let st = s.stats();
-                    let rtt = (st.rtt_samples > 0)
-                        .then(|| st.sum_rtt.as_secs_f64() / st.rtt_samples as f64);
-                    (st.retransmits, st.timeouts, rtt)
+                    let mut all = f.past;
+                    all.add(&s.stats(), 0);
+                    let rtt = (all.rtt_samples > 0)
+                        .then(|| all.sum_rtt.as_secs_f64() / all.rtt_samples as f64);
+                    (all.retransmits, all.timeouts, rtt)
                 }
                 Sender::Tfrc(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
                 Sender::Tfrcp(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
@@ -1303,7 +1379,11 @@ impl Sim {
                 ack_bytes_sent: f.tx.ack_bytes,
                 dummy: f.protocol.is_peach().then(|| {
                     let (acks, fallback) = match &f.sender {
-                        Sender::Tcp(s) => (s.stats().dummy_acks, s.stats().peach_fallback),
+                        Sender::Tcp(s) => {
+                            let mut all = f.past;
+                            all.add(&s.stats(), 0);
+                            (all.dummy_acks, all.fallback)
+                        }
                         _ => (0, false),
                     };
                     DummySummary {
