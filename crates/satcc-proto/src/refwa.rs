@@ -6,19 +6,26 @@
 //! into the ACK. Nothing here owns a timer: recomputation happens lazily on
 //! the first packet at or after the next epoch.
 //!
-//! Timeline. The first packet ever seen opens epoch 0 (t₀): it fixes a
+//! Flows. A flow counts (joins the group of its RTT estimate) once one of
+//! its data packets has been seen; its ACKs supply H_b and carry the
+//! window back. A flow seen only through ACKs takes no share.
+//!
+//! Timeline. The first data packet opens epoch 0 (t₀): it fixes a
 //! provisional RTT_avg (that flow's estimate), the first queue sample Q(0)
 //! and the first epoch length. Feedback is first computed at t₁, once the
 //! flow table holds a whole slot of flows (paper 003 §III-A.2: the router
 //! uses the flows that traversed it during the previous slot); until then
 //! ACKs pass unchanged. Every recomputation n then (1) drops flows idle for
 //! more than δ, (2) updates RTT_avg, (3) steps Υ by eq. 2, (4) recomputes
-//! every group's F_k and (5) schedules the next epoch RTT_avg later.
+//! every group's F_k and (5) schedules the next epoch RTT_avg later. If no
+//! flow is left after (1), the controller waits for a data packet to open
+//! a fresh t₀.
 //!
-//! Cost. Per packet: one hash-map lookup and, only when a flow's hop counts
-//! change, a group move in a [`BTreeMap`] of at most M groups. Per epoch: a
-//! sweep of the flow table (comparisons only; every flow it keeps was seen
-//! within the last δ, so the sweep is O(1) amortised per packet) and the
+//! Cost. Per packet: one hash-map lookup and, only when a flow changes
+//! group, a move in a [`BTreeMap`] of at most M groups. Per epoch: a sweep
+//! of the flow table (comparisons only; with δ = RTT_avg every flow it
+//! keeps was seen within about the last epoch, so the sweep is O(1)
+//! amortised per packet; a δ override of k epochs makes it O(k)) and the
 //! arithmetic of eq. 2, which is counted (paper 003 App. II) and is linear
 //! in the number of groups M, independent of the number of flows.
 
@@ -120,8 +127,9 @@ pub struct RefwaStats {
     pub upsilon: f64,
     /// Current RTT_avg.
     pub rtt_avg: Duration,
-    /// Flows in the table: those active at the last epoch plus those first
-    /// seen since (idle flows are dropped at epochs).
+    /// Flows counted in groups: those active at the last epoch plus those
+    /// whose data was first seen since (idle flows are dropped at epochs;
+    /// flows seen only through ACKs are not counted).
     pub active_flows: usize,
     /// Hop-count groups with at least one flow in the table.
     pub groups: usize,
@@ -151,8 +159,11 @@ struct Flow {
     h_b: Option<u8>,
     /// The flow's RTT-estimate error factor, 1 when σ = 0.
     err: f64,
-    /// The flow's RTT estimate, which is also its group's key.
+    /// The flow's RTT estimate.
     rtt: Duration,
+    /// The key of the group the flow is counted in; `None` while only its
+    /// ACKs have been seen.
+    group: Option<Duration>,
 }
 
 #[derive(Clone, Debug)]
@@ -239,6 +250,8 @@ pub struct Refwa {
     next_epoch: Option<Instant>,
     /// RTT_avg in seconds (provisional before the first recomputation).
     rtt_avg_s: f64,
+    /// No recomputation since t₀: the next one seeds RTT_avg and Υ(0).
+    fresh: bool,
     /// Υ(n) of the last recomputation.
     upsilon: f64,
     /// The queue sampled at the last epoch: Q(n−1) for the next step.
@@ -257,6 +270,7 @@ impl Refwa {
             pkts_per_sec,
             next_epoch: None,
             rtt_avg_s: 0.0,
+            fresh: true,
             upsilon: 0.0,
             q_prev: 0.0,
         }
@@ -276,8 +290,9 @@ impl Refwa {
     ///
     /// The window is F_k of the flow's group from the last recomputation,
     /// rounded down. `rwnd` passes unchanged before the first recomputation,
-    /// for a flow this ACK introduces, and for a flow whose group formed
-    /// after the last recomputation (until the next one, at most RTT_avg).
+    /// for a flow whose data has not been seen here (it is in no group),
+    /// and for a flow whose group formed after the last recomputation
+    /// (until the next one, at most RTT_avg later).
     pub fn on_ack(
         &mut self,
         now: Instant,
@@ -287,13 +302,8 @@ impl Refwa {
         queue_pkts: u64,
     ) -> u32 {
         let hops = self.cfg.initial_ttl.saturating_sub(ttl);
-        let known = self.observe(now, key, None, Some(hops));
+        self.observe(now, key, None, Some(hops));
         self.tick(now, queue_pkts);
-        if !known {
-            // Its data has not crossed this router: no epoch counted it in
-            // Σ n_j RTT_j^α, so a share computed without it would be a guess.
-            return rwnd;
-        }
         match self.window_of(&key) {
             // Paper 003 §III-C: RWND is only ever lowered, so the tightest
             // router on the path ends up in the header.
@@ -315,7 +325,7 @@ impl Refwa {
     /// Counters and state.
     pub fn stats(&self) -> RefwaStats {
         let mut s = self.stats.clone();
-        s.active_flows = self.flows.len();
+        s.active_flows = self.groups.values().map(|g| g.flows).sum();
         s.groups = self.groups.len();
         s
     }
@@ -338,18 +348,16 @@ impl Refwa {
         self.flows.get(key).map(|f| f.rtt)
     }
 
-    /// The window F_k the flow's ACKs would get now (unrounded), if its
-    /// group has been through a recomputation.
+    /// The window F_k the flow's ACKs would get now (unrounded), if it is
+    /// in a group that has been through a recomputation.
     pub fn window_of(&self, key: &FlowKey) -> Option<f64> {
-        let f = self.flows.get(key)?;
-        self.groups.get(&f.rtt)?.window
+        let group = self.flows.get(key)?.group?;
+        self.groups.get(&group)?.window
     }
 
-    /// Records a packet of `key`; returns whether the flow was already in
-    /// the table.
-    fn observe(&mut self, now: Instant, key: FlowKey, h_f: Option<u8>, h_b: Option<u8>) -> bool {
-        let known = self.flows.contains_key(&key);
-        if !known {
+    /// Records a packet of `key` with the hop count its direction gives.
+    fn observe(&mut self, now: Instant, key: FlowKey, h_f: Option<u8>, h_b: Option<u8>) {
+        if !self.flows.contains_key(&key) {
             let err = self.error_factor(&key);
             self.flows.insert(
                 key,
@@ -359,11 +367,12 @@ impl Refwa {
                     h_b: None,
                     err,
                     rtt: Duration::ZERO,
+                    group: None,
                 },
             );
         }
         let Some(flow) = self.flows.get_mut(&key) else {
-            return known;
+            return;
         };
         flow.last_seen = now;
         if h_f.is_some() {
@@ -372,28 +381,31 @@ impl Refwa {
         if h_b.is_some() {
             flow.h_b = h_b;
         }
-        let rtt = estimate(self.cfg.isl_delay, flow.h_f, flow.h_b, flow.err);
-        let old = flow.rtt;
-        if !known || rtt != old {
-            // The estimate changes only on a new flow, on the first packet
-            // of the other direction (mirrored hop count replaced by the
-            // real one) or on a path change (handover, paper 003 §VI): the
-            // flow moves to its new group.
-            flow.rtt = rtt;
-            if known {
+        flow.rtt = estimate(self.cfg.isl_delay, flow.h_f, flow.h_b, flow.err);
+        // Υ is the aggregate window of the flows loading the guarded link
+        // (paper 003 §III-B), so only flows whose data has crossed it take
+        // a share; one known from its ACKs alone is remembered for H_b.
+        let group = flow.h_f.map(|_| flow.rtt);
+        if group != flow.group {
+            // A flow moves on its first data packet, on the first packet of
+            // the other direction (the mirrored hop count gives way to the
+            // real one) and on a path change (handover, paper 003 §VI).
+            if let Some(old) = flow.group {
                 leave(&mut self.groups, old);
             }
-            self.groups
-                .entry(rtt)
-                .or_insert_with(|| Group {
-                    flows: 0,
-                    rtt_s: rtt.as_secs_f64(),
-                    weight: 0.0,
-                    window: None,
-                })
-                .flows += 1;
+            if let Some(rtt) = group {
+                self.groups
+                    .entry(rtt)
+                    .or_insert_with(|| Group {
+                        flows: 0,
+                        rtt_s: rtt.as_secs_f64(),
+                        weight: 0.0,
+                        window: None,
+                    })
+                    .flows += 1;
+            }
+            flow.group = group;
         }
-        known
     }
 
     /// The RTT-error factor of a new flow, uniform in [1−σ, 1+σ]. Drawn
@@ -413,14 +425,17 @@ impl Refwa {
         (1.0 + sigma * (2.0 * rng.next_f64() - 1.0)).max(0.0)
     }
 
-    /// Opens epoch 0 on the first packet, recomputes when an epoch is due.
+    /// Opens epoch 0 on the first data packet, recomputes when an epoch is
+    /// due.
     fn tick(&mut self, now: Instant, queue_pkts: u64) {
         match self.next_epoch {
             None => {
-                // t₀: the only flow known is the one just seen, so its
+                // t₀: the only flow in a group is the one just seen, so its
                 // estimate stands in for RTT_avg until t₁ (it sets δ and
                 // the first epoch's length only).
-                let rtt = self.groups.keys().next().copied().unwrap_or(Duration::ZERO);
+                let Some(&rtt) = self.groups.keys().next() else {
+                    return;
+                };
                 self.rtt_avg_s = rtt.as_secs_f64();
                 self.stats.rtt_avg = rtt;
                 self.q_prev = queue_pkts as f64;
@@ -437,19 +452,26 @@ impl Refwa {
         let groups = &mut self.groups;
         self.flows.retain(|_, f| {
             let active = now.saturating_since(f.last_seen) <= delta;
-            if !active {
-                leave(groups, f.rtt);
+            if let (false, Some(g)) = (active, f.group) {
+                leave(groups, g);
             }
             active
         });
+        if self.groups.is_empty() {
+            // Only ACK-only flows are left (the packet that got here was
+            // one): nothing loads the link, so the controller waits for the
+            // next data packet to open a fresh t₀ rather than share Υ among
+            // no one.
+            self.next_epoch = None;
+            self.fresh = true;
+            return;
+        }
 
         let mut ops = Ops::default();
         let cfg = &self.cfg;
 
         // RTT_avg: flow-weighted mean of the active flows' estimates
         // (paper 003 App. II), smoothed across epochs (§III-A.2 fn. 1).
-        // The packet that triggered this call was recorded first, so there
-        // is at least one flow.
         let mut n_total = 0.0;
         let mut rtt_sum = 0.0;
         for g in self.groups.values() {
@@ -459,7 +481,8 @@ impl Refwa {
             n_total = ops.add(n_total, n);
         }
         let sample = ops.div(rtt_sum, n_total);
-        let first = self.stats.recomputations == 0;
+        let first = self.fresh;
+        self.fresh = false;
         self.rtt_avg_s = if first {
             // The provisional t₀ value came from one flow; the first full
             // slot's mean replaces it rather than being averaged with it.
@@ -775,10 +798,14 @@ mod tests {
         // A larger one is lowered to F and counted.
         assert_eq!(r.on_ack(t, p.key, ttl0 - 2, RWND, 10), f as u32);
         assert_eq!(r.stats().acks_rewritten, before + 1);
-        // A flow whose data never crossed this router: unchanged, even
-        // though its hop count matches a group that has a window.
-        assert_eq!(r.on_ack(t, key(99), ttl0 - 2, RWND, 10), RWND);
+        // A flow whose data never crossed this router: unchanged, however
+        // often its ACKs pass, though its hop count matches a group that
+        // has a window; nor does it take a share.
+        for _ in 0..3 {
+            assert_eq!(r.on_ack(t, key(99), ttl0 - 2, RWND, 10), RWND);
+        }
         assert_eq!(r.stats().acks_rewritten, before + 1);
+        assert_eq!(r.stats().active_flows, 1);
     }
 
     #[test]
@@ -909,34 +936,63 @@ mod tests {
     fn hop_counts_come_from_ttls() {
         let mut r = Refwa::new(RefwaConfig::default(), Instant::ZERO);
         let k = key(1);
-        // Data only, H_f = 3: H_b taken to be 3 as well, 2·8·20 ms.
-        r.on_data(Instant::ZERO, k, 61, 0);
-        assert_eq!(r.flow_rtt(&k), Some(Duration::from_millis(320)));
-        // The ACK brings H_b = 1: 2·6·20 ms, and the flow changes group.
+        // ACK first, H_b = 1: H_f taken to be 1 as well, 2·4·20 ms; not yet
+        // in a group, since its data has not been seen on this link.
         r.on_ack(Instant::ZERO, k, 63, RWND, 0);
+        assert_eq!(r.flow_rtt(&k), Some(Duration::from_millis(160)));
+        assert!(r.groups().is_empty());
+        // Its data brings H_f = 3: 2·6·20 ms, and it joins that group.
+        r.on_data(Instant::ZERO, k, 61, 0);
         assert_eq!(r.flow_rtt(&k), Some(Duration::from_millis(240)));
-        assert_eq!(r.groups().len(), 1);
-        assert_eq!(r.groups()[0].flows, 1);
+        // Data only, H_f = 3: H_b taken to be 3, 2·8·20 ms.
+        r.on_data(Instant::ZERO, key(2), 61, 0);
+        assert_eq!(r.flow_rtt(&key(2)), Some(Duration::from_millis(320)));
+        // Its ACK brings H_b = 1: it moves to flow 1's group.
+        r.on_ack(Instant::ZERO, key(2), 63, RWND, 0);
+        assert_eq!(r.flow_rtt(&key(2)), Some(Duration::from_millis(240)));
+        let g = r.groups();
+        assert_eq!(g.len(), 1);
+        assert_eq!((g[0].rtt, g[0].flows), (Duration::from_millis(240), 2));
         // A TTL above the initial one counts as zero hops, not a wrap.
-        r.on_data(Instant::ZERO, key(2), 255, 0);
-        assert_eq!(r.flow_rtt(&key(2)), Some(Duration::from_millis(80)));
+        r.on_data(Instant::ZERO, key(3), 255, 0);
+        assert_eq!(r.flow_rtt(&key(3)), Some(Duration::from_millis(80)));
     }
 
     #[test]
     fn recomputes_lazily_once_per_rtt_avg() {
         let mut r = Refwa::new(RefwaConfig::default(), Instant::ZERO);
+        let ttl0 = r.config().initial_ttl;
         let p = [path(1, 2, 2), path(2, 2, 2)];
         // t₀ = 0, epochs every 240 ms: at 240, 480, ..., 2160 ms.
         drive(&mut r, &p, Instant::ZERO, secs(2.4), STEP, 0);
         assert_eq!(r.stats().recomputations, 9);
         // After a long silence one packet recomputes once, not once per
         // missed epoch, and the silent flow has left.
-        r.on_data(secs(10.0), key(1), 62, 0);
+        r.on_data(secs(10.0), key(1), ttl0 - 2, 0);
         let s = r.stats();
         assert_eq!(s.recomputations, 10);
         assert_eq!(s.active_flows, 1);
-        r.on_data(secs(10.1), key(1), 62, 0);
+        r.on_data(secs(10.1), key(1), ttl0 - 2, 0);
         assert_eq!(r.stats().recomputations, 10);
+
+        // Silence again, then only an ACK (of a flow dropped long ago):
+        // no flow loads the link, so nothing is computed and the next data
+        // packet opens a fresh t₀ with Υ(0) = Bw·RTT_avg and its queue as
+        // Q(0).
+        assert_eq!(r.on_ack(secs(20.0), key(2), ttl0 - 2, RWND, 0), RWND);
+        let s = r.stats();
+        assert_eq!((s.recomputations, s.groups, s.active_flows), (10, 0, 0));
+        r.on_data(secs(21.0), key(1), ttl0 - 2, 40);
+        assert_eq!(r.stats().recomputations, 10);
+        r.on_data(secs(21.24), key(1), ttl0 - 2, 70);
+        let s = r.stats();
+        assert_eq!(s.recomputations, 11);
+        let want = bw_rtt(0.24) + 0.5 * (100.0 - 40.0);
+        assert!(
+            close(s.upsilon, want, 1e-9),
+            "Υ(1) = {}, want {want}",
+            s.upsilon
+        );
     }
 
     #[test]
