@@ -65,10 +65,24 @@ pub(super) struct PeachState {
     /// more dummies, the connection runs as its base variant (§III-A).
     pub fallback: bool,
     /// Dummies sent before `confirmed`; an unmarked duplicate ACK while
-    /// this is positive answers one of them.
+    /// this is positive may answer one of them.
     pub unanswered: u64,
+    /// Unmarked duplicate ACKs since the last cumulative advance while
+    /// dummies were unanswered.
+    pub suspects: u64,
+    /// After falling back, unmarked duplicate ACKs until this time answer
+    /// the dummies already in flight.
+    pub swallow_until: Instant,
     /// Sudden Start dummies still to send.
     pub ss_remaining: u64,
+    /// rwnd of the current Sudden Start (tau * ss_count = its RTT).
+    pub ss_count: u64,
+    /// Unmarked duplicate ACKs until this time may answer the opening
+    /// Sudden Start's dummies (§III-B: the receiver is verified during
+    /// Sudden Start).
+    pub verify_until: Instant,
+    /// The connection's opening Sudden Start is the current one.
+    pub opening: bool,
     /// Spacing tau = RTT/rwnd of the Sudden Start dummies (eq. 2).
     pub ss_tau: Duration,
     /// When the next Sudden Start dummy is due; `None` until the data
@@ -95,7 +109,12 @@ impl PeachState {
             confirmed: false,
             fallback: false,
             unanswered: 0,
+            suspects: 0,
+            swallow_until: Instant::ZERO,
             ss_remaining: 0,
+            ss_count: 1,
+            verify_until: Instant::ZERO,
+            opening: true,
             ss_tau: Duration::ZERO,
             ss_next: None,
             rapid: false,
@@ -116,6 +135,7 @@ impl PeachState {
     pub fn arm_sudden_start(&mut self, rtt: Duration, rwnd: u64) {
         let rwnd = rwnd.clamp(1, self.cfg.max_sudden_dummies as u64 + 1);
         self.ss_remaining = rwnd - 1;
+        self.ss_count = rwnd;
         self.ss_tau = Duration(rtt.0 / rwnd);
         self.ss_next = None;
         // Paper 002 §III-A: wdsn starts at zero, so every dummy that comes

@@ -458,3 +458,38 @@ fn timeout_restarts_with_sudden_start() {
     let next = s.poll_timeout().unwrap();
     assert_eq!(next, t + Duration::from_millis(RTT_MS / 64));
 }
+
+#[test]
+fn lost_dummies_and_a_data_loss_do_not_look_like_a_plain_receiver() {
+    // A congested start: every Sudden Start dummy is dropped, then a data
+    // segment is lost. The duplicate ACKs come from data, not dummies, so
+    // the sender keeps Peach and recovers by Fast Retransmit.
+    let mut dropped = false;
+    let filter = move |t: Instant, d: &TcpData| {
+        if d.dummy && t < ms(RTT_MS) {
+            return true;
+        }
+        if !d.dummy && !d.retransmit && d.seq == 6 && !dropped {
+            dropped = true;
+            return true;
+        }
+        false
+    };
+    let cfg = SenderConfig {
+        limited_transmit: true,
+        ..peach_cfg(64)
+    };
+    let mut p = Path::new(cfg, true, Box::new(filter));
+    p.run(ms(10 * RTT_MS));
+    let st = p.s.stats();
+    assert!(
+        !st.peach_fallback,
+        "dropped dummies are not a plain receiver"
+    );
+    assert_eq!(st.timeouts, 0);
+    assert_eq!(st.fast_retransmits, 1);
+    assert!(
+        st.dummy_acks > 0,
+        "later dummies (Rapid Recovery) came back"
+    );
+}

@@ -320,21 +320,52 @@ impl TcpSender {
             self.on_dummy_ack();
             return;
         }
+        let rtt = self.rtt_reference();
         if let Some(p) = self.peach.as_mut() {
             // Paper 002 §III-A/B: a receiver that does not know dummies
             // takes one for a duplicate segment and answers with an
-            // unmarked duplicate ACK. That answer is not a loss signal; it
-            // ends the dummies and the sender runs its base variant.
-            if !p.confirmed && p.unanswered > 0 && !advanced {
-                p.unanswered -= 1;
-                if !p.fallback {
-                    p.fall_back();
-                    self.stats.peach_fallback = true;
-                    // Nothing but slow start can open the window now, as
-                    // for the base variant at the start of a connection.
-                    self.ssthresh = self.cfg.initial_ssthresh as f64;
+            // unmarked duplicate ACK. Such answers are not loss signals;
+            // they end the dummies and the sender runs its base variant.
+            // A duplicate ACK may also come from data beyond a lost
+            // segment (and the dummies may all have been dropped), so the
+            // verdict waits for more duplicates than the outstanding data
+            // segments could have caused.
+            if advanced {
+                p.suspects = 0;
+            }
+            // §III-B: the check belongs to the connection's Sudden Start
+            // (until one RTT after its last dummy), before any loss.
+            // Later, duplicates are left to loss recovery: Rapid
+            // Recovery's dummies are often dropped by a congested router,
+            // and retransmissions draw duplicates of their own.
+            let verifying = p.opening
+                && self.stats.fast_retransmits + self.stats.timeouts == 0
+                && (p.ss_remaining > 0 || now < p.verify_until);
+            if !p.confirmed && p.unanswered > 0 && !advanced && (verifying || p.fallback) {
+                if p.fallback {
+                    if now < p.swallow_until {
+                        p.unanswered -= 1;
+                        return;
+                    }
+                } else {
+                    p.suspects += 1;
+                    let data = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
+                    if p.suspects > data {
+                        p.unanswered = p.unanswered.saturating_sub(p.suspects);
+                        p.fall_back();
+                        // The answers to dummies already sent arrive within
+                        // about one RTT of the last one.
+                        p.swallow_until = now + rtt + Duration(rtt.0 / 4);
+                        self.stats.peach_fallback = true;
+                        // The duplicates so far answered dummies.
+                        self.dupacks = 0;
+                        // Nothing but slow start can open the window now,
+                        // as for the base variant at the start of a
+                        // connection.
+                        self.ssthresh = self.cfg.initial_ssthresh as f64;
+                        return;
+                    }
                 }
-                return;
             }
         }
         let outstanding = self.snd_max > self.snd_una;
@@ -602,6 +633,7 @@ impl TcpSender {
         let rwnd = self.rwnd.min(self.cfg.max_window as u64);
         if let Some(p) = self.peach.as_mut().filter(|p| p.active()) {
             self.cwnd = 1.0;
+            p.opening = false;
             p.arm_sudden_start(rtt, rwnd);
             self.stats.sudden_starts += 1;
         }
@@ -728,6 +760,10 @@ impl TcpSender {
             p.ss_next = if p.ss_remaining > 0 {
                 p.ss_next.map(|t| t + p.ss_tau)
             } else {
+                // Answers to this Sudden Start come back within about an
+                // RTT of its last dummy.
+                let rtt = p.ss_tau.saturating_mul(p.ss_count);
+                p.verify_until = now + rtt + Duration(rtt.0 / 4);
                 None
             };
         } else {
