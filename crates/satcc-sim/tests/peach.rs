@@ -291,8 +291,8 @@ fn peach_on_the_satellite_side_is_fairer_to_it_than_reno() {
     // Paper 002 Figs. 18-19: satellite (550 ms, link errors) and
     // terrestrial (100 ms, no errors) connections share a bottleneck;
     // fairness G_sat/G_terr is higher with Peach on the satellite side.
-    // Where that holds in our runs: at the highest link-error rate (at
-    // 1e-4 Peach does no better; docs/validation.md).
+    // The gain is small at low link-error rates (within the seed spread,
+    // docs/validation.md); at 1e-2 it is clear.
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/peach-hetero.toml"
