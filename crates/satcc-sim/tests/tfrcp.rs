@@ -177,3 +177,32 @@ fn c3_background_is_per_transfer_with_random_gaps() {
     let other = load_run("tfrcp-c3", &["duration=300s", "seed=2"]);
     assert_ne!(a.flows, other.flows);
 }
+
+/// Why F does not fall with M in paper 004 §III-C.4 here
+/// (docs/validation.md): a short round is more often loss-free, so TFRCP
+/// doubles its rate more often (§II-B), overflows the drop-tail queue and
+/// loses more than TCP does, which the PFTK rate then punishes. With M =
+/// 2 s the TFRCP flow loses a clearly larger fraction of its packets than
+/// with M = 8 s, and than the TCP flow beside it.
+#[test]
+fn c4_short_rounds_double_into_more_loss() {
+    let loss = |s: &satcc_sim::report::Summary, proto: &str| {
+        let f = s.flows.iter().find(|f| f.protocol == proto).unwrap();
+        f.drops as f64 / f.packets_sent as f64
+    };
+    let short = load_run(
+        "tfrcp-c4",
+        &["duration=1000s", "flows.2.count=20", "flows.1.m=2s"],
+    );
+    let long = load_run(
+        "tfrcp-c4",
+        &["duration=1000s", "flows.2.count=20", "flows.1.m=8s"],
+    );
+    let (ps, pl) = (loss(&short, "tfrcp"), loss(&long, "tfrcp"));
+    assert!(
+        ps > 1.5 * pl,
+        "TFRCP loss {ps:.4} (M = 2 s) vs {pl:.4} (8 s)"
+    );
+    let tcp = loss(&short, "reno");
+    assert!(ps > 2.0 * tcp, "M = 2 s: TFRCP loss {ps:.4}, TCP {tcp:.4}");
+}
