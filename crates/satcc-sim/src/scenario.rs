@@ -752,6 +752,11 @@ pub enum AppSpec {
         mean_interarrival: Option<Dur>,
         /// Sequential mode: idle time between one file's end and the next.
         gap: Dur,
+        /// Sequential mode: if set, the idle time is `gap` plus an
+        /// exponential draw with this mean from the flow's own random
+        /// stream, so that N flows model transfers arriving at random
+        /// with on average fewer than N active (paper 004 §III-C.3).
+        gap_mean: Option<Dur>,
         /// Sequential mode: every file after the first opens a fresh TCP
         /// connection (new sender and receiver state: initial window, slow
         /// or Sudden Start, RTT estimate), as a browser fetching one page
@@ -1147,8 +1152,15 @@ impl Scenario {
                     mode,
                     mean_interarrival,
                     new_connection,
+                    gap_mean,
                     ..
                 } => {
+                    if gap_mean.is_some() && *mode == FileMode::Poisson {
+                        return Err((
+                            at("app.gap_mean"),
+                            "applies to mode = \"sequential\" only".into(),
+                        ));
+                    }
                     if *new_connection && *mode == FileMode::Poisson {
                         return Err((
                             at("app.new_connection"),
@@ -1427,6 +1439,8 @@ struct FilesFields {
     #[serde(default)]
     gap: Dur,
     #[serde(default)]
+    gap_mean: Option<Dur>,
+    #[serde(default)]
     new_connection: bool,
 }
 
@@ -1457,6 +1471,7 @@ impl<'de> Deserialize<'de> for AppSpec {
                         count: f.count,
                         mean_interarrival: f.mean_interarrival,
                         gap: f.gap,
+                        gap_mean: f.gap_mean,
                         new_connection: f.new_connection,
                     }
                 }

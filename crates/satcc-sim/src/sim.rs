@@ -1056,13 +1056,19 @@ impl Sim {
                     if let AppSpec::Files {
                         mode: FileMode::Sequential,
                         gap,
+                        gap_mean,
                         count,
                         ..
                     } = f.app
                     {
                         if count.is_none_or(|c| f.files_started < c) {
+                            // Random idle time (paper 004 §III-C.3 arrivals),
+                            // from the flow's own stream: deterministic.
+                            let extra = gap_mean.map_or(Duration::ZERO, |m| {
+                                Duration::from_secs_f64(f.rng.exponential(m.0.as_secs_f64()))
+                            });
                             self.events.push(
-                                now + gap.0,
+                                now + gap.0 + extra,
                                 Event::App {
                                     flow: fi as u32,
                                     action: AppAction::File,

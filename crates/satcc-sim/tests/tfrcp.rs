@@ -6,7 +6,11 @@ use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions};
 
 fn c1(sets: &[&str]) -> satcc_sim::report::Summary {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/tfrcp-c1.toml");
+    load_run("tfrcp-c1", sets)
+}
+
+fn load_run(name: &str, sets: &[&str]) -> satcc_sim::report::Summary {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../scenarios/{name}.toml"));
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = Scenario::load(&p, &sets).unwrap_or_else(|e| panic!("{e}"));
     let out = run(&sc, &RunOptions::default()).expect("runs");
@@ -72,4 +76,133 @@ fn burst_pacing_loses_more_than_even_pacing() {
         tfrcp(&even),
         tfrcp(&c1(&["duration=200s", "flows.1.pacing=\"even\""]))
     );
+}
+
+/// Mean RTT of the TFRCP flows.
+fn tfrcp_rtt(s: &satcc_sim::report::Summary) -> f64 {
+    let r: Vec<f64> = s
+        .flows
+        .iter()
+        .filter(|f| f.protocol == "tfrcp")
+        .filter_map(|f| f.mean_rtt_s)
+        .collect();
+    assert!(!r.is_empty());
+    r.iter().sum::<f64>() / r.len() as f64
+}
+
+/// Why paper 004's S2 finding (§III-C.1, Fig. 2b) does not reproduce here
+/// (docs/validation.md): the paper credits it to the RTT growing with the
+/// load, so that M = K*RTT grows. On the C.1 drop-tail bottleneck the
+/// queue is near full from 20 flows on, so the RTT is set by the buffer:
+/// it barely grows from 20 to 50 flows, with the 50-packet buffer and
+/// with a 200-packet one alike. If this ever fails, rerun the buffer
+/// sweep in scenarios/tfrcp-c1.toml: the finding may then be testable.
+#[test]
+fn s2_rtt_is_set_by_the_buffer_not_the_load() {
+    for buf in ["50", "200"] {
+        let run = |n: &str| {
+            c1(&[
+                "duration=300s",
+                "flows.1.strategy=s2",
+                "flows.1.k=10",
+                &format!("topology.bottleneck.queue.limit={buf}"),
+                &format!("flows.0.count={n}"),
+                &format!("flows.1.count={n}"),
+            ])
+        };
+        let (light, heavy) = (run("10"), run("25"));
+        let limit: f64 = buf.parse().unwrap();
+        for s in [&light, &heavy] {
+            assert!(
+                s.links[0].mean_queue_pkts > 0.6 * limit,
+                "buffer {buf}: mean queue {}",
+                s.links[0].mean_queue_pkts
+            );
+        }
+        let (r20, r50) = (tfrcp_rtt(&light), tfrcp_rtt(&heavy));
+        // The queueing delay alone is up to limit x 5.3 ms; the RTT grows
+        // by well under a quarter with 2.5 times the flows.
+        assert!(
+            r50 < 1.25 * r20 && r50 > 0.9 * r20,
+            "buffer {buf}: RTT {r20:.3} s at 20 flows, {r50:.3} s at 50"
+        );
+    }
+}
+
+/// Paper 004 §III-C.3's background as scenarios/tfrcp-c3.toml builds it:
+/// every file on a fresh connection, random idle times between files
+/// (`gap_mean`), so that fewer transfers are active on average than there
+/// are slots, and the number fluctuates. Deterministic per seed.
+#[test]
+fn c3_background_is_per_transfer_with_random_gaps() {
+    let active = |s: &satcc_sim::report::Summary| {
+        s.flows
+            .iter()
+            .filter(|f| f.name == "background")
+            .map(|f| f.files_completed as f64 * f.mean_file_time_s.unwrap_or(0.0))
+            .sum::<f64>()
+            / s.duration_s
+    };
+    let a = load_run("tfrcp-c3", &["duration=300s"]);
+    let files: u64 = a
+        .flows
+        .iter()
+        .filter(|f| f.name == "background")
+        .map(|f| f.files_completed)
+        .sum();
+    // 10 slots, each file (40 KB on average) plus a 4 s mean gap: several
+    // hundred files in 300 s, each one a new connection.
+    assert!(files > 200, "{files} files");
+    // Little's law: with the gaps, well under the 10 slots are active.
+    let n = active(&a);
+    assert!((1.0..8.0).contains(&n), "mean active {n}");
+    // Without the gaps every slot is always busy: close to 10 active.
+    let busy = load_run(
+        "tfrcp-c3",
+        &[
+            "duration=300s",
+            r#"flows.2.app={ kind = "files", mode = "sequential", size = "1KB", size_max = "80KB", new_connection = true }"#,
+        ],
+    );
+    assert!(
+        active(&busy) > 8.0,
+        "no gaps: mean active {}",
+        active(&busy)
+    );
+    // The gaps come from each flow's own stream: same seed, same run;
+    // another seed, another run.
+    let mut again = load_run("tfrcp-c3", &["duration=300s"]);
+    again.wall_s = a.wall_s;
+    assert_eq!(a, again);
+    let other = load_run("tfrcp-c3", &["duration=300s", "seed=2"]);
+    assert_ne!(a.flows, other.flows);
+}
+
+/// Why F does not fall with M in paper 004 §III-C.4 here
+/// (docs/validation.md): a short round is more often loss-free, so TFRCP
+/// doubles its rate more often (§II-B), overflows the drop-tail queue and
+/// loses more than TCP does, which the PFTK rate then punishes. With M =
+/// 2 s the TFRCP flow loses a clearly larger fraction of its packets than
+/// with M = 8 s, and than the TCP flow beside it.
+#[test]
+fn c4_short_rounds_double_into_more_loss() {
+    let loss = |s: &satcc_sim::report::Summary, proto: &str| {
+        let f = s.flows.iter().find(|f| f.protocol == proto).unwrap();
+        f.drops as f64 / f.packets_sent as f64
+    };
+    let short = load_run(
+        "tfrcp-c4",
+        &["duration=1000s", "flows.2.count=20", "flows.1.m=2s"],
+    );
+    let long = load_run(
+        "tfrcp-c4",
+        &["duration=1000s", "flows.2.count=20", "flows.1.m=8s"],
+    );
+    let (ps, pl) = (loss(&short, "tfrcp"), loss(&long, "tfrcp"));
+    assert!(
+        ps > 1.5 * pl,
+        "TFRCP loss {ps:.4} (M = 2 s) vs {pl:.4} (8 s)"
+    );
+    let tcp = loss(&short, "reno");
+    assert!(ps > 2.0 * tcp, "M = 2 s: TFRCP loss {ps:.4}, TCP {tcp:.4}");
 }
