@@ -17,6 +17,9 @@ pub enum Event {
     Arrive(u32),
     /// An endpoint's timer (lazy: the endpoint checks what is due).
     Wake(u32),
+    /// A packet held back by its sender's `send_jitter` enters the
+    /// network (the packet-store index).
+    Inject(u32),
     /// An application action of a flow.
     App {
         /// Flow instance.

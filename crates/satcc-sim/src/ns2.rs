@@ -613,6 +613,12 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                 at("app")
             ));
         }
+        if f.send_jitter.is_some() && !f.protocol.is_tcp() {
+            return Err(format!(
+                "{}: the ns-2 export sets overhead_ on TCP agents only",
+                at("send_jitter")
+            ));
+        }
         let hdr = f.wire_header_bytes();
         let stop = f.stop.map(|s| secs_f(s.0)).unwrap_or(end).min(end);
         for _ in 0..f.count {
@@ -663,6 +669,11 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                             secs(f.initial_rto.map(|d| d.0).unwrap_or(sender_def.initial_rto)),
                         dup = f.dupack_threshold.unwrap_or(sender_def.dupack_threshold),
                     );
+                    if let Some(j) = f.send_jitter {
+                        // TcpAgent::output holds each packet for
+                        // Random::uniform(overhead_), as satcc does.
+                        let _ = writeln!(g.out, "$tcp_{i} set overhead_ {}", secs(j.0));
+                    }
                     if let Some(ss) = f.initial_ssthresh {
                         // reset() at `$ns run` overwrites ssthresh_ with
                         // window_, and max_ssthresh_ would turn on RFC 3742

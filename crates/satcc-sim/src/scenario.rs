@@ -612,6 +612,13 @@ pub struct FlowSpec {
     /// TFRCP: Wmax of the PFTK model in packets (default 100).
     #[serde(default)]
     pub wmax: Option<f64>,
+    /// Hold each packet the sender emits for a random time uniform in
+    /// [0, send_jitter] before it enters the network, as ns-2's Agent
+    /// `overhead_` does: paper 004 §III-A adds such a processing time to
+    /// break the phase effects of deterministic drop-tail simulations.
+    /// Packets may leave out of order. Default: none.
+    #[serde(default)]
+    pub send_jitter: Option<Dur>,
     /// CBR: mark every datagram low priority (a priority queue serves it
     /// only when no other packet waits), e.g. to flood a link with traffic
     /// that must not displace anybody's data.

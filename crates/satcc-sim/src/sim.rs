@@ -40,6 +40,7 @@ use crate::topology::NetDef;
 const STREAM_LINK: u64 = 1 << 32;
 const STREAM_QUEUE: u64 = 2 << 32;
 const STREAM_FLOW: u64 = 3 << 32;
+const STREAM_JITTER: u64 = 4 << 32;
 
 /// Counters of a flow's closed TCP connections, so that per-flow totals
 /// survive a fresh connection per file.
@@ -191,6 +192,9 @@ pub(crate) struct Flow {
     past: PastConns,
     /// Packets that arrived for a connection already closed.
     pub stale: u64,
+    /// Upper bound of the random hold before each data packet is sent.
+    send_jitter: Duration,
+    jitter_rng: Rng,
     delivered_at_measure: u64,
     /// When a rate-based sender first learned of a loss (left slow start).
     slow_start_exit: Option<Instant>,
@@ -695,6 +699,8 @@ impl Sim {
             tcp_cfg,
             past: PastConns::default(),
             stale: 0,
+            send_jitter: spec.send_jitter.map_or(Duration::ZERO, |d| d.0),
+            jitter_rng: Rng::stream(sc.seed, STREAM_JITTER + u64::from(id)),
             delivered_at_measure: 0,
             slow_start_exit: None,
         }
@@ -735,6 +741,10 @@ impl Sim {
                 Event::Arrive(link) => self.on_arrive(link as usize),
                 Event::LinkFree(link) => self.on_link_free(link as usize),
                 Event::Wake(ep) => self.on_wake(ep),
+                Event::Inject(idx) => {
+                    let src = self.packets.slots[idx as usize].src;
+                    self.forward(src, idx);
+                }
                 Event::App { flow, action } => self.on_app(flow as usize, action),
                 Event::Sample => self.on_sample(),
                 Event::MeasureStart => {
@@ -749,15 +759,19 @@ impl Sim {
 
     // ---- links ----
 
-    fn inject(&mut self, mut p: Packet) {
+    fn inject(&mut self, p: Packet) {
+        let node = p.src;
+        let idx = self.store_new(p);
+        self.forward(node, idx);
+    }
+
+    /// A new packet enters the store: from here until it is delivered or
+    /// dropped, hops pass its index, never a copy.
+    fn store_new(&mut self, mut p: Packet) -> u32 {
         self.totals.sent += 1;
         p.uid = self.next_uid;
         self.next_uid += 1;
-        let node = p.src;
-        // A packet lives in the store from here until it is delivered or
-        // dropped; hops pass its index, never a copy.
-        let idx = self.packets.insert(p);
-        self.forward(node, idx);
+        self.packets.insert(p)
     }
 
     /// Removes a packet from the network as dropped.
@@ -1111,8 +1125,18 @@ impl Sim {
                 f.tx.data_bytes += u64::from(p.size);
             }
         }
+        let jitter = self.flows[fi].send_jitter;
         for p in out.drain(..) {
-            self.inject(p);
+            if jitter > Duration::ZERO {
+                // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
+                // before it reaches the wire, independently of the others.
+                let f = &mut self.flows[fi];
+                let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
+                let idx = self.store_new(p);
+                self.events.push(self.now + wait, Event::Inject(idx));
+            } else {
+                self.inject(p);
+            }
         }
         self.outbox = out;
         self.schedule_wake(fi, 0, timeout);
