@@ -101,6 +101,23 @@ fn malformed_scenarios_get_one_line_and_exit_2() {
             &SMALL.replace("count = 2", "count = 0"),
             &["flows[0].count"],
         ),
+        (
+            "group.toml",
+            &SMALL.replace("count = 2", "count = 2\ngroup = 2"),
+            &["flows[0].group", "constellation"],
+        ),
+        (
+            "isl.toml",
+            "duration = \"1s\"\n[topology]\nkind = \"constellation\"\nshape = \"single\"\n\
+             isl_rate = \"T9\"\n[[flows]]\nprotocol = \"newreno\"\n",
+            &["topology.isl_rate", "T9"],
+        ),
+        (
+            "refwa.toml",
+            "duration = \"1s\"\n[topology]\nkind = \"constellation\"\nshape = \"single\"\n\
+             [[flows]]\nprotocol = \"newreno\"\n[refwa]\nalpha = \"one\"\n",
+            &["refwa.alpha"],
+        ),
     ];
     for (name, text, needles) in cases {
         let f = write(&d, name, text);

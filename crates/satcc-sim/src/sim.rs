@@ -59,6 +59,9 @@ pub(crate) struct Link {
     /// ACK sizes repeat; the division is the costly part).
     tx_cache: [(u32, Duration); 2],
     hook: Option<Box<dyn LinkHook>>,
+    /// The opposite direction between the same nodes (its queue is what a
+    /// REFWA hook on this link needs for ACKs).
+    reverse: Option<u32>,
     // Counters.
     pub arrivals: u64,
     pub drops_queue: u64,
@@ -304,6 +307,15 @@ pub struct Sim {
     pub(crate) monitored: Vec<usize>,
     series: Option<Series>,
     pcap: Vec<(usize, crate::capture::LinkCapture)>,
+    /// The built network, for recomputing routes at snapshots.
+    net: NetDef,
+    /// Which links are up (all, unless a snapshot took some down).
+    link_up: Vec<bool>,
+    snapshots: Vec<crate::snapshot::Snapshot>,
+    refwa: Vec<(
+        String,
+        std::rc::Rc<std::cell::RefCell<satcc_proto::refwa::Refwa>>,
+    )>,
 }
 
 impl Sim {
@@ -329,6 +341,7 @@ impl Sim {
                 pipe: VecDeque::new(),
                 tx_cache: [(0, Duration::ZERO); 2],
                 hook: None,
+                reverse: reverse_of(&net, i),
                 arrivals: 0,
                 drops_queue: 0,
                 drops_red: 0,
@@ -394,12 +407,35 @@ impl Sim {
             monitored,
             series: None,
             pcap,
+            link_up: vec![true; net.links.len()],
+            snapshots: crate::snapshot::resolve(&sc.snapshots, &net.links)?,
+            net,
+            refwa: Vec::new(),
         };
         let _ = n;
+        for (k, s) in sim.snapshots.iter().enumerate() {
+            sim.events.push(s.at, Event::Snapshot(k as u32));
+        }
+        let infos: Vec<crate::refwa_hook::LinkInfo<'_>> = sim
+            .links
+            .iter()
+            .map(|l| crate::refwa_hook::LinkInfo {
+                name: &l.name,
+                rate_bps: l.rate_bps,
+                delay: l.delay,
+                limit_pkts: l.queue.limit_pkts(),
+                reverse: l.reverse.map(|r| r as usize),
+            })
+            .collect();
+        let (ctrls, hooks) = crate::refwa_hook::build(sc, &infos)?;
+        for (li, h) in hooks {
+            sim.links[li].hook = Some(Box::new(h));
+        }
+        sim.refwa = ctrls;
         let mut id = 0u32;
         for spec in &sc.flows {
             for _ in 0..spec.count {
-                let (src, dst) = net.endpoints[id as usize];
+                let (src, dst) = sim.net.endpoints[id as usize];
                 let flow = sim.make_flow(id, spec, src, dst, sc);
                 sim.events.push(
                     flow.start,
@@ -635,6 +671,7 @@ impl Sim {
                         f.delivered_at_measure = f.delivered_bytes();
                     }
                 }
+                Event::Snapshot(k) => self.on_snapshot(k as usize),
             }
         }
         self.now = until;
@@ -677,12 +714,18 @@ impl Sim {
         let now = self.now;
         let link = &mut self.links[li];
         link.arrivals += 1;
-        if let Some(h) = link.hook.as_mut() {
+        if link.hook.is_some() {
+            let reverse_queue_pkts = link.reverse.map(|r| self.links[r as usize].queue.len());
+            let link = &mut self.links[li];
             let view = LinkView {
                 rate_bps: link.rate_bps,
                 queue_pkts: link.queue.len(),
                 queue_bytes: link.queue.bytes(),
                 limit_pkts: link.queue.limit_pkts(),
+                reverse_queue_pkts,
+            };
+            let Some(h) = link.hook.as_mut() else {
+                return;
             };
             if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
                 link.drops_other += 1;
@@ -690,6 +733,7 @@ impl Sim {
                 return;
             }
         }
+        let link = &mut self.links[li];
         // A link whose transmission ends exactly now but whose LinkFree
         // event has not run yet is not idle: that event pulls the queue.
         let idle = link.busy_until <= now && !link.free_pending;
@@ -734,6 +778,35 @@ impl Sim {
             let at = link.busy_until;
             self.events.push(at, Event::LinkFree(li as u32));
         }
+    }
+
+    /// Applies topology snapshot `k` (paper 003 §IV's dynamic virtual
+    /// topology): links go down or up and every route is recomputed over the
+    /// links that are up. Packets queued on a link that goes down are
+    /// dropped; those already on its wire still arrive.
+    fn on_snapshot(&mut self, k: usize) {
+        let now = self.now;
+        let (down, up) = {
+            let s = &self.snapshots[k];
+            (s.down.clone(), s.up.clone())
+        };
+        for li in down {
+            self.link_up[li] = false;
+            let link = &mut self.links[li];
+            link.note_queue(now);
+            let mut stranded = Vec::new();
+            while let Some(q) = link.queue.dequeue() {
+                stranded.push(q.idx);
+            }
+            link.drops_other += stranded.len() as u64;
+            for idx in stranded {
+                self.drop_idx(idx, DropReason::LinkDown);
+            }
+        }
+        for li in up {
+            self.link_up[li] = true;
+        }
+        self.routes = self.net.routes_over(&self.link_up);
     }
 
     fn start_tx(&mut self, li: usize, idx: u32) {
@@ -1338,6 +1411,7 @@ impl Sim {
             friendliness,
             links,
             packets: totals,
+            refwa: crate::refwa_hook::summaries(&self.refwa),
         };
         let capture_errors = self
             .pcap
@@ -1354,6 +1428,17 @@ impl Sim {
             capture_errors,
         }
     }
+}
+
+/// The link of `net` that runs the other way between the same two nodes:
+/// `NetDef::duplex` pushes the two directions of a link side by side.
+fn reverse_of(net: &NetDef, i: usize) -> Option<u32> {
+    let l = &net.links[i];
+    let j = i ^ 1;
+    net.links
+        .get(j)
+        .filter(|m| m.from == l.to && m.to == l.from)
+        .map(|_| j as u32)
 }
 
 fn link_names_hint(links: &[Link]) -> String {
