@@ -8,11 +8,18 @@
 //! from data packets (§III-A: TTL → H_f, the flow table), on `L.rev` it
 //! rewrites ACKs (§III-C: RWND := min(RWND, F_k), never raised).
 //!
-//! The ACK hook runs as the ACK enters `L.rev` at the far satellite, one ISL
-//! before the guarding satellite proper. It therefore reports the TTL minus
-//! one (what the guarding satellite will see after its own decrement, so
-//! H_b counts that last ISL as §III-A defines it) and the queue of `L`, not
-//! of `L.rev` (Υ's Q(n−1) is the guarded link's queue, eq. 2).
+//! Hop counts. Eq. 1, RTT ≈ 2·(H_b + H_f + 2)·ISL_delay, counts the routers
+//! that decremented the TTL before the packet reached the guarding router:
+//! a path of h links has h−1 routers, the guarding one among them, so
+//! H_f + H_b + 2 = h. The simulator decrements the TTL as a packet arrives
+//! at a router, before it enters the next link, so a data packet entering
+//! `L` already carries the guarding router's own decrement: the hook reports
+//! its TTL plus one. The ACK hook runs as the ACK enters `L.rev` at the far
+//! satellite, whose decrement the ACK carries and the guarding router's it
+//! does not yet: its TTL is reported as it is. It also reports the queue of
+//! `L`, not of `L.rev` (Υ's Q(n−1) is the guarded link's queue, eq. 2).
+//! With the constellation's equal link delays the estimate is then exact
+//! up to queueing: 160 ms for paper 003 Fig. 1(a)'s flows.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -173,20 +180,20 @@ impl LinkHook for RefwaHook {
         match &mut pkt.payload {
             Payload::TcpData(_) => {
                 if let Some(r) = &self.data {
-                    r.borrow_mut()
-                        .on_data(now, key(src, dst, flow), ttl, link.queue_pkts as u64);
+                    r.borrow_mut().on_data(
+                        now,
+                        key(src, dst, flow),
+                        ttl.saturating_add(1),
+                        link.queue_pkts as u64,
+                    );
                 }
             }
             Payload::TcpAck(a) => {
                 if let Some(r) = &self.acks {
                     let q = link.reverse_queue_pkts.unwrap_or(0) as u64;
-                    let w = r.borrow_mut().on_ack(
-                        now,
-                        key(dst, src, flow),
-                        ttl.saturating_sub(1),
-                        a.wnd,
-                        q,
-                    );
+                    let w = r
+                        .borrow_mut()
+                        .on_ack(now, key(dst, src, flow), ttl, a.wnd, q);
                     // §III-C: the window is only ever lowered.
                     a.wnd = w.min(a.wnd);
                 }
