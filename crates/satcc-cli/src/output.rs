@@ -48,13 +48,13 @@ pub fn summary_table(s: &Summary) -> String {
     const MAX_ROWS: usize = 40;
     let _ = writeln!(
         o,
-        "{:>4}  {:<12} {:<8} {:>12} {:>7} {:>8} {:>7} {:>5} {:>8}",
+        "{:>4}  {:<12} {:<10} {:>12} {:>7} {:>8} {:>7} {:>5} {:>8}",
         "flow", "name", "proto", "goodput", "share", "drops", "retx", "RTOs", "rtt"
     );
     for f in s.flows.iter().take(MAX_ROWS) {
         let _ = writeln!(
             o,
-            "{:>4}  {:<12} {:<8} {:>12} {:>6.1}% {:>8} {:>7} {:>5} {:>8}",
+            "{:>4}  {:<12} {:<10} {:>12} {:>6.1}% {:>8} {:>7} {:>5} {:>8}",
             f.id,
             truncate(&f.name, 12),
             f.protocol,
@@ -99,16 +99,67 @@ pub fn summary_table(s: &Summary) -> String {
             );
         }
     }
+    let dm: Vec<_> = s
+        .flows
+        .iter()
+        .filter_map(|f| Some((f, f.dummy.as_ref()?)))
+        .collect();
+    if !dm.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{:>4}  {:<12} {:>9} {:>10} {:>9} {:>9}",
+            "flow", "dummies", "sent", "ACKed", "overhead", "receiver"
+        );
+        for (f, d) in dm.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                o,
+                "{:>4}  {:<12} {:>9} {:>10} {:>8.1}% {:>9}",
+                f.id,
+                truncate(&f.name, 12),
+                d.packets_sent,
+                d.acks_received,
+                d.overhead * 100.0,
+                if d.fallback { "plain" } else { "echoes" }
+            );
+        }
+        let (sent, data) = dm.iter().fold((0, 0), |(a, b), (f, d)| {
+            (a + d.packets_sent, b + f.packets_sent)
+        });
+        let _ = writeln!(
+            o,
+            "dummy overhead: {:.1}% (dummy segments per data segment, all Peach flows)",
+            sent as f64 * 100.0 / data.max(1) as f64
+        );
+    }
+    let files: Vec<_> = s
+        .flows
+        .iter()
+        .filter_map(|f| Some((f, f.mean_file_time_s?)))
+        .collect();
+    if !files.is_empty() {
+        let n: u64 = files.iter().map(|(f, _)| f.files_completed).sum();
+        let t: f64 = files
+            .iter()
+            .map(|(f, t)| t * f.files_completed as f64)
+            .sum();
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "files: {n} completed, mean transfer time {:.3} s",
+            t / n.max(1) as f64
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "{:<10} {:>6} {:>14} {:>7} {:>7}",
+        "{:<11} {:>6} {:>14} {:>7} {:>7}",
         "protocol", "flows", "goodput", "share", "jain"
     );
     for c in &s.classes {
         let _ = writeln!(
             o,
-            "{:<10} {:>6} {:>14} {:>6.1}% {:>7.3}",
+            "{:<11} {:>6} {:>14} {:>6.1}% {:>7.3}",
             c.protocol,
             c.flows,
             fmt_bps(c.goodput_bps),

@@ -185,7 +185,7 @@ fn table(results: &[Point], seeds: u64) -> String {
             };
             let _ = writeln!(
                 o,
-                "   {:<8} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
+                "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
                 c.protocol,
                 c.flows,
                 fmt_bps(mean(&g)),
@@ -220,6 +220,36 @@ fn table(results: &[Point], seeds: u64) -> String {
                 } else {
                     format!("{:.1} s", mean(&ss))
                 }
+            );
+        }
+        // TCP-Peach: dummy segments per data segment, per run.
+        let ov: Vec<f64> = p
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let (d, n) = r.flows.iter().fold((0, 0), |(d, n), f| match &f.dummy {
+                    Some(x) => (d + x.packets_sent, n + f.packets_sent),
+                    None => (d, n),
+                });
+                (n > 0).then(|| d as f64 / n as f64)
+            })
+            .collect();
+        if !ov.is_empty() {
+            let _ = writeln!(o, "   dummy overhead {:.1}%", mean(&ov) * 100.0);
+        }
+        // Finite files: mean transfer time over every completed file.
+        let (nf, tf) = p
+            .runs
+            .iter()
+            .flat_map(|r| r.flows.iter())
+            .filter_map(|f| Some((f.files_completed, f.mean_file_time_s?)))
+            .fold((0u64, 0.0), |(n, t), (k, m)| (n + k, t + m * k as f64));
+        if nf > 0 {
+            let _ = writeln!(
+                o,
+                "   files {} completed, mean transfer time {:.3} s",
+                nf,
+                tf / nf as f64
             );
         }
         let nt: Vec<f64> = p

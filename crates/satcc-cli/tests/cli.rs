@@ -118,6 +118,16 @@ fn malformed_scenarios_get_one_line_and_exit_2() {
              [[flows]]\nprotocol = \"newreno\"\n[refwa]\nalpha = \"one\"\n",
             &["refwa.alpha"],
         ),
+        (
+            "peach.toml",
+            &SMALL.replace("\"newreno\"", "\"newreno\"\npeach_wdsn = 0.5"),
+            &["flows[1].peach_wdsn", "peach"],
+        ),
+        (
+            "peachval.toml",
+            &SMALL.replace("\"newreno\"", "\"peach\"\npeach_adsn = -1"),
+            &["flows[1].peach_adsn", "-1"],
+        ),
     ];
     for (name, text, needles) in cases {
         let f = write(&d, name, text);

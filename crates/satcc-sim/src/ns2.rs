@@ -448,24 +448,6 @@ impl Gen {
     }
 }
 
-/// Sum of the propagation delays of the static (fewest-hop) route from
-/// `a` to `b` in `net`, or `None` without a route.
-fn path_delay(net: &NetDef, routes: &[u32], a: u32, b: u32) -> Option<Duration> {
-    let n = net.nodes.len();
-    let (mut v, mut sum, mut hops) = (a as usize, Duration::ZERO, 0usize);
-    while v != b as usize {
-        let li = *routes.get(v * n + b as usize)?;
-        let l = net.links.get(li as usize)?;
-        sum += l.delay;
-        v = l.to as usize;
-        hops += 1;
-        if hops > n {
-            return None;
-        }
-    }
-    Some(sum)
-}
-
 /// Base RTT of every flow instance: the propagation delays along the path
 /// both ways (no serialization, no queueing), as the ns-2 export uses for
 /// TFRC's `minrto_` and the dynamic `NumFeedback_`.
@@ -474,7 +456,7 @@ pub fn base_rtts(sc: &Scenario) -> Vec<Option<Duration>> {
     let routes = net.routes();
     net.endpoints
         .iter()
-        .map(|&(s, d)| Some(path_delay(&net, &routes, s, d)? + path_delay(&net, &routes, d, s)?))
+        .map(|&(s, d)| net.base_rtt(&routes, s, d))
         .collect()
 }
 
@@ -782,6 +764,15 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                         let _ = writeln!(g.out, "$ns at {stop} \"$tcp_{i} stop\"");
                     }
                     flow_tcl.push((i, f.protocol.name(), "tfrc", start, stop, sz, sz + hdr));
+                }
+                Protocol::Peach | Protocol::PeachSack => {
+                    // ns-2 2.35 has no TCP-Peach agent, and no two-class
+                    // priority queue that tells dummies apart.
+                    return Err(format!(
+                        "{}: {} has no ns-2 2.35 agent to export to",
+                        at("protocol"),
+                        f.protocol.name()
+                    ));
                 }
                 Protocol::Tfrcp => {
                     // ns-2 2.35 has no TFRCP agent (the paper's code was a

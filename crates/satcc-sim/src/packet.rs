@@ -55,6 +55,10 @@ pub struct Packet {
     /// Low priority (TCP-Peach dummies and their ACKs): a priority queue
     /// serves it only when no high-priority packet waits and drops it first.
     pub low_priority: bool,
+    /// Connection generation within its flow (wrapping): a flow that
+    /// opens a fresh connection per file ignores packets that belong to an
+    /// earlier one.
+    pub conn: u16,
     /// Contents.
     pub payload: Payload,
 }

@@ -287,6 +287,9 @@ pub(crate) fn build(
             initial_ttl: INITIAL_TTL,
             rtt_error: spec.rtt_error,
             seed: Rng::stream(sc.seed, STREAM_REFWA + li as u64).next_u64(),
+            // RTT_avg's EWMA gain and δ = RTT_avg keep the controller's
+            // defaults (paper 003 §III-A.2).
+            ..RefwaConfig::default()
         };
         let r: Shared = Rc::new(RefCell::new(Refwa::new(cfg, Instant::ZERO)));
         let k = hook_of(&mut hooks, li);

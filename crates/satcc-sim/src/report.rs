@@ -49,6 +49,32 @@ pub struct FlowSummary {
     /// seconds from the start of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slow_start_exit_s: Option<f64>,
+    /// Wire bytes of data packets sent (headers and retransmissions
+    /// included; dummies excluded).
+    pub data_bytes_sent: u64,
+    /// Wire bytes the receiver sent back (ACKs or feedback, dummy ACKs
+    /// included).
+    pub ack_bytes_sent: u64,
+    /// TCP-Peach: dummy-segment counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dummy: Option<DummySummary>,
+}
+
+/// TCP-Peach's dummy segments (paper 002 §III-A) of one flow.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DummySummary {
+    /// Dummy segments sent.
+    pub packets_sent: u64,
+    /// Their wire bytes.
+    pub bytes_sent: u64,
+    /// Wire bytes of the receiver's ACKs for dummies.
+    pub ack_bytes: u64,
+    /// Dummy ACKs that reached the sender.
+    pub acks_received: u64,
+    /// Dummy segments per data segment sent (paper 002 Fig. 12).
+    pub overhead: f64,
+    /// The receiver did not echo the mark and the sender fell back.
+    pub fallback: bool,
 }
 
 /// Per-protocol-class aggregates.

@@ -456,6 +456,12 @@ pub enum Protocol {
     /// TFRCP (paper 004): rate recomputed every M seconds from the full
     /// PFTK model.
     Tfrcp,
+    /// TCP-Peach (paper 002) over NewReno: Sudden Start, Rapid Recovery
+    /// and low-priority dummy segments.
+    Peach,
+    /// TCP-Peach over SACK loss recovery.
+    #[serde(rename = "peach-sack")]
+    PeachSack,
 }
 
 impl Protocol {
@@ -469,11 +475,28 @@ impl Protocol {
             Protocol::Tfrc => "tfrc",
             Protocol::Ccid3 => "ccid3",
             Protocol::Tfrcp => "tfrcp",
+            Protocol::Peach => "peach",
+            Protocol::PeachSack => "peach-sack",
         }
     }
     /// A TCP variant.
     pub fn is_tcp(self) -> bool {
-        matches!(self, Protocol::Reno | Protocol::NewReno | Protocol::Sack)
+        matches!(
+            self,
+            Protocol::Reno
+                | Protocol::NewReno
+                | Protocol::Sack
+                | Protocol::Peach
+                | Protocol::PeachSack
+        )
+    }
+    /// TCP-Peach over either base.
+    pub fn is_peach(self) -> bool {
+        matches!(self, Protocol::Peach | Protocol::PeachSack)
+    }
+    /// A TCP variant with SACK blocks.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Protocol::Sack | Protocol::PeachSack)
     }
     /// TFRC or CCID3.
     pub fn is_tfrc(self) -> bool {
@@ -602,6 +625,34 @@ pub struct FlowSpec {
     /// TFRCP: Wmax of the PFTK model in packets (default 100).
     #[serde(default)]
     pub wmax: Option<f64>,
+    /// CBR: mark every datagram low priority (a priority queue serves it
+    /// only when no other packet waits), e.g. to flood a link with traffic
+    /// that must not displace anybody's data.
+    #[serde(default)]
+    pub low_priority: bool,
+    /// TCP: the receiver echoes TCP-Peach's dummy mark (default true; false
+    /// models a receiver without the paper 002 modification, against which
+    /// a Peach sender falls back to its base variant).
+    #[serde(default = "FlowSpec::default_true")]
+    pub echo_dummy: bool,
+    /// TCP-Peach: the RTT the first Sudden Start spaces its dummies over
+    /// (default: the path's base RTT, what the handshake would measure).
+    #[serde(default)]
+    pub handshake_rtt: Option<Dur>,
+    /// TCP-Peach: adsn as a fraction of the window W at loss detection
+    /// (paper 002 eq. 4, lost; default 1.0 per NOTES.md).
+    #[serde(default)]
+    pub peach_adsn: Option<f64>,
+    /// TCP-Peach: wdsn as a fraction of W (paper 002 §III-C; default 0.5).
+    #[serde(default)]
+    pub peach_wdsn: Option<f64>,
+    /// TCP-Peach: dummies per data ACK in Rapid Recovery (default 2).
+    #[serde(default)]
+    pub peach_dummies_per_ack: Option<u32>,
+    /// TCP-Peach: Rapid Recovery expires into Sudden Start after this many
+    /// RTTs without the retransmission's ACK (default 1).
+    #[serde(default)]
+    pub peach_rr_timeout: Option<f64>,
     /// Count this flow in the class comparisons (normalized TCP
     /// throughput, F/E/FC). Paper 004's scenarios C.3 and C.4 monitor one
     /// TCP and one TFRCP flow among background traffic: set it false on
@@ -714,6 +765,12 @@ pub enum AppSpec {
         mean_interarrival: Option<Dur>,
         /// Sequential mode: idle time between one file's end and the next.
         gap: Dur,
+        /// Sequential mode: every file after the first opens a fresh TCP
+        /// connection (new sender and receiver state: initial window, slow
+        /// or Sudden Start, RTT estimate), as a browser fetching one page
+        /// per connection does (paper 002 §V-A, Figs. 14-15). Otherwise
+        /// files share one connection.
+        new_connection: bool,
     },
     /// Pareto ON/OFF periods (as ns-2's `Application/Traffic/Pareto`): TCP
     /// has unlimited data while ON; CBR sends at `rate` while ON.
@@ -1070,6 +1127,32 @@ impl Scenario {
             if f.protocol.is_tfrc() && f.app != AppSpec::Bulk {
                 return Err((at("app"), "TFRC and CCID3 flows are bulk sources".into()));
             }
+            for (k, v) in [
+                ("peach_adsn", f.peach_adsn),
+                ("peach_wdsn", f.peach_wdsn),
+                ("peach_rr_timeout", f.peach_rr_timeout),
+            ] {
+                if let Some(v) = v {
+                    if !f.protocol.is_peach() {
+                        return Err((
+                            at(k),
+                            "applies to protocols \"peach\" and \"peach-sack\" only".into(),
+                        ));
+                    }
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err((at(k), format!("must be a finite number >= 0, got {v}")));
+                    }
+                }
+            }
+            if f.peach_rr_timeout == Some(0.0) {
+                return Err((at("peach_rr_timeout"), "must be greater than zero".into()));
+            }
+            if f.low_priority && f.protocol != Protocol::Cbr {
+                return Err((
+                    at("low_priority"),
+                    "applies to protocol \"cbr\" only".into(),
+                ));
+            }
             if f.protocol.is_tfrc() && f.rate.is_some() {
                 return Err((at("rate"), "TFRC and CCID3 choose their own rate".into()));
             }
@@ -1095,8 +1178,16 @@ impl Scenario {
                     size_max,
                     mode,
                     mean_interarrival,
+                    new_connection,
                     ..
                 } => {
+                    if *new_connection && *mode == FileMode::Poisson {
+                        return Err((
+                            at("app.new_connection"),
+                            "needs mode = \"sequential\" (one connection at a time per flow)"
+                                .into(),
+                        ));
+                    }
                     if !f.protocol.is_tcp() {
                         return Err((at("app"), "files run over TCP flows only".into()));
                     }
@@ -1373,6 +1464,8 @@ struct FilesFields {
     mean_interarrival: Option<Dur>,
     #[serde(default)]
     gap: Dur,
+    #[serde(default)]
+    new_connection: bool,
 }
 
 #[derive(Deserialize)]
@@ -1402,6 +1495,7 @@ impl<'de> Deserialize<'de> for AppSpec {
                         count: f.count,
                         mean_interarrival: f.mean_interarrival,
                         gap: f.gap,
+                        new_connection: f.new_connection,
                     }
                 }
                 _ => {

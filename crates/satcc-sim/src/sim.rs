@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
-    ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender, Variant,
+    PeachConfig, ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender,
+    Variant,
 };
 use satcc_proto::tfrc::{
     FeedbackPolicy, ReceiverConfig as TfrcReceiverConfig, SenderConfig as TfrcSenderConfig,
@@ -24,7 +25,8 @@ use crate::metrics::{self, jain_index, normalized_throughput};
 use crate::packet::{DropReason, Packet, Payload, INITIAL_TTL};
 use crate::queue::{Admit, Queue, Queued};
 use crate::report::{
-    ClassSummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals, Summary,
+    ClassSummary, DummySummary, FlowSummary, FriendlinessSummary, LinkSummary, PacketTotals,
+    Summary,
 };
 use crate::scenario::{
     AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, Scenario,
@@ -38,6 +40,48 @@ use crate::topology::NetDef;
 const STREAM_LINK: u64 = 1 << 32;
 const STREAM_QUEUE: u64 = 2 << 32;
 const STREAM_FLOW: u64 = 3 << 32;
+
+/// Counters of a flow's closed TCP connections, so that per-flow totals
+/// survive a fresh connection per file.
+#[derive(Clone, Copy, Debug, Default)]
+struct PastConns {
+    delivered: u64,
+    acked: u64,
+    retransmits: u64,
+    timeouts: u64,
+    rtt_samples: u64,
+    sum_rtt: Duration,
+    dummy_acks: u64,
+    fallback: bool,
+}
+
+impl PastConns {
+    fn add(&mut self, s: &satcc_proto::tcp::SenderStats, delivered: u64) {
+        self.delivered += delivered;
+        self.acked += s.acked_bytes;
+        self.retransmits += s.retransmits;
+        self.timeouts += s.timeouts;
+        self.rtt_samples += s.rtt_samples;
+        self.sum_rtt += s.sum_rtt;
+        self.dummy_acks += s.dummy_acks;
+        self.fallback |= s.peach_fallback;
+    }
+}
+
+/// Wire bytes a flow put on the network, by kind (headers included).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxBytes {
+    /// Data packets (retransmissions included), sender to receiver.
+    pub data_bytes: u64,
+    /// TCP-Peach dummy segments.
+    pub dummy_packets: u64,
+    /// Bytes of those dummies.
+    pub dummy_bytes: u64,
+    /// Everything the receiver sent back (ACKs, feedback).
+    pub ack_bytes: u64,
+    /// The part of `ack_bytes` that answered dummies.
+    pub dummy_ack_bytes: u64,
+}
 
 /// A directed link in the running network.
 #[derive(Debug)]
@@ -93,6 +137,7 @@ struct Cbr {
     next: Instant,
     seq: u64,
     on: bool,
+    low_priority: bool,
 }
 
 #[derive(Debug)]
@@ -139,6 +184,16 @@ pub(crate) struct Flow {
     // Counters.
     pub packets_sent: u64,
     pub drops: u64,
+    /// Wire bytes sent, by kind.
+    pub tx: TxBytes,
+    /// Current connection generation (see [`Packet::conn`]).
+    conn: u16,
+    /// TCP: what a fresh connection is built from.
+    tcp_cfg: Option<Box<(SenderConfig, ReceiverConfig)>>,
+    /// TCP: totals of the connections closed so far.
+    past: PastConns,
+    /// Packets that arrived for a connection already closed.
+    pub stale: u64,
     delivered_at_measure: u64,
     /// When a rate-based sender first learned of a loss (left slow start).
     slow_start_exit: Option<Instant>,
@@ -147,7 +202,7 @@ pub(crate) struct Flow {
 impl Flow {
     pub(crate) fn delivered_bytes(&self) -> u64 {
         match &self.receiver {
-            Receiver::Tcp(r) => r.stats().delivered_bytes,
+            Receiver::Tcp(r) => self.past.delivered + r.stats().delivered_bytes,
             Receiver::Tfrc(r) => r.stats().delivered_bytes,
             Receiver::Tfrcp(r) => r.stats().delivered_bytes,
             Receiver::Sink { bytes } => *bytes,
@@ -183,12 +238,27 @@ impl Flow {
             _ => None,
         }
     }
+    /// Close the TCP connection and open a fresh one (the previous file is
+    /// fully acknowledged; whatever of it is still in flight is ignored).
+    fn reconnect(&mut self, now: Instant) {
+        let (Sender::Tcp(s), Receiver::Tcp(r), Some(cfg)) =
+            (&self.sender, &self.receiver, self.tcp_cfg.as_deref())
+        else {
+            return;
+        };
+        self.past.add(&s.stats(), r.stats().delivered_bytes);
+        self.conn = self.conn.wrapping_add(1);
+        self.sender = Sender::Tcp(Box::new(TcpSender::new(cfg.0.clone(), now)));
+        self.receiver = Receiver::Tcp(Box::new(TcpReceiver::new(cfg.1.clone())));
+    }
+
     fn ends(&self) -> Ends {
         Ends {
             id: self.id,
             src: self.src,
             dst: self.dst,
             header: self.header,
+            conn: self.conn,
         }
     }
     /// Feedback packets the receiver has sent (rate-based protocols).
@@ -208,6 +278,7 @@ struct Ends {
     src: u32,
     dst: u32,
     header: u32,
+    conn: u16,
 }
 
 impl Ends {
@@ -221,6 +292,7 @@ impl Ends {
             size,
             ttl: INITIAL_TTL,
             low_priority,
+            conn: self.conn,
             payload,
         }
     }
@@ -436,7 +508,8 @@ impl Sim {
         for spec in &sc.flows {
             for _ in 0..spec.count {
                 let (src, dst) = sim.net.endpoints[id as usize];
-                let flow = sim.make_flow(id, spec, src, dst, sc);
+                let base_rtt = sim.net.base_rtt(&sim.routes, src, dst);
+                let flow = sim.make_flow(id, spec, (src, dst), base_rtt, sc);
                 sim.events.push(
                     flow.start,
                     Event::App {
@@ -467,18 +540,41 @@ impl Sim {
         Ok(sim)
     }
 
-    fn make_flow(&self, id: u32, spec: &FlowSpec, src: u32, dst: u32, sc: &Scenario) -> Flow {
+    fn make_flow(
+        &self,
+        id: u32,
+        spec: &FlowSpec,
+        (src, dst): (u32, u32),
+        base_rtt: Option<Duration>,
+        sc: &Scenario,
+    ) -> Flow {
         let mut rng = Rng::stream(sc.seed, STREAM_FLOW + u64::from(id));
         let start = Instant::ZERO + flow_start(spec, &mut rng);
         let stop = spec
             .stop
             .map_or(Instant::ZERO + sc.duration.0, |d| Instant::ZERO + d.0);
+        let mut tcp_cfg = None;
         let (sender, receiver, header) = if spec.protocol.is_tcp() {
             let variant = match spec.protocol {
                 Protocol::Reno => Variant::Reno,
-                Protocol::NewReno => Variant::NewReno,
+                Protocol::NewReno | Protocol::Peach => Variant::NewReno,
                 _ => Variant::Sack,
             };
+            let peach = spec.protocol.is_peach().then(|| {
+                let pd = PeachConfig::default();
+                PeachConfig {
+                    initial_rtt: spec
+                        .handshake_rtt
+                        .map(|d| d.0)
+                        .or(base_rtt)
+                        .unwrap_or(pd.initial_rtt),
+                    adsn_factor: spec.peach_adsn.unwrap_or(pd.adsn_factor),
+                    wdsn_factor: spec.peach_wdsn.unwrap_or(pd.wdsn_factor),
+                    dummies_per_ack: spec.peach_dummies_per_ack.unwrap_or(pd.dummies_per_ack),
+                    rr_timeout_rtts: spec.peach_rr_timeout.unwrap_or(pd.rr_timeout_rtts),
+                    ..pd
+                }
+            });
             let d = SenderConfig::default();
             let rfc3390 = satcc_proto::tcp::rfc3390_initial_window(spec.mss);
             let cfg = SenderConfig {
@@ -498,15 +594,20 @@ impl Sim {
                     RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
                     RtoSsthreshSpec::Window => RtoSsthresh::Window,
                 },
+                peach,
+                // The handshake tells the sender the receiver's window.
+                initial_rwnd: spec.rwnd,
             };
-            let rd = ReceiverConfig::default();
             let rcfg = ReceiverConfig {
                 rwnd: spec.rwnd,
                 sack: variant == Variant::Sack,
+                echo_dummy: spec.echo_dummy,
                 delayed_ack: spec.delayed_ack,
-                delack_timeout: spec.delack_timeout.map_or(rd.delack_timeout, |x| x.0),
-                ..rd
+                delack_timeout: spec
+                    .delack_timeout
+                    .map_or(ReceiverConfig::default().delack_timeout, |x| x.0),
             };
+            tcp_cfg = Some(Box::new((cfg.clone(), rcfg.clone())));
             (
                 Sender::Tcp(Box::new(TcpSender::new(cfg, Instant::ZERO))),
                 Receiver::Tcp(Box::new(TcpReceiver::new(rcfg))),
@@ -591,6 +692,7 @@ impl Sim {
                     next: start,
                     seq: 0,
                     on: false,
+                    low_priority: spec.low_priority,
                 }),
                 Receiver::Sink { bytes: 0 },
                 header,
@@ -624,6 +726,11 @@ impl Sim {
             file_time_sum: 0.0,
             packets_sent: 0,
             drops: 0,
+            tx: TxBytes::default(),
+            conn: 0,
+            tcp_cfg,
+            past: PastConns::default(),
+            stale: 0,
             delivered_at_measure: 0,
             slow_start_exit: None,
         }
@@ -904,6 +1011,11 @@ impl Sim {
         let fi = p.flow as usize;
         let now = self.now;
         let f = &mut self.flows[fi];
+        if p.conn != f.conn {
+            // A closed connection's straggler: its socket is gone.
+            f.stale += 1;
+            return;
+        }
         match (&p.payload, &mut f.receiver, &mut f.sender) {
             (Payload::TcpData(d), Receiver::Tcp(r), _) => {
                 r.handle_input(now, d);
@@ -1002,7 +1114,7 @@ impl Sim {
                     }
                 }
                 if !f.files.is_empty() {
-                    let acked = s.stats().acked_bytes;
+                    let acked = f.past.acked + s.stats().acked_bytes;
                     while let Some(&(end, t0)) = f.files.front() {
                         if acked < end {
                             break;
@@ -1048,14 +1160,24 @@ impl Sim {
             }
             Sender::Cbr(c) => {
                 while c.on && c.next <= now {
-                    out.push(e.packet(c.payload + e.header, false, Payload::Udp { seq: c.seq }));
+                    let udp = Payload::Udp { seq: c.seq };
+                    out.push(e.packet(c.payload + e.header, c.low_priority, udp));
                     c.seq += 1;
                     c.next += c.interval;
                 }
                 c.on.then_some(c.next)
             }
         };
-        self.flows[fi].packets_sent += out.len() as u64;
+        let f = &mut self.flows[fi];
+        for p in &out {
+            if matches!(p.payload, Payload::TcpData(d) if d.dummy) {
+                f.tx.dummy_packets += 1;
+                f.tx.dummy_bytes += u64::from(p.size);
+            } else {
+                f.packets_sent += 1;
+                f.tx.data_bytes += u64::from(p.size);
+            }
+        }
         for p in out.drain(..) {
             self.inject(p);
         }
@@ -1089,6 +1211,12 @@ impl Sim {
             }
             Receiver::Sink { .. } => None,
         };
+        for p in &out {
+            f.tx.ack_bytes += u64::from(p.size);
+            if p.low_priority {
+                f.tx.dummy_ack_bytes += u64::from(p.size);
+            }
+        }
         for p in out.drain(..) {
             self.inject(p);
         }
@@ -1101,9 +1229,18 @@ impl Sim {
     fn push_file(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
-        let AppSpec::Files { size, size_max, .. } = f.app else {
+        let AppSpec::Files {
+            size,
+            size_max,
+            new_connection,
+            ..
+        } = f.app
+        else {
             return;
         };
+        if new_connection && f.files_started > 0 {
+            f.reconnect(now);
+        }
         let bytes = match size_max {
             Some(max) if max.0 > size.0 => size.0 + f.rng.below(max.0 - size.0 + 1),
             _ => size.0,
@@ -1270,10 +1407,11 @@ impl Sim {
             };
             let (retx, tos, rtt) = match &f.sender {
                 Sender::Tcp(s) => {
-                    let st = s.stats();
-                    let rtt = (st.rtt_samples > 0)
-                        .then(|| st.sum_rtt.as_secs_f64() / st.rtt_samples as f64);
-                    (st.retransmits, st.timeouts, rtt)
+                    let mut all = f.past;
+                    all.add(&s.stats(), 0);
+                    let rtt = (all.rtt_samples > 0)
+                        .then(|| all.sum_rtt.as_secs_f64() / all.rtt_samples as f64);
+                    (all.retransmits, all.timeouts, rtt)
                 }
                 Sender::Tfrc(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
                 Sender::Tfrcp(s) => (0, 0, s.stats().rtt.map(|d| d.as_secs_f64())),
@@ -1310,6 +1448,30 @@ impl Sim {
                 feedback_bytes,
                 loss_event_rate,
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
+                data_bytes_sent: f.tx.data_bytes,
+                ack_bytes_sent: f.tx.ack_bytes,
+                dummy: f.protocol.is_peach().then(|| {
+                    let (acks, fallback) = match &f.sender {
+                        Sender::Tcp(s) => {
+                            let mut all = f.past;
+                            all.add(&s.stats(), 0);
+                            (all.dummy_acks, all.fallback)
+                        }
+                        _ => (0, false),
+                    };
+                    DummySummary {
+                        packets_sent: f.tx.dummy_packets,
+                        bytes_sent: f.tx.dummy_bytes,
+                        ack_bytes: f.tx.dummy_ack_bytes,
+                        acks_received: acks,
+                        overhead: if f.packets_sent > 0 {
+                            f.tx.dummy_packets as f64 / f.packets_sent as f64
+                        } else {
+                            0.0
+                        },
+                        fallback,
+                    }
+                }),
             });
         }
         let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();

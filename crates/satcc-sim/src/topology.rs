@@ -140,6 +140,30 @@ impl NetDef {
         net
     }
 
+    /// Sum of the propagation delays along the static (fewest-hop) route
+    /// from `a` to `b`, or `None` without a route.
+    pub fn path_delay(&self, routes: &[u32], a: u32, b: u32) -> Option<Duration> {
+        let n = self.nodes.len();
+        let (mut v, mut sum, mut hops) = (a as usize, Duration::ZERO, 0usize);
+        while v != b as usize {
+            let li = *routes.get(v * n + b as usize)?;
+            let l = self.links.get(li as usize)?;
+            sum += l.delay;
+            v = l.to as usize;
+            hops += 1;
+            if hops > n {
+                return None;
+            }
+        }
+        Some(sum)
+    }
+
+    /// Propagation-only round trip between `a` and `b` along the static
+    /// routes (no serialisation, no queueing).
+    pub fn base_rtt(&self, routes: &[u32], a: u32, b: u32) -> Option<Duration> {
+        Some(self.path_delay(routes, a, b)? + self.path_delay(routes, b, a)?)
+    }
+
     /// Static shortest-path routes by hop count (as ns-2's static routing):
     /// `table[node * n + dst]` is the link to take, `u32::MAX` if none.
     /// Ties go to the lowest-numbered link, so routes are deterministic.

@@ -7,6 +7,9 @@
 //! That keeps the SACK scoreboard a dense ring indexed by segment number, so
 //! per-ACK work does not grow with the window.
 
+mod peach;
+#[cfg(test)]
+mod peach_tests;
 mod receiver;
 mod rtt;
 mod scoreboard;
@@ -15,6 +18,7 @@ mod sender;
 #[cfg(test)]
 mod tests;
 
+pub use peach::PeachConfig;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};

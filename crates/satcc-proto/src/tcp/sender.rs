@@ -2,6 +2,10 @@
 //! recovery (RFC 5681 §3.2), NewReno (RFC 6582), SACK loss recovery
 //! (RFC 6675), Limited Transmit (RFC 3042) and the RFC 6298 timer.
 //!
+//! With [`SenderConfig::peach`] set, the sender runs TCP-Peach (paper 002):
+//! Sudden Start in place of slow start, Rapid Recovery in place of fast
+//! recovery, and low-priority dummy segments that probe for spare capacity.
+//!
 //! Sequence numbers count segments. `snd_una` is the oldest unacknowledged
 //! segment, `snd_nxt` the next one to send (it falls back to `snd_una` after
 //! a timeout, go-back-N as in ns-2), `snd_max` one past the highest ever
@@ -9,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::peach::{PeachConfig, PeachState};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::segment::{TcpAck, TcpData};
@@ -60,6 +65,13 @@ pub struct SenderConfig {
     pub newreno_impatient: bool,
     /// What ssthresh is halved from when the retransmission timer fires.
     pub rto_ssthresh: RtoSsthresh,
+    /// Run TCP-Peach on top of `variant` (paper 002; the paper's own
+    /// comparison ran it beside NewReno with SACK).
+    pub peach: Option<PeachConfig>,
+    /// Receive window in segments the peer advertised in the handshake,
+    /// used until the first ACK (TCP-Peach's Sudden Start needs rwnd
+    /// before any ACK has arrived).
+    pub initial_rwnd: u32,
 }
 
 /// The quantity halved into ssthresh on a retransmission timeout.
@@ -95,6 +107,8 @@ impl Default for SenderConfig {
             limited_transmit: true,
             newreno_impatient: true,
             rto_ssthresh: RtoSsthresh::FlightSize,
+            peach: None,
+            initial_rwnd: u32::MAX,
         }
     }
 }
@@ -150,6 +164,26 @@ pub struct SenderStats {
     pub in_recovery: bool,
     /// RFC 6675 pipe in segments (the Sack variant; FlightSize otherwise).
     pub pipe: u64,
+    /// TCP-Peach dummy segments sent.
+    pub dummies_sent: u64,
+    /// Bytes carried by dummy segments (copies of data already sent).
+    pub dummy_bytes_sent: u64,
+    /// ACKs for dummy segments (marked by the receiver) received.
+    pub dummy_acks: u64,
+    /// Sudden Starts run (the connection's first included).
+    pub sudden_starts: u64,
+    /// Rapid Recoveries entered.
+    pub rapid_recoveries: u64,
+    /// Rapid Recoveries that ended in Sudden Start because the
+    /// retransmission went unacknowledged for an RTT.
+    pub rapid_recovery_expiries: u64,
+    /// The receiver did not echo the dummy mark, so the sender fell back
+    /// to its base variant.
+    pub peach_fallback: bool,
+    /// TCP-Peach's wdsn (dummy ACKs still to absorb).
+    pub wdsn: u64,
+    /// TCP-Peach's adsn (dummies Rapid Recovery may still send).
+    pub adsn: u64,
 }
 
 /// A one-way TCP sender.
@@ -191,6 +225,9 @@ pub struct TcpSender {
     // Timer.
     rtt: RttEstimator,
     rto_deadline: Option<Instant>,
+    /// The latest RTT sample.
+    last_rtt: Option<Duration>,
+    peach: Option<PeachState>,
     stats: SenderStats,
 }
 
@@ -203,7 +240,18 @@ impl TcpSender {
             cfg.max_rto,
             cfg.clock_granularity,
         );
-        let cwnd = (cfg.initial_window.max(1) as f64).min(cfg.max_window.max(1) as f64);
+        let mut cwnd = (cfg.initial_window.max(1) as f64).min(cfg.max_window.max(1) as f64);
+        let mut stats = SenderStats::default();
+        let peach = cfg.peach.clone().map(|pc| {
+            // Paper 002 §III-B: a connection opens with cwnd = 1, one data
+            // segment, then rwnd - 1 dummies over the handshake RTT.
+            cwnd = 1.0;
+            stats.sudden_starts = 1;
+            let mut p = PeachState::new(pc);
+            let rwnd = (cfg.initial_rwnd as u64).min(cfg.max_window as u64);
+            p.arm_sudden_start(p.cfg.initial_rtt, rwnd);
+            p
+        });
         TcpSender {
             mss: cfg.mss.max(1) as u64,
             unlimited: false,
@@ -217,7 +265,7 @@ impl TcpSender {
             snd_max: 0,
             cwnd,
             ssthresh: cfg.initial_ssthresh as f64,
-            rwnd: u32::MAX as u64,
+            rwnd: cfg.initial_rwnd as u64,
             dupacks: 0,
             in_recovery: false,
             recover: 0,
@@ -229,7 +277,9 @@ impl TcpSender {
             sb: Scoreboard::new(cfg.dupack_threshold),
             rtt,
             rto_deadline: None,
-            stats: SenderStats::default(),
+            last_rtt: None,
+            peach,
+            stats,
             cfg,
         }
     }
@@ -267,7 +317,56 @@ impl TcpSender {
         };
         // Dummy echoes (TCP-Peach) are probes, never loss signals.
         if ack.dummy_echo {
+            self.on_dummy_ack();
             return;
+        }
+        let rtt = self.rtt_reference();
+        if let Some(p) = self.peach.as_mut() {
+            // Paper 002 §III-A/B: a receiver that does not know dummies
+            // takes one for a duplicate segment and answers with an
+            // unmarked duplicate ACK. Such answers are not loss signals;
+            // they end the dummies and the sender runs its base variant.
+            // A duplicate ACK may also come from data beyond a lost
+            // segment (and the dummies may all have been dropped), so the
+            // verdict waits for more duplicates than the outstanding data
+            // segments could have caused.
+            if advanced {
+                p.suspects = 0;
+            }
+            // §III-B: the check belongs to the connection's Sudden Start
+            // (until one RTT after its last dummy), before any loss.
+            // Later, duplicates are left to loss recovery: Rapid
+            // Recovery's dummies are often dropped by a congested router,
+            // and retransmissions draw duplicates of their own.
+            let verifying = p.opening
+                && self.stats.fast_retransmits + self.stats.timeouts == 0
+                && (p.ss_remaining > 0 || now < p.verify_until);
+            if !p.confirmed && p.unanswered > 0 && !advanced && (verifying || p.fallback) {
+                if p.fallback {
+                    if now < p.swallow_until {
+                        p.unanswered -= 1;
+                        return;
+                    }
+                } else {
+                    p.suspects += 1;
+                    let data = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
+                    if p.suspects > data {
+                        p.unanswered = p.unanswered.saturating_sub(p.suspects);
+                        p.fall_back();
+                        // The answers to dummies already sent arrive within
+                        // about one RTT of the last one.
+                        p.swallow_until = now + rtt + Duration(rtt.0 / 4);
+                        self.stats.peach_fallback = true;
+                        // The duplicates so far answered dummies.
+                        self.dupacks = 0;
+                        // Nothing but slow start can open the window now,
+                        // as for the base variant at the start of a
+                        // connection.
+                        self.ssthresh = self.cfg.initial_ssthresh as f64;
+                        return;
+                    }
+                }
+            }
         }
         let outstanding = self.snd_max > self.snd_una;
         let is_dup = match self.cfg.variant {
@@ -302,6 +401,7 @@ impl TcpSender {
         // are never sampled.
         let r = now.saturating_since(ack.ts_echo);
         self.rtt.on_sample(r);
+        self.last_rtt = Some(r);
         self.stats.rtt_samples += 1;
         self.stats.sum_rtt += r;
         self.stats.min_rtt = Some(self.stats.min_rtt.map_or(r, |m| m.min(r)));
@@ -309,6 +409,14 @@ impl TcpSender {
         self.dupacks = 0;
         self.lt_sent = 0;
         let mut restart_timer = true;
+        if let Some(p) = self.peach.as_mut() {
+            // Paper 002 §III-C: Rapid Recovery ends when the retransmitted
+            // segment is acknowledged; the base variant deflates cwnd.
+            if p.rapid && self.snd_una > p.rr_seq {
+                p.rapid = false;
+                p.rr_deadline = None;
+            }
+        }
         if self.in_recovery {
             match self.cfg.variant {
                 Variant::Reno => {
@@ -366,7 +474,10 @@ impl TcpSender {
         if self.cwnd >= cap {
             return;
         }
-        let inc = if self.cwnd < self.ssthresh {
+        let peach = self.peach.as_ref().is_some_and(PeachState::active);
+        // TCP-Peach has no slow start: Sudden Start is followed by
+        // Congestion Avoidance (paper 002 Fig. 1).
+        let inc = if self.cwnd < self.ssthresh && !peach {
             // Slow start, eq. (2): one SMSS per ACK (ns-2 counts ACKs).
             1.0
         } else {
@@ -383,6 +494,7 @@ impl TcpSender {
                 // RFC 5681 §3.2 step 4 / RFC 6582 step 4: inflate.
                 self.cwnd += 1.0;
             }
+            self.rapid_recovery_dummies();
             return;
         }
         let dupthresh = self.cfg.dupack_threshold.max(1);
@@ -417,6 +529,8 @@ impl TcpSender {
     }
 
     fn enter_recovery(&mut self, now: Instant) {
+        // W of paper 002 §III-C: the window when the loss is detected.
+        let w = self.window();
         // RFC 5681 §3.2 step 2, eq. (4): FlightSize without the segments
         // sent by Limited Transmit.
         let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
@@ -443,11 +557,117 @@ impl TcpSender {
         }
         // Give the fast retransmission a full RTO, as ns-2 does.
         self.rto_deadline = Some(now + self.rtt.rto());
+        let rtt = self.rtt_reference();
+        if let Some(p) = self.peach.as_mut().filter(|p| p.active()) {
+            // Paper 002 §III-C: halve cwnd (no Reno inflation by the three
+            // duplicate ACKs: each later data ACK inflates by one), allow
+            // adsn dummies and absorb wdsn of their ACKs.
+            if self.cfg.variant != Variant::Sack {
+                self.cwnd = self.ssthresh;
+            }
+            p.rapid = true;
+            p.rr_seq = self.snd_una;
+            p.adsn = (p.cfg.adsn_factor * w as f64).round() as u64;
+            p.wdsn = (p.cfg.wdsn_factor * w as f64).round() as u64;
+            p.rr_deadline =
+                Some(now + Duration::from_secs_f64(rtt.as_secs_f64() * p.cfg.rr_timeout_rtts));
+            self.stats.rapid_recoveries += 1;
+        }
+    }
+
+    /// The RTT Peach times its phases by: the larger of SRTT and the latest
+    /// sample, or the handshake RTT before any sample.
+    fn rtt_reference(&self) -> Duration {
+        match (self.rtt.srtt(), self.last_rtt) {
+            (Some(s), Some(l)) => s.max(l),
+            (Some(s), None) => s,
+            _ => self
+                .peach
+                .as_ref()
+                .map_or(self.cfg.initial_rto, |p| p.cfg.initial_rtt),
+        }
+    }
+
+    /// Paper 002 §III-A: an ACK for a dummy opens cwnd by one, unless wdsn
+    /// says it is one of the dummies a congested router could still carry.
+    fn on_dummy_ack(&mut self) {
+        self.stats.dummy_acks += 1;
+        let cap = (self.cfg.max_window.max(1) as f64).min(self.rwnd.max(1) as f64);
+        let Some(p) = self.peach.as_mut() else {
+            return;
+        };
+        p.confirmed = true;
+        if p.fallback {
+            return;
+        }
+        if p.wdsn == 0 {
+            if self.cwnd < cap {
+                self.cwnd = (self.cwnd + 1.0).min(cap);
+            }
+        } else {
+            p.wdsn -= 1;
+        }
+    }
+
+    /// Paper 002 §III-C: on each data ACK of Rapid Recovery, if no new data
+    /// may be sent, send two dummies while adsn lasts.
+    fn rapid_recovery_dummies(&mut self) {
+        let blocked = !self.has_new_data()
+            || if self.cfg.variant == Variant::Sack {
+                (self.sb.pipe() as f64) + 1.0 > self.cwnd
+            } else {
+                self.window() <= self.snd_max - self.snd_una
+            };
+        if let Some(p) = self.peach.as_mut() {
+            if p.rapid && p.adsn > 0 && blocked {
+                let n = (p.cfg.dummies_per_ack as u64).min(p.adsn);
+                p.adsn -= n;
+                p.pending += n;
+            }
+        }
+    }
+
+    /// Sudden Start (paper 002 §III-B) from cwnd = 1.
+    fn sudden_start(&mut self) {
+        let rtt = self.rtt_reference();
+        let rwnd = self.rwnd.min(self.cfg.max_window as u64);
+        if let Some(p) = self.peach.as_mut().filter(|p| p.active()) {
+            self.cwnd = 1.0;
+            p.opening = false;
+            p.arm_sudden_start(rtt, rwnd);
+            self.stats.sudden_starts += 1;
+        }
+    }
+
+    /// Paper 002 §III-C: the retransmission was not ACKed within one RTT,
+    /// which suggests heavy congestion: leave Rapid Recovery and run Sudden
+    /// Start, resending from the first unacknowledged segment as after a
+    /// timeout. ssthresh keeps the halved value.
+    fn rapid_recovery_expired(&mut self, now: Instant) {
+        self.stats.rapid_recovery_expiries += 1;
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.last_cut_timeout = true;
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        self.pending_rexmit = None;
+        self.snd_nxt = self.snd_una;
+        self.sb.clear();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.sudden_start();
     }
 
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
     /// nothing is due are ignored.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self
+            .peach
+            .as_ref()
+            .is_some_and(|p| p.rapid && p.rr_deadline.is_some_and(|d| now >= d))
+        {
+            self.rapid_recovery_expired(now);
+            return;
+        }
         match self.rto_deadline {
             Some(d) if now >= d => {}
             _ => return,
@@ -492,6 +712,9 @@ impl TcpSender {
         // RFC 6298 §5.5 and §5.6.
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
+        // Paper 002 Fig. 1: Sudden Start also replaces the slow start that
+        // follows a timeout.
+        self.sudden_start();
     }
 
     fn has_new_data(&self) -> bool {
@@ -507,8 +730,61 @@ impl TcpSender {
         w.max(1)
     }
 
-    /// The next segment to send now, if the window allows one.
+    /// The next segment to send now, if the window allows one: data first,
+    /// then any TCP-Peach dummy that is due.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if let Some(d) = self.poll_data(now) {
+            if let Some(p) = self.peach.as_mut() {
+                p.last_data = Some((d.seq, d.len));
+                // The Sudden Start dummies follow the data segment that
+                // opens it, one every tau (paper 002 §III-B).
+                if p.ss_remaining > 0 && p.ss_next.is_none() {
+                    p.ss_next = Some(now + p.ss_tau);
+                }
+            }
+            return Some(d);
+        }
+        self.poll_dummy(now)
+    }
+
+    fn poll_dummy(&mut self, now: Instant) -> Option<TcpData> {
+        let p = self.peach.as_mut()?;
+        if p.fallback {
+            return None;
+        }
+        let (seq, len) = p.last_data?;
+        if p.pending > 0 {
+            p.pending -= 1;
+        } else if p.ss_remaining > 0 && p.ss_next.is_some_and(|t| t <= now) {
+            p.ss_remaining -= 1;
+            p.ss_next = if p.ss_remaining > 0 {
+                p.ss_next.map(|t| t + p.ss_tau)
+            } else {
+                // Answers to this Sudden Start come back within about an
+                // RTT of its last dummy.
+                let rtt = p.ss_tau.saturating_mul(p.ss_count);
+                p.verify_until = now + rtt + Duration(rtt.0 / 4);
+                None
+            };
+        } else {
+            return None;
+        }
+        if !p.confirmed {
+            p.unanswered += 1;
+        }
+        self.stats.dummies_sent += 1;
+        self.stats.dummy_bytes_sent += len as u64;
+        // Paper 002 §III-A: a copy of the last data segment, marked.
+        Some(TcpData {
+            seq,
+            len,
+            ts: now,
+            retransmit: false,
+            dummy: true,
+        })
+    }
+
+    fn poll_data(&mut self, now: Instant) -> Option<TcpData> {
         if let Some(seq) = self.pending_rexmit.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 return Some(self.emit(now, seq));
@@ -652,7 +928,15 @@ impl TcpSender {
 
     /// When the sender next needs [`Self::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.rto_deadline
+        let mut t = self.rto_deadline;
+        if let Some(p) = &self.peach {
+            let ss = p.ss_next.filter(|_| p.ss_remaining > 0);
+            let rr = p.rr_deadline.filter(|_| p.rapid);
+            for x in [ss, rr].into_iter().flatten() {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        }
+        t
     }
 
     /// The next event for the application.
@@ -670,6 +954,10 @@ impl TcpSender {
         s.snd_una = self.snd_una;
         s.snd_max = self.snd_max;
         s.in_recovery = self.in_recovery;
+        if let Some(p) = &self.peach {
+            s.wdsn = p.wdsn;
+            s.adsn = p.adsn;
+        }
         s.pipe = if self.cfg.variant == Variant::Sack {
             self.sb.pipe()
         } else {
