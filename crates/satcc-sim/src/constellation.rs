@@ -4,12 +4,12 @@
 //! links (ISLs) carries every flow; the bottleneck ISLs of the core are named
 //! `isl.b0` (and `isl.b1`), the others `isl.cJ` (`cJ → cJ+1`). Each flow
 //! instance `I` has its own ground terminals `sI` and `dI`, an up-link
-//! `up.sI` and a down-link `down.dI`. Flows of RTT group `G` that cross more
-//! satellites than the core reach it through a private ingress chain
-//! `gG.in1 → … → gG.inP` and leave through `gG.out1 → … → gG.outP` (ISLs
-//! `isl.gG.inK`, `isl.gG.outK`), so paper 003 §IV's "senders/receivers
+//! `up.sI` and a down-link `down.dI`. A flow whose RTT group crosses more
+//! satellites than the core reaches it through its own ingress chain
+//! `fI.in1 → … → fI.inP` and leaves through `fI.out1 → … → fI.outP` (ISLs
+//! `isl.fI.inK`, `isl.fI.outK`), so paper 003 §IV's "senders/receivers
 //! traverse different sets of satellites before entering/leaving the
-//! bottleneck" holds. The data direction is forward; ACKs take the `.rev`
+//! bottleneck" holds and only core ISLs are shared. The data direction is forward; ACKs take the `.rev`
 //! links back along the same path (REFWA needs both on one path, §VI).
 //!
 //! Shapes (paper 003 §IV–V):
@@ -307,45 +307,41 @@ impl Constellation {
             };
             net.duplex(core[j], core[j + 1], &name, &isl(self.isl_queue()), false);
         }
-        // Per group: (satellite the up-links land on, satellite the
-        // down-links leave from).
-        let mut ends = Vec::new();
-        for g in 1..=self.group_count() {
-            let p = self.path(g);
-            let mut first = core[p.enter];
-            let mut last = core[p.exit];
-            if p.private > 0 {
-                let ins: Vec<u32> = (1..=p.private)
-                    .map(|k| net.node(format!("g{g}.in{k}")))
-                    .collect();
-                for k in 0..p.private {
-                    let next = if k + 1 < p.private {
-                        ins[k + 1]
-                    } else {
-                        core[p.enter]
-                    };
-                    let name = format!("isl.g{g}.in{}", k + 1);
-                    net.duplex(ins[k], next, &name, &isl(self.isl_queue()), true);
-                }
-                let outs: Vec<u32> = (1..=p.private)
-                    .map(|k| net.node(format!("g{g}.out{k}")))
-                    .collect();
-                for k in 0..p.private {
-                    let prev = if k == 0 { core[p.exit] } else { outs[k - 1] };
-                    let name = format!("isl.g{g}.out{}", k + 1);
-                    net.duplex(prev, outs[k], &name, &isl(self.isl_queue()), true);
-                }
-                first = ins[0];
-                last = outs[p.private - 1];
-            }
-            ends.push((first, last));
-        }
         let ud = self.updown();
         let mut i = 0usize;
         for f in flows {
-            let (first, last) =
-                ends[(f.group.unwrap_or(1).max(1) as usize - 1).min(ends.len() - 1)];
+            let p = self.path(f.group.unwrap_or(1));
             for _ in 0..f.count {
+                // §IV: "senders/receivers are assumed to traverse different
+                // sets of satellites before entering/leaving the
+                // bottleneck": each flow has its own private chain, so no
+                // ISL but the core's is shared.
+                let mut first = core[p.enter];
+                let mut last = core[p.exit];
+                if p.private > 0 {
+                    let ins: Vec<u32> = (1..=p.private)
+                        .map(|k| net.node(format!("f{i}.in{k}")))
+                        .collect();
+                    for k in 0..p.private {
+                        let next = if k + 1 < p.private {
+                            ins[k + 1]
+                        } else {
+                            core[p.enter]
+                        };
+                        let name = format!("isl.f{i}.in{}", k + 1);
+                        net.duplex(ins[k], next, &name, &isl(self.isl_queue()), true);
+                    }
+                    let outs: Vec<u32> = (1..=p.private)
+                        .map(|k| net.node(format!("f{i}.out{k}")))
+                        .collect();
+                    for k in 0..p.private {
+                        let prev = if k == 0 { core[p.exit] } else { outs[k - 1] };
+                        let name = format!("isl.f{i}.out{}", k + 1);
+                        net.duplex(prev, outs[k], &name, &isl(self.isl_queue()), true);
+                    }
+                    first = ins[0];
+                    last = outs[p.private - 1];
+                }
                 let s = net.node(format!("s{i}"));
                 let d = net.node(format!("d{i}"));
                 let up = self.link(
@@ -438,12 +434,12 @@ mod tests {
             p3,
             [
                 "up.s1",
-                "isl.g3.in1",
-                "isl.g3.in2",
+                "isl.f1.in1",
+                "isl.f1.in2",
                 "isl.b0",
                 "isl.c1",
-                "isl.g3.out1",
-                "isl.g3.out2",
+                "isl.f1.out1",
+                "isl.f1.out2",
                 "down.d1"
             ]
         );

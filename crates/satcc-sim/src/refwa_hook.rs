@@ -58,8 +58,9 @@ pub struct RefwaSpec {
     #[serde(default)]
     pub rtt_error: f64,
     /// Guarded links by name, in their data direction (default on a
-    /// constellation: every ISL `isl.*` except the `.rev` directions;
-    /// required on other topologies).
+    /// constellation: every core ISL, `isl.bK` and `isl.cJ`, in the data
+    /// direction — a flow's private ISLs carry that flow alone, so their
+    /// feedback would never be the tightest; required on other topologies).
     #[serde(default)]
     pub links: Option<Vec<String>>,
     /// ISL delay of the RTT estimate, eq. 1 (default: the constellation's
@@ -209,6 +210,7 @@ pub(crate) struct LinkInfo<'a> {
     pub name: &'a str,
     pub rate_bps: u64,
     pub delay: satcc_proto::Duration,
+    pub access: bool,
     pub limit_pkts: Option<u64>,
     pub reverse: Option<usize>,
 }
@@ -246,7 +248,10 @@ pub(crate) fn build(
             v
         }
         (None, Some(_)) => (0..links.len())
-            .filter(|&i| links[i].name.starts_with("isl.") && !links[i].name.ends_with(".rev"))
+            .filter(|&i| {
+                let l = &links[i];
+                !l.access && l.name.starts_with("isl.") && !l.name.ends_with(".rev")
+            })
             .collect(),
         (None, None) => {
             return Err(crate::SimError {

@@ -495,6 +495,7 @@ impl Sim {
                 name: &l.name,
                 rate_bps: l.rate_bps,
                 delay: l.delay,
+                access: l.access,
                 limit_pkts: l.queue.limit_pkts(),
                 reverse: l.reverse.map(|r| r as usize),
             })

@@ -41,7 +41,7 @@ count = 2
 group = 4
 start_spread = "5ms"
 [record]
-links = ["isl.b0", "isl.g4.in1", "up.s0"]
+links = ["isl.b0", "isl.f2.in1", "up.s0"]
 "#;
 
 #[test]
@@ -53,9 +53,9 @@ fn constellation_bottleneck_is_the_core_isl_and_rtts_follow_the_groups() {
     // overflows now and then (Drop-Tail, buffer = BDP).
     assert!(b.utilization > 0.8, "util {}", b.utilization);
     assert!(b.drops_queue > 0);
-    // The private chain of group 4 and the 10 Mb/s up-link never queue
+    // The private chain of flow 2 (group 4) and the 10 Mb/s up-link never queue
     // long enough to drop.
-    assert_eq!(link(s, "isl.g4.in1").drops, 0);
+    assert_eq!(link(s, "isl.f2.in1").drops, 0);
     assert_eq!(link(s, "up.s0").drops, 0);
     // Mean RTT = propagation (160 ms for group 1, 400 ms for group 4) plus
     // queueing, which is at most one buffer (55 packets at T1 ~ 0.3 s).
@@ -76,7 +76,7 @@ fn constellation_runs_are_deterministic() {
     assert_ne!(json(GROUPS, &[]), json(GROUPS, &["seed=2"]));
 }
 
-/// Flow 0 (group 2) is handed over at 4 s from its up-link into g2.in1
+/// Flow 0 (group 2) is handed over at 4 s from its up-link into f0.in1
 /// to a new up-link straight into the core satellite c0: one satellite
 /// fewer on its path.
 const HANDOVER: &str = r#"
@@ -101,7 +101,7 @@ at = "4s"
 down = ["up.s0"]
 up = ["alt.s0"]
 [record]
-links = ["up.s0", "alt.s0", "alt.s0.rev", "isl.g2.in1", "isl.b0"]
+links = ["up.s0", "alt.s0", "alt.s0.rev", "isl.f0.in1", "isl.b0"]
 "#;
 
 #[test]
@@ -113,19 +113,19 @@ fn handover_moves_the_flow_and_conserves_packets() {
         let l = series.links.iter().find(|l| l.name == name).unwrap();
         l.utilization.clone()
     };
-    let (up, alt, chain) = (util("up.s0"), util("alt.s0"), util("isl.g2.in1"));
+    let (up, alt, chain) = (util("up.s0"), util("alt.s0"), util("isl.f0.in1"));
     // Samples every 100 ms: index 39 ends at 4.0 s.
     for k in 0..series.t.len() {
         if series.t[k] <= 4.0 {
-            // Before: the data goes up.s0 -> g2.in1 -> c0; alt.s0 is down.
+            // Before: the data goes up.s0 -> f0.in1 -> c0; alt.s0 is down.
             assert_eq!(alt[k], 0.0, "alt.s0 busy at {}", series.t[k]);
         } else if series.t[k] > 4.1 {
-            // After: nothing more on the old up-link; g2's private ISL
+            // After: nothing more on the old up-link; its private ISL
             // only drains what had passed the up-link by 4 s (its queue
             // holds at most 250 packets, 0.2 s at T2).
             assert_eq!(up[k], 0.0, "up.s0 busy at {}", series.t[k]);
             if series.t[k] > 4.5 {
-                assert_eq!(chain[k], 0.0, "g2.in1 busy at {}", series.t[k]);
+                assert_eq!(chain[k], 0.0, "f0.in1 busy at {}", series.t[k]);
             }
         }
     }
