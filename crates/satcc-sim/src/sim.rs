@@ -1611,8 +1611,28 @@ fn link_names_hint(links: &[Link]) -> String {
         .map(|l| l.name.as_str())
         .collect();
     let mut s = names.join(", ");
-    if links.iter().any(|l| l.access) {
-        s.push_str(", access.sN, access.dN (+ .rev)");
+    // Access links come one (or a chain) per flow: name their patterns
+    // (`access.sN`, `up.sN`, `isl.fN.inK`, ...) rather than list thousands.
+    let mut patterns: Vec<String> = Vec::new();
+    for l in links.iter().filter(|l| l.access) {
+        let base = l.name.strip_suffix(".rev").unwrap_or(&l.name);
+        let mut p = String::new();
+        let (mut runs, mut in_digits) = (0, false);
+        for c in base.chars() {
+            if !c.is_ascii_digit() {
+                p.push(c);
+            } else if !in_digits {
+                p.push(if runs == 0 { 'N' } else { 'K' });
+                runs += 1;
+            }
+            in_digits = c.is_ascii_digit();
+        }
+        if !patterns.contains(&p) {
+            patterns.push(p);
+        }
+    }
+    if !patterns.is_empty() {
+        s.push_str(&format!(", {} (+ .rev)", patterns.join(", ")));
     }
     s
 }
