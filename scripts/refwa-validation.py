@@ -216,6 +216,45 @@ def main():
         print(f"| {per} | {r['NewReno']['isl.b0'][0] * 100:.1f}% | {r['REFWA']['isl.b0'][0] * 100:.1f}% "
               f"| {r['NewReno']['jain']:.3f} | {r['REFWA']['jain']:.3f} |")
 
+    print("\n### Handover (dynamic virtual topology), T1, 4 flows at 160 ms + 4 at 240 ms moved to 160 ms at 10 s\n")
+    print("Seed 1, per window: mean per-flow goodput of the two groups, bottleneck utilization, mean/max queue.\n")
+    print("| window | NewReno | REFWA |\n|---|---|---|")
+    hs = {name: handover(S, sets) for name, sets in [("NewReno", off), ("REFWA", on)]}
+    for k in range(len(hs["REFWA"])):
+        print(f"| {hs['REFWA'][k][0]} | {hs['NewReno'][k][1]} | {hs['REFWA'][k][1]} |")
+    for name, sets in [("NewReno", off), ("REFWA", on)]:
+        s, _ = run(S, "refwa-handover.toml", sets, 1)
+        print(f"\n{name}: bottleneck drops {link(s, 'isl.b0')['drops']}, Jain {s['jain']:.3f}")
+
+
+def handover(satcc, sets):
+    """The handover scenario's per-window group goodputs."""
+    import csv
+    import tempfile
+    from collections import defaultdict
+    with tempfile.TemporaryDirectory() as d:
+        args = [satcc, "run", os.path.join(ROOT, "scenarios", "refwa-handover.toml"), "-q",
+                "--out", d]
+        for x in sets:
+            args += ["--set", x]
+        subprocess.run(args, check=True, capture_output=True)
+        g = defaultdict(dict)
+        for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
+            g[float(r["time_s"])][int(r["flow"])] = float(r["goodput_bps"])
+        links = {float(r["time_s"]): (float(r["utilization"]), int(r["queue_pkts"]))
+                 for r in csv.DictReader(open(os.path.join(d, "links.csv")))
+                 if r["link"] == "isl.b0"}
+    ts = sorted(g)
+    rows = []
+    for a, b in [(2, 10), (10, 11), (11, 20)]:
+        w = [t for t in ts if a < t <= b + 1e-9]
+        g1 = mean([g[t][f] for t in w for f in range(4)]) / 1e3
+        g2 = mean([g[t][f] for t in w for f in range(4, 8)]) / 1e3
+        u = mean([links[t][0] for t in w])
+        q = [links[t][1] for t in w]
+        rows.append((f"{a}-{b} s", f"{g1:.0f} / {g2:.0f} kb/s, util {u * 100:.1f}%, queue {mean(q):.1f}/{max(q)}"))
+    return rows
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -277,6 +277,16 @@ pub(crate) fn build(
     };
     for &li in &guarded {
         let l = &links[li];
+        // Eq. 2's ψ(B − Q) needs the buffer in packets.
+        let Some(buffer_pkts) = l.limit_pkts else {
+            return Err(crate::SimError {
+                field: "refwa.links".into(),
+                message: format!(
+                    "link '{}' has no packet limit (REFWA needs its buffer B in packets)",
+                    l.name
+                ),
+            });
+        };
         let cfg = RefwaConfig {
             phi: spec.phi,
             psi: spec.psi,
@@ -287,7 +297,7 @@ pub(crate) fn build(
                 .or(constellation.map(|c| c.isl_delay.0))
                 .unwrap_or(l.delay),
             bandwidth_bps: l.rate_bps,
-            buffer_pkts: l.limit_pkts.unwrap_or(u64::MAX),
+            buffer_pkts,
             packet_bytes: pkt_bytes,
             initial_ttl: INITIAL_TTL,
             rtt_error: spec.rtt_error,
