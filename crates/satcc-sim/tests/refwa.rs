@@ -266,3 +266,44 @@ fn controller_divides_fairly_across_rtt_groups() {
     );
     assert!(with.jain > 0.9, "jain {}", with.jain);
 }
+
+#[test]
+fn controller_regroups_flows_after_a_handover() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/refwa-handover.toml"
+    );
+    let sc = Scenario::load(std::path::Path::new(path), &[]).unwrap();
+    let out = run(
+        &sc,
+        &RunOptions {
+            series: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(out.summary.packets.conserved());
+    let b = link(&out.summary, "isl.b0");
+    // No drop although four flows change path (and RTT group) at 10 s.
+    assert_eq!(b.drops, 0);
+    assert!(b.utilization > 0.95, "util {}", b.utilization);
+    // After the handover (both ends of flows 4-7 move onto the core) all
+    // eight flows have the same 160 ms path:
+    // one group, equal windows, equal goodput (±10 %) over 11-20 s.
+    let s = out.series.unwrap();
+    let late: Vec<usize> = (0..s.t.len()).filter(|&k| s.t[k] > 11.0).collect();
+    let g: Vec<f64> = s
+        .flows
+        .iter()
+        .map(|f| late.iter().map(|&k| f.goodput_bps[k]).sum::<f64>() / late.len() as f64)
+        .collect();
+    let (lo, hi) = g
+        .iter()
+        .fold((f64::MAX, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    assert!(hi < 1.1 * lo, "per-flow goodput after the handover {g:?}");
+    let r = &out.summary.refwa[0];
+    assert_eq!(
+        (r.link.as_str(), r.groups, r.active_flows),
+        ("isl.b0", 1, 8)
+    );
+}
