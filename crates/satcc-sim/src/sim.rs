@@ -820,11 +820,14 @@ impl Sim {
 
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
+        // Only hooked links look at their reverse direction's queue.
+        let reverse_queue_pkts = match &self.links[li] {
+            l if l.hook.is_some() => l.reverse.map(|r| self.links[r as usize].queue.len()),
+            _ => None,
+        };
         let link = &mut self.links[li];
         link.arrivals += 1;
-        if link.hook.is_some() {
-            let reverse_queue_pkts = link.reverse.map(|r| self.links[r as usize].queue.len());
-            let link = &mut self.links[li];
+        if let Some(h) = link.hook.as_mut() {
             let view = LinkView {
                 rate_bps: link.rate_bps,
                 queue_pkts: link.queue.len(),
@@ -832,16 +835,12 @@ impl Sim {
                 limit_pkts: link.queue.limit_pkts(),
                 reverse_queue_pkts,
             };
-            let Some(h) = link.hook.as_mut() else {
-                return;
-            };
             if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
                 link.drops_other += 1;
                 self.drop_idx(idx, DropReason::Hook);
                 return;
             }
         }
-        let link = &mut self.links[li];
         // A link whose transmission ends exactly now but whose LinkFree
         // event has not run yet is not idle: that event pulls the queue.
         let idle = link.busy_until <= now && !link.free_pending;
