@@ -239,19 +239,13 @@ fn a_dummy_flood_does_not_displace_data() {
              min_rto = \"200ms\"\n{extra}"
         ))
         .summary;
-        let tcp: f64 = s
-            .flows
-            .iter()
-            .filter(|f| f.protocol == "newreno")
-            .map(|f| f.goodput_bps)
-            .sum();
-        let flood: f64 = s
-            .flows
-            .iter()
-            .filter(|f| f.protocol == "cbr")
-            .map(|f| f.goodput_bps)
-            .sum();
-        (tcp, flood)
+        let class = |p: &str| {
+            s.classes
+                .iter()
+                .find(|c| c.protocol == p)
+                .map_or(0.0, |c| c.goodput_bps)
+        };
+        (class("newreno"), class("cbr"))
     };
     let seeds = 1..=5;
     let with: Vec<_> = seeds.clone().map(|s| run(s, true)).collect();

@@ -114,12 +114,11 @@ impl TcpReceiver {
                 ack.dummy_echo = true;
                 self.stats.acks_sent += 1;
                 self.out.push_back(ack);
-            } else {
-                // A plain receiver sees a segment it already has.
-                self.stats.duplicates += 1;
-                self.send_ack();
+                return;
             }
-            return;
+            // A plain receiver ignores the mark (paper 002 §III-A): it
+            // sees a copy of the last data segment, usually one it already
+            // has, and treats it as any data segment.
         }
         self.stats.segments_received += 1;
         let seq = seg.seq;
@@ -463,13 +462,21 @@ mod tests {
             ..ReceiverConfig::default()
         });
         one(&mut r, t(0), seg(0, 0));
+        // A copy of segment 0, which it has: a duplicate ACK, unmarked.
         let mut d0 = d;
-        d0.seq = 1;
+        d0.seq = 0;
         let a = one(&mut r, t(5), d0);
         assert!(!a.dummy_echo);
-        assert_eq!((a.ack, a.ts_echo), (1, t(0)));
+        // RFC 7323 §4.3: SEG.SEQ <= Last.ACK.sent, so TS.Recent is taken.
+        assert_eq!((a.ack, a.ts_echo), (1, t(5)));
         assert_eq!(r.stats().duplicates, 1);
-        assert_eq!(r.rcv_nxt(), 1, "a dummy never advances RCV.NXT");
+        assert_eq!(r.rcv_nxt(), 1);
+        // A copy of a segment it lacks is data to a plain receiver.
+        d0.seq = 1;
+        let a = one(&mut r, t(6), d0);
+        assert!(!a.dummy_echo);
+        assert_eq!(r.rcv_nxt(), 2, "the mark is ignored, the payload kept");
+        assert_eq!(a.ack, 2);
     }
 
     #[test]

@@ -645,16 +645,25 @@ impl TcpSender {
     /// timeout. ssthresh keeps the halved value.
     fn rapid_recovery_expired(&mut self, now: Instant) {
         self.stats.rapid_recovery_expiries += 1;
+        self.go_back_n();
+        self.rto_deadline = Some(now + self.rtt.rto());
+        self.sudden_start();
+    }
+
+    /// Leave any recovery and resend from the first unacknowledged segment.
+    fn go_back_n(&mut self) {
+        // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: recover = HighData, and
+        // recovery ends.
         self.recover = self.snd_max;
         self.in_recovery = false;
         self.last_cut_timeout = true;
         self.dupacks = 0;
         self.lt_sent = 0;
         self.pending_rexmit = None;
+        // Go-back-N from the first unacknowledged segment (ns-2).
         self.snd_nxt = self.snd_una;
+        // RFC 2018 §8 / RFC 6675 §5.1: forget SACK state (ns-2 Sack1).
         self.sb.clear();
-        self.rto_deadline = Some(now + self.rtt.rto());
-        self.sudden_start();
     }
 
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
@@ -697,18 +706,7 @@ impl TcpSender {
         }
         // RFC 5681 §3.1: loss window of one segment.
         self.cwnd = 1.0;
-        // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: recover = HighData, and
-        // recovery ends.
-        self.recover = self.snd_max;
-        self.in_recovery = false;
-        self.last_cut_timeout = true;
-        self.dupacks = 0;
-        self.lt_sent = 0;
-        self.pending_rexmit = None;
-        // Go-back-N from the first unacknowledged segment (ns-2).
-        self.snd_nxt = self.snd_una;
-        // RFC 2018 §8 / RFC 6675 §5.1: forget SACK state (ns-2 Sack1).
-        self.sb.clear();
+        self.go_back_n();
         // RFC 6298 §5.5 and §5.6.
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
