@@ -198,6 +198,27 @@ pub fn summary_table(s: &Summary) -> String {
             l.mean_queue_pkts
         );
     }
+    if !s.refwa.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "{:<16} {:>8} {:>8} {:>12} {:>9} {:>8} {:>6}",
+            "REFWA on", "recomp", "ops/rec", "acks lowered", "Υ pkts", "RTT_avg", "flows"
+        );
+        for r in &s.refwa {
+            let _ = writeln!(
+                o,
+                "{:<16} {:>8} {:>8} {:>12} {:>9.1} {:>5.0} ms {:>6}",
+                truncate(&r.link, 16),
+                r.recomputations,
+                r.ops_max,
+                r.acks_rewritten,
+                r.upsilon,
+                r.rtt_avg_s * 1e3,
+                r.active_flows
+            );
+        }
+    }
     o
 }
 

@@ -102,6 +102,23 @@ fn malformed_scenarios_get_one_line_and_exit_2() {
             &["flows[0].count"],
         ),
         (
+            "group.toml",
+            &SMALL.replace("count = 2", "count = 2\ngroup = 2"),
+            &["flows[0].group", "constellation"],
+        ),
+        (
+            "isl.toml",
+            "duration = \"1s\"\n[topology]\nkind = \"constellation\"\nshape = \"single\"\n\
+             isl_rate = \"T9\"\n[[flows]]\nprotocol = \"newreno\"\n",
+            &["topology.isl_rate", "T9"],
+        ),
+        (
+            "refwa.toml",
+            "duration = \"1s\"\n[topology]\nkind = \"constellation\"\nshape = \"single\"\n\
+             [[flows]]\nprotocol = \"newreno\"\n[refwa]\nalpha = \"one\"\n",
+            &["refwa.alpha"],
+        ),
+        (
             "peach.toml",
             &SMALL.replace("\"newreno\"", "\"newreno\"\npeach_wdsn = 0.5"),
             &["flows[1].peach_wdsn", "peach"],

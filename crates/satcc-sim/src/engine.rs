@@ -31,6 +31,8 @@ pub enum Event {
     Sample,
     /// Snapshot counters at `record.measure_from`.
     MeasureStart,
+    /// Apply topology snapshot `k` (links down/up, routes recomputed).
+    Snapshot(u32),
 }
 
 /// Application actions scheduled in time.

@@ -17,6 +17,10 @@ pub struct LinkView {
     pub queue_bytes: u64,
     /// Queue limit in packets, if it has one.
     pub limit_pkts: Option<u64>,
+    /// Packets waiting in the queue of the opposite direction between the
+    /// same two nodes, if there is one (a controller guarding that direction
+    /// sees the ACKs of its flows here, paper 003 §III-C).
+    pub reverse_queue_pkts: Option<usize>,
 }
 
 /// What the hook decided.

@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod capture;
+pub mod constellation;
 pub mod engine;
 pub mod error;
 pub mod hook;
@@ -16,11 +17,13 @@ pub mod packet;
 pub mod pcap;
 pub mod plot;
 pub mod queue;
+pub mod refwa_hook;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod series;
 pub mod sim;
+pub mod snapshot;
 pub mod topology;
 pub mod units;
 

@@ -81,4 +81,6 @@ pub enum DropReason {
     NoRoute,
     /// A router hook discarded it.
     Hook,
+    /// It was queued on a link that a topology snapshot took down.
+    LinkDown,
 }

@@ -152,6 +152,9 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
     /// Packet conservation: sent = delivered + dropped + in flight.
     pub packets: PacketTotals,
+    /// REFWA controllers, one per guarded link (absent without `[refwa]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refwa: Vec<crate::refwa_hook::RefwaSummary>,
 }
 
 /// Packet conservation totals.

@@ -140,6 +140,13 @@ pub struct Scenario {
     /// What to measure and write.
     #[serde(default)]
     pub record: Record,
+    /// REFWA router controllers (paper 003).
+    #[serde(default)]
+    pub refwa: Option<crate::refwa_hook::RefwaSpec>,
+    /// Topology changes at given times (paper 003's dynamic virtual
+    /// topology).
+    #[serde(default)]
+    pub snapshots: Vec<crate::snapshot::SnapshotSpec>,
 }
 
 /// The network, by kind.
@@ -154,6 +161,9 @@ pub enum Topology {
     Satellite(Box<Satellite>),
     /// Explicit nodes and links; flows name their `src` and `dst`.
     Graph(Graph),
+    /// A LEO constellation in one of paper 003's Fig. 1 shapes; flows name
+    /// their RTT `group`.
+    Constellation(Box<crate::constellation::Constellation>),
 }
 
 /// Built-in dumbbell.
@@ -521,6 +531,9 @@ pub struct FlowSpec {
     /// Stop time (default: end of run).
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// Constellation topologies: the RTT group (1-based, default 1).
+    #[serde(default)]
+    pub group: Option<u32>,
     /// TCP: payload bytes per segment.
     #[serde(default = "FlowSpec::default_mss")]
     pub mss: u32,
@@ -987,7 +1000,26 @@ impl Scenario {
                 check_queue(&s.access.queue, "topology.access.queue")?;
                 Vec::new()
             }
+            Topology::Constellation(c) => {
+                c.validate(&self.flows)?;
+                Vec::new()
+            }
         };
+        let is_constellation = matches!(self.topology, Topology::Constellation(_));
+        if let Some(i) = self.flows.iter().position(|f| f.group.is_some()) {
+            if !is_constellation {
+                return Err((
+                    format!("flows[{i}].group"),
+                    "applies to constellation topologies only".into(),
+                ));
+            }
+        }
+        if let Some(r) = &self.refwa {
+            r.validate()?;
+        }
+        for (i, s) in self.snapshots.iter().enumerate() {
+            s.validate(i, self.duration.0)?;
+        }
         let is_graph = matches!(self.topology, Topology::Graph(_));
         for (i, f) in self.flows.iter().enumerate() {
             let at = |field: &str| format!("flows[{i}].{field}");
@@ -1220,7 +1252,7 @@ fn check_link(l: &LinkSpec, at: &str) -> Result<(), (String, String)> {
     Ok(())
 }
 
-fn check_queue(q: &QueueSpec, at: &str) -> Result<(), (String, String)> {
+pub(crate) fn check_queue(q: &QueueSpec, at: &str) -> Result<(), (String, String)> {
     match q {
         QueueSpec::DropTail { limit, limit_bytes } | QueueSpec::Priority { limit, limit_bytes } => {
             if limit.is_none() && limit_bytes.is_none() {
@@ -1338,9 +1370,15 @@ impl<'de> Deserialize<'de> for Topology {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut t = toml::Table::deserialize(d)?;
         Ok(
-            match take_kind::<D::Error>(&mut t, &["dumbbell", "satellite", "graph"])?.as_str() {
+            match take_kind::<D::Error>(
+                &mut t,
+                &["dumbbell", "satellite", "graph", "constellation"],
+            )?
+            .as_str()
+            {
                 "dumbbell" => Topology::Dumbbell(Box::new(nested(t)?)),
                 "satellite" => Topology::Satellite(Box::new(nested(t)?)),
+                "constellation" => Topology::Constellation(Box::new(nested(t)?)),
                 _ => Topology::Graph(nested(t)?),
             },
         )

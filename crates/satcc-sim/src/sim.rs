@@ -104,6 +104,9 @@ pub(crate) struct Link {
     /// ACK sizes repeat; the division is the costly part).
     tx_cache: [(u32, Duration); 2],
     hook: Option<Box<dyn LinkHook>>,
+    /// The opposite direction between the same nodes (its queue is what a
+    /// REFWA hook on this link needs for ACKs).
+    reverse: Option<u32>,
     // Counters.
     pub arrivals: u64,
     pub drops_queue: u64,
@@ -380,6 +383,15 @@ pub struct Sim {
     pub(crate) monitored: Vec<usize>,
     series: Option<Series>,
     pcap: Vec<(usize, crate::capture::LinkCapture)>,
+    /// The built network, for recomputing routes at snapshots.
+    net: NetDef,
+    /// Which links are up (all, unless a snapshot took some down).
+    link_up: Vec<bool>,
+    snapshots: Vec<crate::snapshot::Snapshot>,
+    refwa: Vec<(
+        String,
+        std::rc::Rc<std::cell::RefCell<satcc_proto::refwa::Refwa>>,
+    )>,
 }
 
 impl Sim {
@@ -405,6 +417,7 @@ impl Sim {
                 pipe: VecDeque::new(),
                 tx_cache: [(0, Duration::ZERO); 2],
                 hook: None,
+                reverse: reverse_of(&net, i),
                 arrivals: 0,
                 drops_queue: 0,
                 drops_red: 0,
@@ -470,13 +483,37 @@ impl Sim {
             monitored,
             series: None,
             pcap,
+            link_up: vec![true; net.links.len()],
+            snapshots: crate::snapshot::resolve(&sc.snapshots, &net.links)?,
+            net,
+            refwa: Vec::new(),
         };
         let _ = n;
+        for (k, s) in sim.snapshots.iter().enumerate() {
+            sim.events.push(s.at, Event::Snapshot(k as u32));
+        }
+        let infos: Vec<crate::refwa_hook::LinkInfo<'_>> = sim
+            .links
+            .iter()
+            .map(|l| crate::refwa_hook::LinkInfo {
+                name: &l.name,
+                rate_bps: l.rate_bps,
+                delay: l.delay,
+                access: l.access,
+                limit_pkts: l.queue.limit_pkts(),
+                reverse: l.reverse.map(|r| r as usize),
+            })
+            .collect();
+        let (ctrls, hooks) = crate::refwa_hook::build(sc, &infos)?;
+        for (li, h) in hooks {
+            sim.links[li].hook = Some(Box::new(h));
+        }
+        sim.refwa = ctrls;
         let mut id = 0u32;
         for spec in &sc.flows {
             for _ in 0..spec.count {
-                let (src, dst) = net.endpoints[id as usize];
-                let base_rtt = net.base_rtt(&sim.routes, src, dst);
+                let (src, dst) = sim.net.endpoints[id as usize];
+                let base_rtt = sim.net.base_rtt(&sim.routes, src, dst);
                 let flow = sim.make_flow(id, spec, (src, dst), base_rtt, sc);
                 sim.events.push(
                     flow.start,
@@ -752,6 +789,7 @@ impl Sim {
                         f.delivered_at_measure = f.delivered_bytes();
                     }
                 }
+                Event::Snapshot(k) => self.on_snapshot(k as usize),
             }
         }
         self.now = until;
@@ -796,6 +834,11 @@ impl Sim {
 
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
+        // Only hooked links look at their reverse direction's queue.
+        let reverse_queue_pkts = match &self.links[li] {
+            l if l.hook.is_some() => l.reverse.map(|r| self.links[r as usize].queue.len()),
+            _ => None,
+        };
         let link = &mut self.links[li];
         link.arrivals += 1;
         if let Some(h) = link.hook.as_mut() {
@@ -804,6 +847,7 @@ impl Sim {
                 queue_pkts: link.queue.len(),
                 queue_bytes: link.queue.bytes(),
                 limit_pkts: link.queue.limit_pkts(),
+                reverse_queue_pkts,
             };
             if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
                 link.drops_other += 1;
@@ -855,6 +899,35 @@ impl Sim {
             let at = link.busy_until;
             self.events.push(at, Event::LinkFree(li as u32));
         }
+    }
+
+    /// Applies topology snapshot `k` (paper 003 §IV's dynamic virtual
+    /// topology): links go down or up and every route is recomputed over the
+    /// links that are up. Packets queued on a link that goes down are
+    /// dropped; those already on its wire still arrive.
+    fn on_snapshot(&mut self, k: usize) {
+        let now = self.now;
+        let (down, up) = {
+            let s = &self.snapshots[k];
+            (s.down.clone(), s.up.clone())
+        };
+        for li in down {
+            self.link_up[li] = false;
+            let link = &mut self.links[li];
+            link.note_queue(now);
+            let mut stranded = Vec::new();
+            while let Some(q) = link.queue.dequeue() {
+                stranded.push(q.idx);
+            }
+            link.drops_other += stranded.len() as u64;
+            for idx in stranded {
+                self.drop_idx(idx, DropReason::LinkDown);
+            }
+        }
+        for li in up {
+            self.link_up[li] = true;
+        }
+        self.routes = self.net.routes_over(&self.link_up);
     }
 
     fn start_tx(&mut self, li: usize, idx: u32) {
@@ -1530,6 +1603,7 @@ impl Sim {
             friendliness,
             links,
             packets: totals,
+            refwa: crate::refwa_hook::summaries(&self.refwa),
         };
         let capture_errors = self
             .pcap
@@ -1548,6 +1622,17 @@ impl Sim {
     }
 }
 
+/// The link of `net` that runs the other way between the same two nodes:
+/// `NetDef::duplex` pushes the two directions of a link side by side.
+fn reverse_of(net: &NetDef, i: usize) -> Option<u32> {
+    let l = &net.links[i];
+    let j = i ^ 1;
+    net.links
+        .get(j)
+        .filter(|m| m.from == l.to && m.to == l.from)
+        .map(|_| j as u32)
+}
+
 fn link_names_hint(links: &[Link]) -> String {
     let names: Vec<&str> = links
         .iter()
@@ -1555,8 +1640,28 @@ fn link_names_hint(links: &[Link]) -> String {
         .map(|l| l.name.as_str())
         .collect();
     let mut s = names.join(", ");
-    if links.iter().any(|l| l.access) {
-        s.push_str(", access.sN, access.dN (+ .rev)");
+    // Access links come one (or a chain) per flow: name their patterns
+    // (`access.sN`, `up.sN`, `isl.fN.inK`, ...) rather than list thousands.
+    let mut patterns: Vec<String> = Vec::new();
+    for l in links.iter().filter(|l| l.access) {
+        let base = l.name.strip_suffix(".rev").unwrap_or(&l.name);
+        let mut p = String::new();
+        let (mut runs, mut in_digits) = (0, false);
+        for c in base.chars() {
+            if !c.is_ascii_digit() {
+                p.push(c);
+            } else if !in_digits {
+                p.push(if runs == 0 { 'N' } else { 'K' });
+                runs += 1;
+            }
+            in_digits = c.is_ascii_digit();
+        }
+        if !patterns.contains(&p) {
+            patterns.push(p);
+        }
+    }
+    if !patterns.is_empty() {
+        s.push_str(&format!(", {} (+ .rev)", patterns.join(", ")));
     }
     s
 }

@@ -40,12 +40,12 @@ pub struct NetDef {
 }
 
 impl NetDef {
-    fn node(&mut self, name: String) -> u32 {
+    pub(crate) fn node(&mut self, name: String) -> u32 {
         self.nodes.push(name);
         (self.nodes.len() - 1) as u32
     }
 
-    fn duplex(&mut self, a: u32, b: u32, name: &str, spec: &LinkSpec, access: bool) {
+    pub(crate) fn duplex(&mut self, a: u32, b: u32, name: &str, spec: &LinkSpec, access: bool) {
         self.links.push(LinkDef {
             name: name.to_string(),
             from: a,
@@ -135,6 +135,7 @@ impl NetDef {
                     }
                 }
             }
+            Topology::Constellation(c) => c.build(&sc.flows, &mut net),
         }
         net
     }
@@ -167,12 +168,20 @@ impl NetDef {
     /// `table[node * n + dst]` is the link to take, `u32::MAX` if none.
     /// Ties go to the lowest-numbered link, so routes are deterministic.
     pub fn routes(&self) -> Vec<u32> {
+        self.routes_over(&vec![true; self.links.len()])
+    }
+
+    /// Routes as [`NetDef::routes`], over the links with `up[i]` only (a
+    /// snapshot of a dynamic topology).
+    pub fn routes_over(&self, up: &[bool]) -> Vec<u32> {
         let n = self.nodes.len();
         let mut table = vec![u32::MAX; n * n];
         // Incoming links per node, for a BFS outward from each destination.
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, l) in self.links.iter().enumerate() {
-            incoming[l.to as usize].push(i as u32);
+            if up.get(i).copied().unwrap_or(true) {
+                incoming[l.to as usize].push(i as u32);
+            }
         }
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();

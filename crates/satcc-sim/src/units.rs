@@ -26,8 +26,18 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 /// A link or flow rate in bits per second: `10Mbps`, `1.544Mb/s`, `64kbps`,
-/// `1Gbps`, `12000bps`, or a bare number of bits per second.
+/// `1Gbps`, `12000bps`, a bare number of bits per second, or one of the
+/// link classes `T1` (1.544 Mb/s), `T2` (10), `T3` (45), `OC3` (155).
 pub fn parse_rate_bps(s: &str) -> Result<u64, String> {
+    // Link-class names as paper 003 §V uses them for its ISLs (it rounds
+    // T2, T3 and OC3 to 10, 45 and 155 Mb/s).
+    match s.trim().to_ascii_uppercase().as_str() {
+        "T1" => return Ok(1_544_000),
+        "T2" => return Ok(10_000_000),
+        "T3" => return Ok(45_000_000),
+        "OC3" => return Ok(155_000_000),
+        _ => {}
+    }
     let bad = || format!("invalid rate '{s}' (expected e.g. '10Mbps', '64kbps', '1.5e6bps')");
     let (n, unit) = split_number(s).ok_or_else(bad)?;
     let mult = match unit.to_ascii_lowercase().as_str() {
@@ -96,6 +106,9 @@ mod tests {
         assert_eq!(parse_rate_bps("1.544Mb/s"), Ok(1_544_000));
         assert_eq!(parse_rate_bps("64 kbps"), Ok(64_000));
         assert_eq!(parse_rate_bps("1.5e6"), Ok(1_500_000));
+        assert_eq!(parse_rate_bps("T1"), Ok(1_544_000));
+        assert_eq!(parse_rate_bps("oc3"), Ok(155_000_000));
+        assert!(parse_rate_bps("T4").is_err());
         assert!(parse_rate_bps("10Mbs").unwrap_err().contains("10Mbs"));
         assert!(parse_rate_bps("0bps").is_err());
         assert!(parse_rate_bps("-3Mbps").is_err());
