@@ -65,14 +65,14 @@ def point(satcc, scenario, sets, seeds, links, groups=None):
     return out
 
 
-def stairstep(satcc, sets):
-    """Scenario B's time series: per-window fairness, utilization, queue."""
+def series(satcc, scenario, sets):
+    """Run `scenario` and read its time series: per-time flow goodputs and
+    the bottleneck isl.b0's (utilization, queue)."""
     import csv
     import tempfile
     from collections import defaultdict
     with tempfile.TemporaryDirectory() as d:
-        args = [satcc, "run", os.path.join(ROOT, "scenarios", "refwa-b-stairstep.toml"), "-q",
-                "--out", d]
+        args = [satcc, "run", os.path.join(ROOT, "scenarios", scenario), "-q", "--out", d]
         for x in sets:
             args += ["--set", x]
         subprocess.run(args, check=True, capture_output=True)
@@ -82,6 +82,12 @@ def stairstep(satcc, sets):
         links = {float(r["time_s"]): (float(r["utilization"]), int(r["queue_pkts"]))
                  for r in csv.DictReader(open(os.path.join(d, "links.csv")))
                  if r["link"] == "isl.b0"}
+    return g, links
+
+
+def stairstep(satcc, sets):
+    """Scenario B's time series: per-window fairness, utilization, queue."""
+    g, links = series(satcc, "refwa-b-stairstep.toml", sets)
     ts = sorted(g)
     rows = []
     for a, b, n in [(1, 5, 4), (5, 6, 8), (6, 7, 8), (7, 15, 8), (15, 16, 4), (16, 20, 4)]:
@@ -229,21 +235,7 @@ def main():
 
 def handover(satcc, sets):
     """The handover scenario's per-window group goodputs."""
-    import csv
-    import tempfile
-    from collections import defaultdict
-    with tempfile.TemporaryDirectory() as d:
-        args = [satcc, "run", os.path.join(ROOT, "scenarios", "refwa-handover.toml"), "-q",
-                "--out", d]
-        for x in sets:
-            args += ["--set", x]
-        subprocess.run(args, check=True, capture_output=True)
-        g = defaultdict(dict)
-        for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
-            g[float(r["time_s"])][int(r["flow"])] = float(r["goodput_bps"])
-        links = {float(r["time_s"]): (float(r["utilization"]), int(r["queue_pkts"]))
-                 for r in csv.DictReader(open(os.path.join(d, "links.csv")))
-                 if r["link"] == "isl.b0"}
+    g, links = series(satcc, "refwa-handover.toml", sets)
     ts = sorted(g)
     rows = []
     for a, b in [(2, 10), (10, 11), (11, 20)]:
