@@ -30,6 +30,7 @@
 //! in the number of groups M, independent of the number of flows.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
@@ -235,12 +236,48 @@ fn upsilon_step_counted(
     ops.add(up, b).max(0.0)
 }
 
+/// A fixed multiply-rotate hash (the rustc/Firefox "Fx" hash) for the flow
+/// table: every packet looks its flow up, SipHash's DoS resistance buys
+/// nothing inside a simulation, and a fixed hash keeps the table's layout
+/// the same from run to run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlowHasher(u64);
+
+impl Hasher for FlowHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl FlowHasher {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// A REFWA controller for one outgoing satellite link.
 #[derive(Debug)]
 pub struct Refwa {
     cfg: RefwaConfig,
     stats: RefwaStats,
-    flows: HashMap<FlowKey, Flow>,
+    flows: HashMap<FlowKey, Flow, BuildHasherDefault<FlowHasher>>,
     /// Groups keyed by their RTT estimate: ordered, so that the epoch sums
     /// are taken in the same order on every run.
     groups: BTreeMap<Duration, Group>,
@@ -265,7 +302,7 @@ impl Refwa {
         Refwa {
             cfg,
             stats: RefwaStats::default(),
-            flows: HashMap::new(),
+            flows: HashMap::default(),
             groups: BTreeMap::new(),
             pkts_per_sec,
             next_epoch: None,

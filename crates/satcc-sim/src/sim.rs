@@ -398,7 +398,7 @@ impl Sim {
     /// Builds the network and flows of a validated scenario.
     pub fn new(sc: &Scenario, opts: &crate::RunOptions) -> Result<Sim, crate::SimError> {
         let net = NetDef::build(sc);
-        let routes = net.routes();
+        let routes = net.flow_routes_over(&vec![true; net.links.len()]);
         let n = net.nodes.len();
         let mut links = Vec::with_capacity(net.links.len());
         for (i, l) in net.links.iter().enumerate() {
@@ -927,7 +927,7 @@ impl Sim {
         for li in up {
             self.link_up[li] = true;
         }
-        self.routes = self.net.routes_over(&self.link_up);
+        self.routes = self.net.flow_routes_over(&self.link_up);
     }
 
     fn start_tx(&mut self, li: usize, idx: u32) {

@@ -174,6 +174,24 @@ impl NetDef {
     /// Routes as [`NetDef::routes`], over the links with `up[i]` only (a
     /// snapshot of a dynamic topology).
     pub fn routes_over(&self, up: &[bool]) -> Vec<u32> {
+        self.routes_to(up, &vec![true; self.nodes.len()])
+    }
+
+    /// Routes as [`NetDef::routes_over`], filled in only towards flow
+    /// endpoints: packets are only ever addressed to them (data to sinks,
+    /// ACKs to sources). On a constellation with a private chain per flow
+    /// most nodes are satellites, and the other columns are most of the
+    /// build time.
+    pub fn flow_routes_over(&self, up: &[bool]) -> Vec<u32> {
+        let mut is_dst = vec![false; self.nodes.len()];
+        for &(s, d) in &self.endpoints {
+            is_dst[s as usize] = true;
+            is_dst[d as usize] = true;
+        }
+        self.routes_to(up, &is_dst)
+    }
+
+    fn routes_to(&self, up: &[bool], is_dst: &[bool]) -> Vec<u32> {
         let n = self.nodes.len();
         let mut table = vec![u32::MAX; n * n];
         // Incoming links per node, for a BFS outward from each destination.
@@ -185,7 +203,7 @@ impl NetDef {
         }
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
-        for dst in 0..n {
+        for dst in (0..n).filter(|&d| is_dst[d]) {
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[dst] = 0;
             q.clear();
