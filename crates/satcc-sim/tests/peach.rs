@@ -210,17 +210,28 @@ fn peach_flows_share_fairly() {
     // Paper 002 §V-B (Fig. 17): N_i(t), the segments connection i has had
     // acknowledged by time t, is about the same for every connection at
     // any time.
-    let out = sim(&format!(
-        "duration = \"300s\"\nseed = 3\n\
-         [topology]\nkind = \"dumbbell\"\n\
-         [topology.bottleneck]\nrate = \"10Mbps\"\ndelay = \"270ms\"\n\
-         queue = {{ kind = \"priority\", limit = 50 }}\n\
-         error = {{ kind = \"uniform\", per = 1e-3 }}\n\
-         [topology.access]\nrate = \"100Mbps\"\ndelay = \"2ms\"\n\
-         [[flows]]\nprotocol = \"peach-sack\"\ncount = 10\nstart_spread = \"1s\"\n\
-         rwnd = 64\nmin_rto = \"1s\"\n\
-         [record]\ninterval = \"1s\"\n"
-    ));
+    let out = sim(r#"
+duration = "300s"
+seed = 3
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "270ms"
+queue = { kind = "priority", limit = 50 }
+error = { kind = "uniform", per = 1e-3 }
+[topology.access]
+rate = "100Mbps"
+delay = "2ms"
+[[flows]]
+protocol = "peach-sack"
+count = 10
+start_spread = "1s"
+rwnd = 64
+min_rto = "1s"
+[record]
+interval = "1s"
+"#);
     let c = out
         .summary
         .classes
