@@ -7,12 +7,17 @@
 //! - `geo_window/{10,10000}`: one GEO TCP SACK flow whose window is 10 or
 //!   10 000 segments. The time per packet must not grow with the window
 //!   (the SACK scoreboard and the receiver's reassembly are amortised O(1)).
+//! - `refwa_oc3_2s/{newreno,refwa}`: paper 003's OC3 constellation with 512
+//!   flows in four RTT groups (`scenarios/refwa-c-oc3.toml`) cut to 2 s,
+//!   with and without the REFWA controllers: the cost of the per-packet
+//!   flow-table work and of a network with thousands of nodes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions};
 
 const REFERENCE: &str = include_str!("../../../scenarios/bench.toml");
+const OC3: &str = include_str!("../../../scenarios/refwa-c-oc3.toml");
 
 fn packets(sc: &Scenario) -> u64 {
     run(sc, &RunOptions::default())
@@ -66,5 +71,19 @@ min_rto = "1s"
     g.finish();
 }
 
-criterion_group!(benches, reference, geo_window);
+fn refwa_oc3(c: &mut Criterion) {
+    let mut g = c.benchmark_group("refwa_oc3_2s");
+    g.sample_size(10);
+    for (name, on) in [("newreno", "false"), ("refwa", "true")] {
+        let sets = ["duration=2s".to_string(), format!("refwa.enabled={on}")];
+        let sc = Scenario::from_toml_str(OC3, "refwa-c-oc3.toml", &sets).expect("oc3 scenario");
+        g.throughput(Throughput::Elements(packets(&sc)));
+        g.bench_with_input(BenchmarkId::from_parameter(name), &sc, |b, sc| {
+            b.iter(|| run(sc, &RunOptions::default()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, reference, geo_window, refwa_oc3);
 criterion_main!(benches);
