@@ -86,6 +86,22 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Each point runs seeds 1..=N; a seed from --vary or --set would be
+    // overwritten without a word.
+    let seed_key = |k: &str| k.trim() == "seed";
+    if a.vary.iter().any(|v| {
+        v.split_once('=')
+            .is_some_and(|(k, _)| k.split('+').any(seed_key))
+    }) || a
+        .set
+        .iter()
+        .any(|s| s.split_once('=').is_some_and(|(k, _)| seed_key(k)))
+    {
+        eprintln!(
+            "satcc: sweep: seed cannot be set or varied; --seeds N runs seeds 1..N at every point"
+        );
+        return ExitCode::from(2);
+    }
     let seeds = a.seeds.max(1);
     let total = points.len() as u64 * seeds;
     let mut results = Vec::new();

@@ -332,4 +332,7 @@ fn sweep_runs_every_point_and_seed() {
     assert!(total(&points[2]) > 2.0 * total(&points[0]));
     let bad = satcc(&["sweep", &f, "--vary", "topology.bottleneck.rate=fast"]);
     assert_one_line_error(&bad, "s.toml", &["topology.bottleneck.rate", "fast"]);
+    // --seeds owns the seed: varying it would be silently overwritten.
+    let bad = satcc(&["sweep", &f, "--vary", "seed=1,2"]);
+    assert_one_line_error(&bad, "sweep", &["seed", "--seeds"]);
 }
