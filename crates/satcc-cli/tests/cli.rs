@@ -119,6 +119,12 @@ fn malformed_scenarios_get_one_line_and_exit_2() {
             &["refwa.alpha"],
         ),
         (
+            "refwagain.toml",
+            "duration = \"1s\"\n[topology]\nkind = \"constellation\"\nshape = \"single\"\n\
+             [[flows]]\nprotocol = \"newreno\"\n[refwa]\nrtt_avg_gain = 1.5\n",
+            &["refwa.rtt_avg_gain", "1.5"],
+        ),
+        (
             "peach.toml",
             &SMALL.replace("\"newreno\"", "\"newreno\"\npeach_wdsn = 0.5"),
             &["flows[1].peach_wdsn", "peach"],

@@ -71,6 +71,14 @@ pub struct RefwaSpec {
     /// constellation's `packet_bytes`, else 1000).
     #[serde(default)]
     pub packet_bytes: Option<u32>,
+    /// Gain of the EWMA that tracks RTT_avg across epochs (paper 003
+    /// §III-A.2 footnote 1 names an EWMA without its gain; default 0.5,
+    /// 1 = the last epoch's mean alone).
+    #[serde(default = "RefwaSpec::default_gain")]
+    pub rtt_avg_gain: f64,
+    /// Activity threshold δ (default: RTT_avg, §III-A.2).
+    #[serde(default)]
+    pub delta: Option<Dur>,
 }
 
 impl RefwaSpec {
@@ -85,6 +93,9 @@ impl RefwaSpec {
     }
     fn default_alpha() -> f64 {
         1.0
+    }
+    fn default_gain() -> f64 {
+        RefwaConfig::default().rtt_avg_gain
     }
 
     /// Range checks (field paths under `refwa`).
@@ -102,6 +113,18 @@ impl RefwaSpec {
                 "refwa.rtt_error".into(),
                 format!("{} outside [0, 1)", self.rtt_error),
             ));
+        }
+        if !(self.rtt_avg_gain > 0.0 && self.rtt_avg_gain <= 1.0) {
+            return Err((
+                "refwa.rtt_avg_gain".into(),
+                format!("{} outside (0, 1]", self.rtt_avg_gain),
+            ));
+        }
+        if self
+            .delta
+            .is_some_and(|d| d.0 == satcc_proto::Duration::ZERO)
+        {
+            return Err(("refwa.delta".into(), "must be greater than zero".into()));
         }
         if self.packet_bytes == Some(0) {
             return Err(("refwa.packet_bytes".into(), "must be at least 1".into()));
@@ -302,9 +325,8 @@ pub(crate) fn build(
             initial_ttl: INITIAL_TTL,
             rtt_error: spec.rtt_error,
             seed: Rng::stream(sc.seed, STREAM_REFWA + li as u64).next_u64(),
-            // RTT_avg's EWMA gain and δ = RTT_avg keep the controller's
-            // defaults (paper 003 §III-A.2).
-            ..RefwaConfig::default()
+            rtt_avg_gain: spec.rtt_avg_gain,
+            delta: spec.delta.map(|d| d.0),
         };
         let r: Shared = Rc::new(RefCell::new(Refwa::new(cfg, Instant::ZERO)));
         let k = hook_of(&mut hooks, li);
