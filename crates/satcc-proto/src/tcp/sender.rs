@@ -300,6 +300,11 @@ impl TcpSender {
         // RFC 5681 §3.2 / RFC 793: an ACK for data never sent is dropped,
         // and an ACK older than SND.UNA carries nothing new.
         if ack.ack > self.snd_max || ack.ack < self.snd_una {
+            // A dummy's echo rides at low priority and may be overtaken by
+            // data ACKs; its credit still counts (paper 002 §III-A).
+            if ack.dummy_echo && ack.ack <= self.snd_max {
+                self.on_dummy_ack();
+            }
             self.stats.acks_ignored += 1;
             return;
         }
@@ -421,14 +426,14 @@ impl TcpSender {
             match self.cfg.variant {
                 Variant::Reno => {
                     // RFC 5681 §3.2 step 6: deflate and leave on any new ACK.
-                    self.cwnd = self.ssthresh;
+                    self.cwnd = self.deflated_cwnd();
                     self.in_recovery = false;
                 }
                 Variant::NewReno => {
                     if self.snd_una >= self.recover {
                         // RFC 6582 §3.2 step 5, full ACK, option (2):
                         // cwnd = ssthresh (as ns-2 does).
-                        self.cwnd = self.ssthresh;
+                        self.cwnd = self.deflated_cwnd();
                         self.in_recovery = false;
                     } else {
                         // RFC 6582 §3.2 step 6, partial ACK: retransmit the
@@ -569,8 +574,16 @@ impl TcpSender {
             p.rr_seq = self.snd_una;
             p.adsn = (p.cfg.adsn_factor * w as f64).round() as u64;
             p.wdsn = (p.cfg.wdsn_factor * w as f64).round() as u64;
-            p.rr_deadline =
-                Some(now + Duration::from_secs_f64(rtt.as_secs_f64() * p.cfg.rr_timeout_rtts));
+            // The retransmission joins the queue as it is now, usually no
+            // shorter than when the latest sample left it, so its ACK lands
+            // around one RTT from now: RFC 6298's 4·RTTVAR margin keeps
+            // that ACK from losing the race (our choice; §III-C says "one
+            // RTT").
+            p.rr_deadline = Some(
+                now + Duration::from_secs_f64(rtt.as_secs_f64() * p.cfg.rr_timeout_rtts)
+                    + self.rtt.rttvar().saturating_mul(4),
+            );
+            p.rr_acks = 0;
             self.stats.rapid_recoveries += 1;
         }
     }
@@ -601,7 +614,12 @@ impl TcpSender {
             return;
         }
         if p.wdsn == 0 {
-            if self.cwnd < cap {
+            if self.in_recovery && self.cfg.variant != Variant::Sack {
+                // NewReno's recovery (a second loss in the window) will set
+                // cwnd = ssthresh on its full ACK: keep the credit to add
+                // back then, so a link-error loss still restores W (§IV).
+                p.credit += 1;
+            } else if self.cwnd < cap {
                 self.cwnd = (self.cwnd + 1.0).min(cap);
             }
         } else {
@@ -609,17 +627,37 @@ impl TcpSender {
         }
     }
 
+    /// cwnd on leaving the base variant's recovery: ssthresh plus the
+    /// dummy-ACK credit gathered meanwhile.
+    fn deflated_cwnd(&mut self) -> f64 {
+        let credit = self
+            .peach
+            .as_mut()
+            .map_or(0, |p| std::mem::take(&mut p.credit));
+        let cap = (self.cfg.max_window.max(1) as f64).min(self.rwnd.max(1) as f64);
+        (self.ssthresh + credit as f64).min(cap.max(self.ssthresh))
+    }
+
     /// Paper 002 §III-C: on each data ACK of Rapid Recovery, if no new data
     /// may be sent, send two dummies while adsn lasts.
     fn rapid_recovery_dummies(&mut self) {
-        let blocked = !self.has_new_data()
-            || if self.cfg.variant == Variant::Sack {
-                (self.sb.pipe() as f64) + 1.0 > self.cwnd
-            } else {
-                self.window() <= self.snd_max - self.snd_una
-            };
+        let outstanding = self.snd_max - self.snd_una;
+        let has_data = self.has_new_data();
+        let ssthresh = self.ssthresh.floor() as u64;
         if let Some(p) = self.peach.as_mut() {
-            if p.rapid && p.adsn > 0 && blocked {
+            if !p.rapid {
+                return;
+            }
+            p.rr_acks += 1;
+            // §III-C's test, "cwnd <= unacknowledged data", with cwnd
+            // counted as the paper inflates it (W/2 plus one per data ACK)
+            // whatever the base variant: RFC 6675's pipe already leaves
+            // out the SACKed and lost segments and would open W/2 - 3
+            // ACKs early, cutting the dummies short of adsn.
+            let blocked = !has_data || ssthresh + p.rr_acks <= outstanding;
+            // Dummies go only to a receiver that has echoed one: an
+            // unverified one may answer each with a duplicate ACK.
+            if p.adsn > 0 && blocked && p.confirmed {
                 let n = (p.cfg.dummies_per_ack as u64).min(p.adsn);
                 p.adsn -= n;
                 p.pending += n;
