@@ -112,6 +112,10 @@ impl TcpReceiver {
                 let mut ack = self.build_ack();
                 ack.ts_echo = seg.ts;
                 ack.dummy_echo = true;
+                // The echo repeats the last cumulative ACK sent: data a
+                // delayed ACK is still holding is acknowledged by that ACK,
+                // which would otherwise follow the echo as a duplicate.
+                ack.ack = self.last_ack_sent;
                 self.stats.acks_sent += 1;
                 self.out.push_back(ack);
                 return;
@@ -477,6 +481,25 @@ mod tests {
         assert!(!a.dummy_echo);
         assert_eq!(r.rcv_nxt(), 2, "the mark is ignored, the payload kept");
         assert_eq!(a.ack, 2);
+    }
+
+    #[test]
+    fn an_echo_leaves_held_data_to_the_delayed_ack() {
+        let mut r = rx(ReceiverConfig {
+            delayed_ack: true,
+            ..ReceiverConfig::default()
+        });
+        r.handle_input(t(0), &seg(0, 0));
+        assert!(r.poll_transmit(t(0)).is_none(), "segment 0 is held");
+        let mut d = seg(0, 1);
+        d.dummy = true;
+        let echo = one(&mut r, t(1), d);
+        assert!(echo.dummy_echo);
+        assert_eq!(echo.ack, 0, "the echo repeats the last ACK sent");
+        let due = r.poll_timeout().expect("the delayed ACK is still armed");
+        r.handle_timeout(due);
+        let a = r.poll_transmit(due).expect("the delayed ACK");
+        assert_eq!(a.ack, 1, "and it is not a duplicate");
     }
 
     #[test]

@@ -320,9 +320,14 @@ impl TcpSender {
         } else {
             0
         };
-        // Dummy echoes (TCP-Peach) are probes, never loss signals.
+        // Dummy echoes (TCP-Peach) are probes, never loss signals by
+        // themselves; SACK news they carry still counts (RFC 6675 §2).
         if ack.dummy_echo {
             self.on_dummy_ack();
+            if newly_sacked > 0 {
+                self.stats.dupacks += 1;
+                self.on_dupack(now);
+            }
             return;
         }
         let rtt = self.rtt_reference();
