@@ -203,6 +203,20 @@ fn seeds_for(per: f64) -> u64 {
     }
 }
 
+/// Mean, sample standard deviation, minimum and maximum of `g`.
+fn stats(g: &[f64]) -> (f64, f64, f64, f64) {
+    let m = mean(g);
+    let sd = if g.len() > 1 {
+        (g.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (g.len() - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let (lo, hi) = g
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    (m, sd, lo, hi)
+}
+
 fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
 }
@@ -428,18 +442,6 @@ stop = "25s"
 #[test]
 fn ns2_reference_numbers() {
     require_ns();
-    let stats = |g: &[f64]| {
-        let m = mean(g);
-        let sd = if g.len() > 1 {
-            (g.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (g.len() - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        let (lo, hi) = g
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-        (m, sd, lo, hi)
-    };
     for proto in ["reno", "newreno", "sack"] {
         for per in [0.0, 1e-3, 1e-2] {
             let n = seeds_for(per);
@@ -681,18 +683,6 @@ fn tfrc_mixed_droptail() {
 #[test]
 fn ns2_tfrc_reference_numbers() {
     require_ns();
-    let stats = |g: &[f64]| {
-        let m = mean(g);
-        let sd = if g.len() > 1 {
-            (g.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (g.len() - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        let (lo, hi) = g
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-        (m, sd, lo, hi)
-    };
     let payload = 10e6 * 1000.0 / 1040.0;
     let rtt = 0.504 + 2.0 * 1040.0 * 8.0 / 10e6;
     // RFC 5348 §3.1 with t_RTO = 4R, b = 1, p = the packet error rate (an

@@ -386,17 +386,22 @@ fn congestion_loss_with_half_the_dummies_carried_keeps_cwnd_at_half() {
 
 #[test]
 fn plain_receiver_makes_peach_fall_back_without_spurious_recovery() {
-    let mut p = Path::new(peach_cfg(64), false, pass_all());
+    // A data loss well after the fallback: the base variant recovers it,
+    // and no dummy goes out any more.
+    let t_loss = ms(8 * RTT_MS);
+    let mut p = Path::new(peach_cfg(64), false, Box::new(drop_one_after(t_loss)));
     p.run(ms(20 * RTT_MS));
     let st = p.s.stats();
     assert!(st.peach_fallback);
     assert_eq!(st.dummy_acks, 0);
-    assert_eq!(st.fast_retransmits, 0, "dummy dupACKs are not loss signals");
     assert_eq!(st.timeouts, 0);
-    // The first unmarked answer stops the dummies: the rest of the Sudden
-    // Start is never sent... except those already out before that answer
-    // came back (one RTT's worth).
-    assert!(st.dummies_sent <= 63);
+    // The one loss, and no recovery set off by the dummies' duplicate
+    // ACKs.
+    assert_eq!(st.fast_retransmits, 1, "dummy dupACKs are not loss signals");
+    assert_eq!(st.rapid_recoveries, 0, "the base variant recovers");
+    // All 63 opening dummies leave before the first answer can return;
+    // after the fallback none follows, not even in loss recovery.
+    assert_eq!(st.dummies_sent, 63);
     // After fallback the window opens by slow start, to rwnd.
     assert!(p.reached(64.0).is_some());
     let nr = SenderConfig {
@@ -404,7 +409,7 @@ fn plain_receiver_makes_peach_fall_back_without_spurious_recovery() {
         peach: None,
         ..peach_cfg(64)
     };
-    let mut n = Path::new(nr, false, pass_all());
+    let mut n = Path::new(nr, false, Box::new(drop_one_after(t_loss)));
     n.run(ms(20 * RTT_MS));
     // One RTT of Sudden Start, then NewReno: the same data within a few
     // percent over 20 RTTs.
