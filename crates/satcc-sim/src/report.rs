@@ -55,9 +55,17 @@ pub struct FlowSummary {
     /// Wire bytes the receiver sent back (ACKs or feedback, dummy ACKs
     /// included).
     pub ack_bytes_sent: u64,
+    /// Packets that reached an endpoint after their connection had been
+    /// replaced by a fresh one (`new_connection` files) and were ignored.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stale_packets: u64,
     /// TCP-Peach: dummy-segment counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dummy: Option<DummySummary>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// TCP-Peach's dummy segments (paper 002 §III-A) of one flow.

@@ -1479,6 +1479,7 @@ impl Sim {
                 loss_event_rate,
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
                 data_bytes_sent: f.tx.data_bytes,
+                stale_packets: f.stale,
                 ack_bytes_sent: f.tx.ack_bytes,
                 dummy: f.protocol.is_peach().then(|| {
                     let (acks, fallback) = match &f.sender {
