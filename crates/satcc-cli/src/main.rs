@@ -1,6 +1,7 @@
 //! `satcc`: run satellite congestion-control scenarios.
 
 mod bench;
+mod ns2cmd;
 mod output;
 mod sweep;
 
@@ -47,6 +48,17 @@ enum Cmd {
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
     /// bottleneck, 200 s) in satcc and, if `ns` is installed, in ns-2.
     Bench(bench::BenchArgs),
+    /// Run a scenario in ns-2 2.35 (if installed) on the same topology,
+    /// flows and seed, and print its per-flow goodput, link statistics and
+    /// F/E/FC: the cross-check of satcc's baselines, and of TFRCP through
+    /// an independent OTcl implementation carried in the script.
+    ///
+    /// Examples:
+    ///   satcc ns2 scenarios/dumbbell.toml
+    ///   satcc ns2 scenarios/tfrcp-c1.toml --set flows.1.m=5s --json
+    ///   satcc ns2 scenarios/quickstart.toml --tcl > quickstart.tcl   # the script only
+    #[command(verbatim_doc_comment)]
+    Ns2(ns2cmd::Ns2Args),
 }
 
 #[derive(Args, Debug)]
@@ -83,6 +95,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => run(a),
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Sweep(a) => sweep::sweep(a),
+        Cmd::Ns2(a) => ns2cmd::ns2(a),
     }
 }
 

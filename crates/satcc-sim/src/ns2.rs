@@ -83,8 +83,8 @@ use satcc_proto::tcp::{ReceiverConfig, SenderConfig};
 use satcc_proto::Duration;
 
 use crate::scenario::{
-    AccessSpec, AppSpec, ErrorSpec, FeedbackSpec, FlowSpec, LinkSpec, Protocol, QueueSpec,
-    Scenario, Topology,
+    AccessSpec, AppSpec, ErrorSpec, FeedbackSpec, FlowSpec, LinkSpec, PacingSpec, Protocol,
+    QueueSpec, Scenario, StrategySpec, Topology,
 };
 use crate::topology::NetDef;
 
@@ -109,6 +109,26 @@ pub struct Ns2Flow {
     pub timeouts: u64,
     /// TFRC/CCID3 flows: what ns-2's agents expose beyond goodput.
     pub tfrc: Option<Ns2Tfrc>,
+    /// TFRCP flows: the OTcl sender's round counters.
+    pub tfrcp: Option<Ns2Tfrcp>,
+}
+
+/// What the script's OTcl TFRCP sender reports for one flow (a `TFRCP`
+/// line), over the whole run (not only the measured interval).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Tfrcp {
+    /// Rounds closed.
+    pub rounds: u64,
+    /// Rounds that lost nothing and doubled the rate.
+    pub doubled: u64,
+    /// Packets counted lost (sum of y).
+    pub lost: u64,
+    /// Packets counted received (sum of x).
+    pub received: u64,
+    /// Mean p = y/(x+y) over the rounds that lost packets.
+    pub mean_lossy_p: f64,
+    /// The rate when the run ended, packets/s.
+    pub rate_end_pps: f64,
 }
 
 /// What ns-2's `Agent/TFRC` and `Agent/TFRCSink` expose for one flow (a
@@ -194,6 +214,30 @@ impl Ns2Result {
     /// A monitored link by name.
     pub fn link(&self, name: &str) -> Option<&Ns2Link> {
         self.links.iter().find(|l| l.name == name)
+    }
+    /// F, E and FC (paper 004 §III-B) of the run, from the flows the
+    /// scenario measures, as satcc's summary selects them: TCP against the
+    /// rate-controlled flows, CBR and `measured = false` flows left out.
+    pub fn friendliness(&self, sc: &Scenario) -> Option<crate::metrics::Friendliness> {
+        let specs: Vec<&FlowSpec> = sc
+            .flows
+            .iter()
+            .flat_map(|f| std::iter::repeat_n(f, f.count as usize))
+            .collect();
+        let (mut tcp, mut other) = (Vec::new(), Vec::new());
+        for fl in &self.flows {
+            match specs.get(fl.id as usize) {
+                Some(f) if f.measured && f.protocol != Protocol::Cbr => {
+                    if f.protocol.is_tcp() {
+                        tcp.push(fl.goodput_bps);
+                    } else {
+                        other.push(fl.goodput_bps);
+                    }
+                }
+                _ => {}
+            }
+        }
+        crate::metrics::friendliness(&other, &tcp)
     }
     /// Sum of all flows' goodput.
     pub fn total_goodput_bps(&self) -> f64 {
@@ -482,6 +526,45 @@ pub fn num_feedback(f: &FlowSpec, rtt: Duration) -> u32 {
     }
 }
 
+/// The OTcl TFRCP sender and receiver (paper 004), emitted once into any
+/// script with a TFRCP flow.
+const TFRCP_TCL: &str = include_str!("ns2_tfrcp.tcl");
+
+/// The `setup` dictionary of an ns-2 TFRCP sender: the flow's settings,
+/// with satcc_proto::tfrcp's defaults where the flow has none (as the
+/// simulator builds its sender), so both sides run the same numbers.
+fn tfrcp_config(f: &FlowSpec, rng_seed: u64) -> String {
+    let d = satcc_proto::tfrcp::SenderConfig::default();
+    let default_m = match d.strategy {
+        satcc_proto::tfrcp::Strategy::Fixed { m } => m,
+        _ => Duration::from_secs(3),
+    };
+    let dur = |x: Option<crate::scenario::Dur>, def: Duration| secs_f(x.map_or(def, |v| v.0));
+    let strategy = match f.strategy.unwrap_or(StrategySpec::S1) {
+        StrategySpec::S1 => "s1",
+        StrategySpec::S2 => "s2",
+        StrategySpec::S3 => "s3",
+    };
+    format!(
+        "r0 {r0} strategy {strategy} m {m} k {k} base {base} spread {spread} wmax {wmax} b {b} \
+         minrto {minrto} maxrto {maxrto} initrto {initrto} g {g} minrate {minrate} maxrate {maxrate} \
+         rngseed {rng_seed}",
+        r0 = f.initial_rate.unwrap_or(d.r0),
+        m = dur(f.m, default_m),
+        k = f.k.unwrap_or(10.0),
+        base = dur(f.m_base, Duration::ZERO),
+        spread = dur(f.m_spread, Duration::ZERO),
+        wmax = f.wmax.unwrap_or(d.wmax),
+        b = d.b,
+        minrto = dur(f.min_rto, d.min_rto),
+        maxrto = dur(f.max_rto, d.max_rto),
+        initrto = dur(f.initial_rto, d.initial_rto),
+        g = secs_f(d.clock_granularity),
+        minrate = d.min_rate,
+        maxrate = d.max_rate,
+    )
+}
+
 /// Total number of flow instances.
 fn instances(sc: &Scenario) -> u32 {
     sc.flows.iter().map(|f| f.count).sum()
@@ -614,14 +697,23 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
     let starts = crate::sim::flow_starts(sc);
     let mut rtts_cache: Option<Vec<Option<Duration>>> = None;
     let mut flow_tcl = Vec::new(); // (id, proto, kind, from_s, to_s, payload, wire)
+    let mut tfrcp_lib = false;
     for (fi, f) in sc.flows.iter().enumerate() {
         let at = |x: &str| format!("flows[{fi}].{x}");
-        if f.app != AppSpec::Bulk {
-            return Err(format!(
-                "{}: only kind = \"bulk\" is supported by the ns-2 export",
-                at("app")
-            ));
-        }
+        let pareto = match f.app {
+            AppSpec::Bulk => None,
+            AppSpec::OnOff {
+                on_mean,
+                off_mean,
+                shape,
+            } if f.protocol == Protocol::Cbr => Some((on_mean.0, off_mean.0, shape)),
+            _ => {
+                return Err(format!(
+                    "{}: only kind = \"bulk\" (and \"onoff\" on cbr flows) is supported by the ns-2 export",
+                    at("app")
+                ))
+            }
+        };
         if f.send_jitter.is_some() && !f.protocol.is_tcp() {
             return Err(format!(
                 "{}: the ns-2 export sets overhead_ on TCP agents only",
@@ -786,12 +878,38 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                     ));
                 }
                 Protocol::Tfrcp => {
-                    // ns-2 2.35 has no TFRCP agent (the paper's code was a
-                    // patch to ns-2 that was never merged).
-                    return Err(format!(
-                        "{}: tfrcp has no ns-2 2.35 agent to export to",
-                        at("protocol")
-                    ));
+                    // ns-2 2.35 has no TFRCP agent: the script carries its
+                    // own, an independent OTcl implementation of paper 004
+                    // over Agent/Message (ns2_tfrcp.tcl).
+                    if f.pacing == Some(PacingSpec::Burst) {
+                        return Err(format!(
+                            "{}: the ns-2 TFRCP sends evenly paced packets only",
+                            at("pacing")
+                        ));
+                    }
+                    if !tfrcp_lib {
+                        g.out.push_str(TFRCP_TCL);
+                        tfrcp_lib = true;
+                    }
+                    let _ = writeln!(
+                        g.out,
+                        "set tcp_{i} [new Agent/Message/Tfrcp]\n\
+                         $tcp_{i} set fid_ {i}\n\
+                         $tcp_{i} set packetSize_ {wire}\n\
+                         $tcp_{i} setup {{{cfg}}}\n\
+                         set sink_{i} [new Agent/Message/TfrcpSink]\n\
+                         $sink_{i} set packetSize_ {hdr}\n\
+                         $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                         $ns connect $tcp_{i} $sink_{i}\n\
+                         $ns at {start} \"$tcp_{i} start\"",
+                        wire = f.mss + hdr,
+                        cfg = tfrcp_config(f, sub_seed(sc.seed, 1_000_000 + i as u64)),
+                        start = secs(start_d)
+                    );
+                    if stop < end {
+                        let _ = writeln!(g.out, "$ns at {stop} \"$tcp_{i} stop\"");
+                    }
+                    flow_tcl.push((i, "tfrcp", "tfrcp", start, stop, f.mss, f.mss + hdr));
                 }
                 Protocol::Cbr => {
                     let payload = f.packet_size.unwrap_or(f.mss);
@@ -806,10 +924,25 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
                          set sink_{i} [new Agent/LossMonitor]\n\
                          $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
                          $ns connect $tcp_{i} $sink_{i}\n\
-                         set app_{i} [new Application/Traffic/CBR]\n$app_{i} set packetSize_ {wire}\n\
-                         $app_{i} set rate_ {rate}\n$app_{i} set random_ 0\n$app_{i} attach-agent $tcp_{i}\n\
+                         set app_{i} [new {traffic}]\n$app_{i} set packetSize_ {wire}\n\
+                         $app_{i} set rate_ {rate}\n{shape}$app_{i} attach-agent $tcp_{i}\n\
                          $ns at {start} \"$app_{i} start\"",
-                        start = secs(start_d)
+                        start = secs(start_d),
+                        traffic = if pareto.is_some() {
+                            "Application/Traffic/Pareto"
+                        } else {
+                            "Application/Traffic/CBR"
+                        },
+                        // Pareto ON/OFF: ns-2 draws both periods from one
+                        // shape, as satcc does.
+                        shape = match pareto {
+                            Some((on, off, k)) => format!(
+                                "$app_{i} set burst_time_ {}\n$app_{i} set idle_time_ {}\n$app_{i} set shape_ {k}\n",
+                                secs(on),
+                                secs(off)
+                            ),
+                            None => format!("$app_{i} set random_ 0\n"),
+                        },
                     );
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$app_{i} stop\"");
@@ -888,13 +1021,16 @@ pub fn to_tcl(sc: &Scenario) -> Result<String, String> {
             "tcp" => format!(
                 "[$tcp_{i} set ndatapack_] [$tcp_{i} set nrexmitpack_] [$tcp_{i} set nrexmit_]"
             ),
-            "tfrc" => format!("[$tcp_{i} set ndatapack_] 0 0"),
+            "tfrc" | "tfrcp" => format!("[$tcp_{i} set ndatapack_] 0 0"),
             _ => "0 0 0".into(),
         };
         let _ = writeln!(
             fin,
             "  puts \"FLOW {i} {proto} {active} [ddiff {kind} {endval} $snap_(f{i}) {wire} {pl}] {counters}\""
         );
+        if kind == "tfrcp" {
+            let _ = writeln!(fin, "  puts \"TFRCP {i} [$tcp_{i} stats]\"");
+        }
         if tfrc {
             let per_s = if active > 0.0 { 8.0 / active } else { 0.0 };
             let _ = writeln!(
@@ -1011,6 +1147,7 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
     let mut r = Ns2Result::default();
     let mut ended = false;
     let mut tfrc_lines = Vec::new();
+    let mut tfrcp_lines = Vec::new();
     for line in stdout.lines() {
         let mut t = line.split_whitespace();
         match t.next() {
@@ -1037,6 +1174,7 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
                     retransmits,
                     timeouts,
                     tfrc: None,
+                    tfrcp: None,
                 });
             }
             Some("TFRC") => {
@@ -1050,6 +1188,20 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
                         x_end_bps,
                         send_bps,
                         packet_loss_rate,
+                    },
+                ));
+            }
+            Some("TFRCP") => {
+                let id: u32 = num(t.next(), "flow id", line)?;
+                tfrcp_lines.push((
+                    id,
+                    Ns2Tfrcp {
+                        rounds: num(t.next(), "rounds", line)?,
+                        doubled: num(t.next(), "doubled rounds", line)?,
+                        lost: num(t.next(), "packets lost", line)?,
+                        received: num(t.next(), "packets received", line)?,
+                        mean_lossy_p: num(t.next(), "mean p", line)?,
+                        rate_end_pps: num(t.next(), "final rate", line)?,
                     },
                 ));
             }
@@ -1108,6 +1260,14 @@ pub fn parse_output(stdout: &str) -> Result<Ns2Result, String> {
             .find(|f| f.id == id)
             .ok_or_else(|| format!("TFRC line for flow {id} without a FLOW line"))?;
         f.tfrc = Some(t);
+    }
+    for (id, t) in tfrcp_lines {
+        let f = r
+            .flows
+            .iter_mut()
+            .find(|f| f.id == id)
+            .ok_or_else(|| format!("TFRCP line for flow {id} without a FLOW line"))?;
+        f.tfrcp = Some(t);
     }
     Ok(r)
 }

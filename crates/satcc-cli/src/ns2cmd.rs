@@ -1,0 +1,149 @@
+//! `satcc ns2`: run a scenario in ns-2 2.35 instead of satcc, for
+//! cross-checking the two on the same experiment.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use satcc_sim::ns2;
+use satcc_sim::scenario::Scenario;
+
+use crate::output::fmt_bps;
+
+/// Arguments of `satcc ns2`.
+#[derive(Args, Debug)]
+pub struct Ns2Args {
+    /// Scenario file (TOML; see docs/scenario.md).
+    file: PathBuf,
+    /// Override a field, as in `satcc run`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Run seed (overrides the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the generated ns-2 script and do not run it.
+    #[arg(long)]
+    tcl: bool,
+    /// Print the results as JSON on stdout and nothing else.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `satcc ns2`.
+pub fn ns2(a: Ns2Args) -> ExitCode {
+    let mut overrides = a.set.clone();
+    if let Some(s) = a.seed {
+        overrides.push(format!("seed={s}"));
+    }
+    let sc = match Scenario::load(&a.file, &overrides) {
+        Ok(sc) => sc,
+        Err(e) => {
+            eprintln!("satcc: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if a.tcl {
+        return match ns2::to_tcl(&sc) {
+            Ok(s) => {
+                print!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("satcc: {}: {e}", a.file.display());
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Err(e) = ns2::to_tcl(&sc) {
+        eprintln!("satcc: {}: {e}", a.file.display());
+        return ExitCode::from(2);
+    }
+    if !ns2::ns_available() {
+        eprintln!("satcc: ns-2 is not installed (apt-get install -y ns2)");
+        return ExitCode::from(1);
+    }
+    let (r, wall) = match ns2::run_ns2(&sc) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("satcc: ns-2: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let fr = r.friendliness(&sc);
+    if a.json {
+        let v = serde_json::json!({
+            "simulator": "ns-2",
+            "seed": sc.seed,
+            "wall_s": wall,
+            "flows": r.flows.iter().map(|f| serde_json::json!({
+                "id": f.id,
+                "protocol": f.protocol,
+                "goodput_bps": f.goodput_bps,
+                "delivered_bytes": f.delivered_bytes,
+                "packets_sent": f.packets_sent,
+                "retransmits": f.retransmits,
+                "timeouts": f.timeouts,
+                "tfrcp": f.tfrcp.as_ref().map(|t| serde_json::json!({
+                    "rounds": t.rounds,
+                    "doubled": t.doubled,
+                    "packets_lost": t.lost,
+                    "packets_received": t.received,
+                    "mean_lossy_p": t.mean_lossy_p,
+                    "rate_end_pps": t.rate_end_pps,
+                })),
+            })).collect::<Vec<_>>(),
+            "links": r.links.iter().map(|l| serde_json::json!({
+                "name": l.name,
+                "utilization": l.utilization,
+                "arrivals": l.arrivals,
+                "drops": l.drops,
+                "mean_queue_pkts": l.mean_queue_pkts,
+            })).collect::<Vec<_>>(),
+            "friendliness": fr.map(|x| serde_json::json!({
+                "f": x.f, "e": x.e, "fc": x.fc.is_finite().then_some(x.fc),
+            })),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "ns-2 2.35: {} (seed {}), {:.1} s wall",
+        a.file.display(),
+        sc.seed,
+        wall
+    );
+    println!(
+        "{:>4}  {:<8} {:>12} {:>10} {:>8} {:>6}  tfrcp rounds (doubled) p",
+        "flow", "protocol", "goodput", "sent", "rexmit", "RTOs"
+    );
+    for f in &r.flows {
+        let extra = f.tfrcp.as_ref().map_or(String::new(), |t| {
+            format!("{} ({}) {:.4}", t.rounds, t.doubled, t.mean_lossy_p)
+        });
+        println!(
+            "{:>4}  {:<8} {:>12} {:>10} {:>8} {:>6}  {}",
+            f.id,
+            f.protocol,
+            fmt_bps(f.goodput_bps),
+            f.packets_sent,
+            f.retransmits,
+            f.timeouts,
+            extra
+        );
+    }
+    for l in &r.links {
+        let loss = if l.arrivals > 0 {
+            l.drops as f64 / l.arrivals as f64
+        } else {
+            0.0
+        };
+        println!(
+            "link {:<16} utilization {:.3}  loss {:.4}  mean queue {:.1} pkts",
+            l.name, l.utilization, loss, l.mean_queue_pkts
+        );
+    }
+    if let Some(x) = fr {
+        println!("friendliness F {:.3}  E {:.3}  FC {:.3}", x.f, x.e, x.fc);
+    }
+    ExitCode::SUCCESS
+}
