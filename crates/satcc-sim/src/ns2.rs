@@ -528,7 +528,7 @@ pub fn num_feedback(f: &FlowSpec, rtt: Duration) -> u32 {
 
 /// The OTcl TFRCP sender and receiver (paper 004), emitted once into any
 /// script with a TFRCP flow.
-const TFRCP_TCL: &str = include_str!("ns2_tfrcp.tcl");
+pub const TFRCP_TCL: &str = include_str!("ns2_tfrcp.tcl");
 
 /// The `setup` dictionary of an ns-2 TFRCP sender: the flow's settings,
 /// with satcc_proto::tfrcp's defaults where the flow has none (as the

@@ -572,6 +572,11 @@ pub struct FlowSpec {
     /// (ns-2 2.35: the congestion window without fast-recovery inflation).
     #[serde(default)]
     pub rto_ssthresh: RtoSsthreshSpec,
+    /// TCP: which segments give RTT samples: `"timestamps"` (every ACK of
+    /// new data, the default) or `"karn"` (one new segment timed at a
+    /// time, none retransmitted: ns-2 2.35 and the TCPs the papers ran).
+    #[serde(default)]
+    pub rtt_timing: RttTimingSpec,
     /// TCP NewReno: restart the retransmission timer only on the first
     /// partial ACK of a recovery (RFC 6582 §4 "Impatient", ns-2's default);
     /// false restarts it on every partial ACK ("Slow-but-Steady").
@@ -702,6 +707,17 @@ pub enum FeedbackSpec {
     Standard,
     /// NFb = min(max(round(RTT/RTTref), 1), RTT*X_recv/s) per RTT (paper 001).
     Dynamic,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::RttTiming`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RttTimingSpec {
+    /// A sample from every ACK of new data (RFC 7323 timestamps).
+    #[default]
+    Timestamps,
+    /// Karn's algorithm, one segment timed per RTT (ns-2 2.35).
+    Karn,
 }
 
 /// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].

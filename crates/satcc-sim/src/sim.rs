@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
-    PeachConfig, ReceiverConfig, RtoSsthresh, SenderConfig, SenderEvent, TcpReceiver, TcpSender,
+    PeachConfig, ReceiverConfig, RtoSsthresh, RttTiming, SenderConfig, SenderEvent, TcpReceiver, TcpSender,
     Variant,
 };
 use satcc_proto::tfrc::{
@@ -29,7 +29,7 @@ use crate::report::{
     Summary,
 };
 use crate::scenario::{
-    AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, Scenario,
+    AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, Scenario,
     StrategySpec,
 };
 use crate::series::Series;
@@ -598,6 +598,10 @@ impl Sim {
                 rto_ssthresh: match spec.rto_ssthresh {
                     RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
                     RtoSsthreshSpec::Window => RtoSsthresh::Window,
+                },
+                rtt_timing: match spec.rtt_timing {
+                    RttTimingSpec::Timestamps => RttTiming::Timestamps,
+                    RttTimingSpec::Karn => RttTiming::Karn,
                 },
                 peach,
                 // The handshake tells the sender the receiver's window.
