@@ -342,3 +342,43 @@ fn sweep_runs_every_point_and_seed() {
     let bad = satcc(&["sweep", &f, "--vary", "seed=1,2"]);
     assert_one_line_error(&bad, "sweep", &["seed", "--seeds"]);
 }
+
+/// `satcc ns2`: the script of a TFRCP scenario carries the OTcl agent; a
+/// run prints F from ns-2 (CI installs ns); what ns-2 cannot express is one
+/// error line naming the field, exit 2.
+#[test]
+fn ns2_subcommand_exports_runs_and_refuses() {
+    let out = satcc(&["ns2", "scenarios/tfrcp-c4.toml", "--tcl"]);
+    assert!(out.status.success(), "{out:?}");
+    let tcl = String::from_utf8_lossy(&out.stdout);
+    assert!(tcl.contains("Class Agent/Message/Tfrcp"));
+    assert!(tcl.contains("Application/Traffic/Pareto"));
+    assert!(tcl.contains("$ns run"));
+
+    let out = satcc(&[
+        "ns2",
+        "scenarios/tfrcp-c1.toml",
+        "--set",
+        "duration=60s",
+        "--set",
+        "flows.0.count=2",
+        "--set",
+        "flows.1.count=2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON only");
+    assert_eq!(v["flows"].as_array().map(Vec::len), Some(4));
+    let f = v["friendliness"]["f"].as_f64().expect("F");
+    assert!(f > 0.0 && f.is_finite(), "{f}");
+    assert!(v["flows"][2]["tfrcp"]["rounds"].as_u64().unwrap_or(0) > 5);
+
+    let out = satcc(&["ns2", "scenarios/peach-geo.toml", "--tcl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("peach-geo.toml: topology.bottleneck.queue"),
+        "{err}"
+    );
+}

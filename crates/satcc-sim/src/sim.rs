@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
-    PeachConfig, ReceiverConfig, RtoSsthresh, RttTiming, SenderConfig, SenderEvent, TcpReceiver, TcpSender,
-    Variant,
+    PeachConfig, ReceiverConfig, RtoSsthresh, RttTiming, SenderConfig, SenderEvent, TcpReceiver,
+    TcpSender, Variant,
 };
 use satcc_proto::tfrc::{
     FeedbackPolicy, ReceiverConfig as TfrcReceiverConfig, SenderConfig as TfrcSenderConfig,
@@ -29,8 +29,8 @@ use crate::report::{
     Summary,
 };
 use crate::scenario::{
-    AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, Scenario,
-    StrategySpec,
+    AppSpec, FeedbackSpec, FileMode, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec,
+    RttTimingSpec, Scenario, StrategySpec,
 };
 use crate::series::Series;
 use crate::topology::NetDef;

@@ -22,7 +22,9 @@ pub use peach::PeachConfig;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
-pub use sender::{RtoSsthresh, RttTiming, SenderConfig, SenderEvent, SenderStats, TcpSender, Variant};
+pub use sender::{
+    RtoSsthresh, RttTiming, SenderConfig, SenderEvent, SenderStats, TcpSender, Variant,
+};
 
 /// RFC 3390 §1 initial window in segments for `mss` payload bytes:
 /// min(4*MSS, max(2*MSS, 4380 bytes)) / MSS.

@@ -240,6 +240,73 @@ fn timeout_collapses_window_and_backs_off() {
     assert_eq!(seqs(&drain(&mut s, ms(7100))), vec![(1, true), (2, true)]);
 }
 
+/// Karn timing (ns-2's): the ACK of a retransmission gives no sample, so
+/// the backoff survives it; only a segment sent once and timed ends it.
+/// With timestamps the same ACK ends it (previous test).
+#[test]
+fn karn_timing_keeps_backoff_until_a_fresh_segment_is_acked() {
+    let cfg = SenderConfig {
+        variant: Variant::NewReno,
+        initial_window: 4,
+        limited_transmit: false,
+        rtt_timing: RttTiming::Karn,
+        ..SenderConfig::default()
+    };
+    let mut s = TcpSender::new(cfg, ms(0));
+    s.push_data(1_000_000);
+    assert_eq!(drain(&mut s, ms(0)).len(), 4);
+    // Segment 0 is timed; its ACK at 300 ms is the first sample.
+    s.handle_input(ms(300), &ack(1, ms(0), &[]));
+    assert_eq!(s.stats().srtt, Some(Duration::from_millis(300)));
+    // Segments 1..3 are ACKed without a sample: only one is timed at a
+    // time (the next timed one is 4, sent at 300 ms).
+    let sent = drain(&mut s, ms(300));
+    assert_eq!(sent[0].seq, 4);
+    s.handle_input(ms(350), &ack(4, ms(10), &[]));
+    assert_eq!(s.stats().srtt, Some(Duration::from_millis(300)));
+    // 4 is acknowledged 500 ms after it left: a sample of 500 ms.
+    s.handle_input(ms(800), &ack(5, ms(300), &[]));
+    let srtt = s.stats().srtt.unwrap();
+    assert_eq!(srtt, Duration::from_micros(325_000), "7/8*300 + 1/8*500");
+    // Everything outstanding is lost: two timeouts back the timer off 4x.
+    let out = drain(&mut s, ms(800));
+    assert!(!out.is_empty());
+    let t1 = s.poll_timeout().unwrap();
+    s.handle_timeout(t1);
+    assert_eq!(seqs(&drain(&mut s, t1))[0], (5, true));
+    let t2 = s.poll_timeout().unwrap();
+    s.handle_timeout(t2);
+    let backed_off = s.stats().rto;
+    assert_eq!(s.stats().timeouts, 2);
+    drain(&mut s, t2);
+    // The retransmission of 5 is acknowledged: no sample (Karn), the
+    // backoff stays, the RTO is unchanged.
+    s.handle_input(t2 + Duration::from_millis(300), &ack(6, t2, &[]));
+    assert_eq!(s.stats().srtt, Some(srtt));
+    assert_eq!(s.stats().rto, backed_off);
+    // Go-back-N resends what is left (retransmissions, not timed); once
+    // new data goes out and is acknowledged, the sample ends the backoff.
+    let mut now = t2 + Duration::from_millis(300);
+    let mut next_ack = 6;
+    loop {
+        let out = drain(&mut s, now);
+        assert!(!out.is_empty());
+        let fresh = out.iter().find(|d| !d.retransmit).map(|d| d.seq);
+        now = now + Duration::from_millis(300);
+        next_ack = out.iter().map(|d| d.seq + 1).max().unwrap().max(next_ack);
+        s.handle_input(now, &ack(next_ack, now, &[]));
+        if fresh.is_some() {
+            break;
+        }
+        assert_eq!(s.stats().rto, backed_off, "no sample from a retransmission");
+    }
+    assert!(
+        s.stats().rto < backed_off,
+        "a fresh sample ends the backoff"
+    );
+    assert_eq!(s.stats().rto, Duration::from_secs(1));
+}
+
 #[test]
 fn all_acked_once_per_push_with_short_last_segment() {
     let mut s2 = TcpSender::new(SenderConfig::default(), ms(0));
