@@ -99,17 +99,27 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(a: RunArgs) -> ExitCode {
-    let mut overrides = a.set.clone();
-    if let Some(s) = a.seed {
+/// Loads a scenario with `--set` overrides and an optional `--seed`; a
+/// malformed one is reported on one line and gives exit code 2.
+pub(crate) fn load_scenario(
+    file: &std::path::Path,
+    set: &[String],
+    seed: Option<u64>,
+) -> Result<Scenario, ExitCode> {
+    let mut overrides = set.to_vec();
+    if let Some(s) = seed {
         overrides.push(format!("seed={s}"));
     }
-    let sc = match Scenario::load(&a.file, &overrides) {
+    Scenario::load(file, &overrides).map_err(|e| {
+        eprintln!("satcc: {e}");
+        ExitCode::from(2)
+    })
+}
+
+fn run(a: RunArgs) -> ExitCode {
+    let sc = match load_scenario(&a.file, &a.set, a.seed) {
         Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("satcc: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let out_dir = a
         .out

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use clap::Args;
 use satcc_sim::ns2;
-use satcc_sim::scenario::Scenario;
 
 use crate::output::fmt_bps;
 
@@ -31,16 +30,9 @@ pub struct Ns2Args {
 
 /// Runs `satcc ns2`.
 pub fn ns2(a: Ns2Args) -> ExitCode {
-    let mut overrides = a.set.clone();
-    if let Some(s) = a.seed {
-        overrides.push(format!("seed={s}"));
-    }
-    let sc = match Scenario::load(&a.file, &overrides) {
+    let sc = match crate::load_scenario(&a.file, &a.set, a.seed) {
         Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("satcc: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     if a.tcl {
         return match ns2::to_tcl(&sc) {

@@ -292,7 +292,7 @@ fn karn_timing_keeps_backoff_until_a_fresh_segment_is_acked() {
         let out = drain(&mut s, now);
         assert!(!out.is_empty());
         let fresh = out.iter().find(|d| !d.retransmit).map(|d| d.seq);
-        now = now + Duration::from_millis(300);
+        now += Duration::from_millis(300);
         next_ack = out.iter().map(|d| d.seq + 1).max().unwrap().max(next_ack);
         s.handle_input(now, &ack(next_ack, now, &[]));
         if fresh.is_some() {
