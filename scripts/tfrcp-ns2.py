@@ -14,9 +14,9 @@ Needs `ns` (apt-get install -y ns2) and a release build of satcc.
 
 import argparse
 import concurrent.futures as cf
+import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -58,12 +58,16 @@ def run(satcc, which, scenario, sets, seed):
     return fr["f"] if fr else float("nan")
 
 
-def med_siqr(v):
-    v = sorted(v)
-    if len(v) < 2:
-        return v[0], 0.0
-    q = statistics.quantiles(v, n=4, method="inclusive")
-    return statistics.median(v), (q[2] - q[0]) / 2
+def _load_validation():
+    # The median/SIQR of the satcc tables, so both scripts summarise alike.
+    spec = importlib.util.spec_from_file_location(
+        "tfrcp_validation", os.path.join(ROOT, "scripts", "tfrcp-validation.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+med_siqr = _load_validation().med_siqr
 
 
 def main():
