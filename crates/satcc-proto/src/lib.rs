@@ -7,6 +7,8 @@
 //! same machines (see `DESIGN.md`).
 #![warn(missing_docs)]
 
+pub mod cbr;
+pub mod endpoint;
 pub mod equation;
 mod pacer;
 pub mod refwa;
@@ -16,4 +18,5 @@ pub mod tfrc;
 pub mod tfrcp;
 pub mod time;
 
+pub use endpoint::{Endpoint, Event, Message, Sender, Stats, Transmit};
 pub use time::{Duration, Instant};

@@ -7,6 +7,7 @@
 //! That keeps the SACK scoreboard a dense ring indexed by segment number, so
 //! per-ACK work does not grow with the window.
 
+mod endpoint;
 mod peach;
 #[cfg(test)]
 mod peach_tests;

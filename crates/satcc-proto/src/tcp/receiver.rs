@@ -53,6 +53,8 @@ pub struct ReceiverStats {
     pub out_of_window: u64,
     /// Segments currently buffered out of order.
     pub buffered_segments: u64,
+    /// Messages of another protocol handed to the receiver, ignored.
+    pub foreign: u64,
 }
 
 /// A one-way TCP receiver.
@@ -74,7 +76,7 @@ pub struct TcpReceiver {
     unacked: u32,
     delack_deadline: Option<Instant>,
     out: VecDeque<TcpAck>,
-    stats: ReceiverStats,
+    pub(super) stats: ReceiverStats,
 }
 
 impl TcpReceiver {

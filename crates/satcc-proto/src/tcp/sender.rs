@@ -211,6 +211,8 @@ pub struct SenderStats {
     pub wdsn: u64,
     /// TCP-Peach's adsn (dummies Rapid Recovery may still send).
     pub adsn: u64,
+    /// Messages of another protocol handed to the sender, ignored.
+    pub foreign: u64,
 }
 
 /// A one-way TCP sender.
@@ -227,6 +229,10 @@ pub struct TcpSender {
     short_segs: VecDeque<(u64, u32)>,
     reported_all_acked: u64,
     events: VecDeque<SenderEvent>,
+    /// What the endpoint interface has reported so far: acknowledged
+    /// bytes, and loss reactions (fast retransmits + timeouts).
+    pub(super) reported_acked: u64,
+    pub(super) reported_losses: u64,
     // Sequence space.
     snd_una: u64,
     snd_nxt: u64,
@@ -257,7 +263,7 @@ pub struct TcpSender {
     /// [`RttTiming::Karn`]: the segment being timed and when it was sent.
     timed: Option<(u64, Instant)>,
     peach: Option<PeachState>,
-    stats: SenderStats,
+    pub(super) stats: SenderStats,
 }
 
 impl TcpSender {
@@ -289,6 +295,8 @@ impl TcpSender {
             short_segs: VecDeque::new(),
             reported_all_acked: 0,
             events: VecDeque::new(),
+            reported_acked: 0,
+            reported_losses: 0,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,

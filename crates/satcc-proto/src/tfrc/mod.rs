@@ -10,6 +10,7 @@
 
 use crate::time::{Duration, Instant};
 
+mod endpoint;
 pub mod loss;
 pub mod receiver;
 pub mod sender;
@@ -191,6 +192,8 @@ pub struct TfrcSenderStats {
     /// Feedback packets ignored as malformed (a NaN field, an echoed
     /// timestamp later than now).
     pub feedback_ignored: u64,
+    /// Messages of another protocol handed to the sender, ignored.
+    pub foreign: u64,
 }
 
 /// Receiver counters.
@@ -217,4 +220,6 @@ pub struct TfrcReceiverStats {
     pub x_recv: f64,
     /// The receiver's RTT, R_m (the `rtt` field of the latest data packet).
     pub rtt: Option<Duration>,
+    /// Messages of another protocol handed to the receiver, ignored.
+    pub foreign: u64,
 }

@@ -67,7 +67,7 @@ pub struct TfrcReceiver {
     obs: Duration,
     pending: Option<TfrcFeedback>,
     p: f64,
-    stats: TfrcReceiverStats,
+    pub(super) stats: TfrcReceiverStats,
 }
 
 impl TfrcReceiver {

@@ -58,7 +58,9 @@ pub struct TfrcSender {
     dry: bool,
     busy: bool,
     feedback_seen: bool,
-    stats: TfrcSenderStats,
+    pub(super) stats: TfrcSenderStats,
+    /// The endpoint interface has reported the exit from slow start.
+    pub(super) ss_exit_reported: bool,
 }
 
 impl TfrcSender {
@@ -92,6 +94,7 @@ impl TfrcSender {
             busy: false,
             feedback_seen: false,
             stats: TfrcSenderStats::default(),
+            ss_exit_reported: false,
         }
     }
 

@@ -14,6 +14,7 @@
 
 use crate::time::{Duration, Instant};
 
+mod endpoint;
 pub mod receiver;
 pub mod sender;
 #[cfg(test)]
@@ -208,6 +209,8 @@ pub struct TfrcpSenderStats {
     pub packets_acked: u64,
     /// Packets counted lost over the whole run (sum of y).
     pub packets_lost: u64,
+    /// Messages of another protocol handed to the sender, ignored.
+    pub foreign: u64,
 }
 
 /// Receiver counters.
@@ -227,4 +230,6 @@ pub struct TfrcpReceiverStats {
     /// ACKs dropped because the driver did not collect them
     /// ([`receiver::MAX_PENDING_ACKS`] were already waiting).
     pub acks_dropped: u64,
+    /// Messages of another protocol handed to the receiver, ignored.
+    pub foreign: u64,
 }

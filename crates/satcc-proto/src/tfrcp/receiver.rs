@@ -34,7 +34,7 @@ pub struct TfrcpReceiver {
     bits: Vec<u64>,
     hi: Option<u64>,
     pending: VecDeque<TfrcpAck>,
-    stats: TfrcpReceiverStats,
+    pub(super) stats: TfrcpReceiverStats,
 }
 
 impl TfrcpReceiver {

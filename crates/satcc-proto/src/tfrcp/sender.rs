@@ -104,7 +104,7 @@ pub struct TfrcpSender {
     next_burst: Instant,
     burst_left: u64,
     burst_frac: f64,
-    stats: TfrcpSenderStats,
+    pub(super) stats: TfrcpSenderStats,
 }
 
 /// `x` if it is a number in [lo, hi], else clamped (NaN gives `lo`).
