@@ -2,7 +2,7 @@
 """Paper 004 (TFRCP) in satcc and in ns-2 2.35, side by side.
 
 ns-2 has no TFRCP agent; `satcc ns2` exports a scenario with its own OTcl
-TFRCP (crates/satcc-sim/src/ns2_tfrcp.tcl, written from the paper, not from
+TFRCP (crates/satcc-ns2/src/ns2_tfrcp.tcl, written from the paper, not from
 satcc's Rust), so the paper's findings can be checked in a second simulator
 on the same topology, flows and seed. For every grid point this runs
 `satcc run` and `satcc ns2` over seeds 1..N and prints a markdown table of

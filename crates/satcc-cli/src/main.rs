@@ -40,9 +40,12 @@ enum Cmd {
     /// Run one scenario over several values of some fields (and seeds) and
     /// print the results side by side.
     ///
+    /// Every run is checked before the first starts; runs then go on all
+    /// cores (`--jobs N` for fewer), with the same output whatever N.
+    ///
     /// Examples:
     ///   satcc sweep scenarios/ccid3-ipstar.toml --vary flows.0.feedback=standard,dynamic --seeds 5
-    ///   satcc sweep scenarios/dumbbell.toml --vary topology.bottleneck.rate=2Mbps,4Mbps,8Mbps
+    ///   satcc sweep scenarios/dumbbell.toml --vary topology.bottleneck.rate=2Mbps,4Mbps,8Mbps --jobs 2
     #[command(verbatim_doc_comment)]
     Sweep(sweep::SweepArgs),
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
@@ -208,10 +211,14 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
 
 /// Times ns-2 on the scenario; Err says why it could not.
 pub(crate) fn ns2_bench(sc: &Scenario) -> Option<Result<f64, String>> {
-    if !satcc_sim::ns2::ns_available() {
+    if !satcc_ns2::ns_available() {
         return Some(Err(
             "not installed (apt-get install -y ns2 to compare)".into()
         ));
     }
-    Some(satcc_sim::ns2::run_ns2(sc).map(|(_, wall)| wall))
+    Some(
+        satcc_ns2::run_ns2(sc)
+            .map(|(_, wall)| wall)
+            .map_err(|e| e.to_string()),
+    )
 }

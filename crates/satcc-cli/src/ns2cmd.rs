@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use satcc_sim::ns2;
+use satcc_ns2 as ns2;
 
 use crate::output::fmt_bps;
 
@@ -34,27 +34,24 @@ pub fn ns2(a: Ns2Args) -> ExitCode {
         Ok(sc) => sc,
         Err(code) => return code,
     };
+    // What ns-2 cannot express is a scenario problem: one line naming the
+    // file and field, exit 2 (as a malformed scenario).
+    let script = match ns2::export(&sc) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("satcc: {}: {e}", a.file.display());
+            return ExitCode::from(if e.is_scenario_error() { 2 } else { 1 });
+        }
+    };
     if a.tcl {
-        return match ns2::to_tcl(&sc) {
-            Ok(s) => {
-                print!("{s}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("satcc: {}: {e}", a.file.display());
-                ExitCode::from(2)
-            }
-        };
-    }
-    if let Err(e) = ns2::to_tcl(&sc) {
-        eprintln!("satcc: {}: {e}", a.file.display());
-        return ExitCode::from(2);
+        print!("{}", script.tcl);
+        return ExitCode::SUCCESS;
     }
     if !ns2::ns_available() {
         eprintln!("satcc: ns-2 is not installed (apt-get install -y ns2)");
         return ExitCode::from(1);
     }
-    let (r, wall) = match ns2::run_ns2(&sc) {
+    let (r, wall) = match script.run() {
         Ok(x) => x,
         Err(e) => {
             eprintln!("satcc: ns-2: {e}");

@@ -8,7 +8,7 @@ use clap::Args;
 use satcc_sim::metrics::median_siqr;
 use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
-use satcc_sim::{run, RunOptions};
+use satcc_sim::{run, RunOptions, Sim, SimError};
 use serde::Serialize;
 
 use crate::output::fmt_bps;
@@ -33,6 +33,10 @@ pub struct SweepArgs {
     /// Print JSON only: one object per point with the per-seed summaries.
     #[arg(long)]
     pub json: bool,
+    /// Runs at a time, each on its own thread [default: all cores]. The
+    /// output is the same whatever N.
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -77,6 +81,54 @@ fn mean(x: &[f64]) -> f64 {
     }
 }
 
+/// One (point, seed) run, loaded and validated before any runs.
+struct Job {
+    point: usize,
+    seed: u64,
+    sc: Scenario,
+}
+
+/// The runs a sweep makes: every point with seeds `1..=seeds`, in output
+/// order, each scenario loaded and checked; Err is the message of the first
+/// that fails.
+fn jobs(a: &SweepArgs, points: &[Vec<(String, String)>], seeds: u64) -> Result<Vec<Job>, String> {
+    let mut jobs = Vec::new();
+    for (pi, p) in points.iter().enumerate() {
+        for seed in 1..=seeds {
+            let mut sets = a.set.clone();
+            for (keys, v) in p {
+                let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
+                let vals: Vec<&str> = v.split(':').collect();
+                if vals.len() > 1 && vals.len() != keys.len() {
+                    return Err(format!(
+                        "--vary {}={v}: {} values for {} keys",
+                        keys.join("+"),
+                        vals.len(),
+                        keys.len()
+                    ));
+                }
+                for (i, k) in keys.iter().enumerate() {
+                    let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
+                    sets.push(format!("{k}={val}"));
+                }
+            }
+            sets.push(format!("seed={seed}"));
+            let sc = Scenario::load(&a.file, &sets).map_err(|e| e.to_string())?;
+            // What only building the network finds (e.g. an unknown link
+            // in `record.links`): building is cheap next to running.
+            if let Err(e) = Sim::new(&sc, &RunOptions::default()) {
+                return Err(format!("{}: {e}", a.file.display()));
+            }
+            jobs.push(Job {
+                point: pi,
+                seed,
+                sc,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
 /// Runs the sweep.
 pub fn sweep(a: SweepArgs) -> ExitCode {
     let points = match grid(&a.vary) {
@@ -102,56 +154,41 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let seeds = a.seeds.max(1);
-    let total = points.len() as u64 * seeds;
-    let mut results = Vec::new();
-    let mut k = 0;
-    for p in &points {
-        let mut runs = Vec::new();
-        for seed in 1..=seeds {
-            let mut sets = a.set.clone();
-            for (keys, v) in p {
-                let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
-                let vals: Vec<&str> = v.split(':').collect();
-                if vals.len() > 1 && vals.len() != keys.len() {
-                    eprintln!(
-                        "satcc: --vary {}={v}: {} values for {} keys",
-                        keys.join("+"),
-                        vals.len(),
-                        keys.len()
-                    );
-                    return ExitCode::from(2);
-                }
-                for (i, k) in keys.iter().enumerate() {
-                    let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
-                    sets.push(format!("{k}={val}"));
-                }
-            }
-            sets.push(format!("seed={seed}"));
-            let sc = match Scenario::load(&a.file, &sets) {
-                Ok(sc) => sc,
-                Err(e) => {
-                    eprintln!("satcc: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            k += 1;
-            if !a.json {
-                let label: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                eprintln!("[{k}/{total}] {} seed {seed}", label.join(" "));
-            }
-            match run(&sc, &RunOptions::default()) {
-                Ok(out) => runs.push(out.summary),
-                Err(e) => {
-                    eprintln!("satcc: {}: {e}", a.file.display());
-                    return ExitCode::from(2);
-                }
-            }
+    let workers = match a.jobs {
+        Some(0) => {
+            eprintln!("satcc: sweep: --jobs 0: need at least one worker");
+            return ExitCode::from(2);
         }
-        results.push(Point {
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let seeds = a.seeds.max(1);
+    // Every scenario is built and checked before the first run, so a typo
+    // in the last value fails at once rather than after hours of runs.
+    let jobs = match jobs(&a, &points, seeds) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("satcc: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runs = match run_all(&a, &points, &jobs, workers) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("satcc: {}: {e}", a.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    // Runs are in job order: point by point, seeds ascending.
+    let mut results: Vec<Point> = points
+        .iter()
+        .map(|p| Point {
             vary: p.clone(),
-            runs,
-        });
+            runs: Vec::new(),
+        })
+        .collect();
+    for (job, summary) in jobs.iter().zip(runs) {
+        results[job.point].runs.push(summary);
     }
     if a.json {
         println!(
@@ -162,6 +199,86 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         print!("{}", table(&results, seeds));
     }
     ExitCode::SUCCESS
+}
+
+/// Runs every job on up to `workers` threads; the summaries come back in
+/// job order whatever order the runs finish in. On failure, the error of
+/// the first failing job (in job order): every job before it was already
+/// claimed when it failed and still finishes, later ones do not start.
+fn run_all(
+    a: &SweepArgs,
+    points: &[Vec<(String, String)>],
+    jobs: &[Job],
+    workers: usize,
+) -> Result<Vec<Summary>, SimError> {
+    use std::io::IsTerminal;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Mutex, OnceLock};
+
+    let total = jobs.len();
+    let label = |j: &Job| {
+        let l: Vec<String> = points[j.point]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{} seed {}", l.join(" "), j.seed)
+    };
+    let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new(total as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} runs {pos}/{len} [{bar:40}] {percent}% elapsed {elapsed} eta {eta} {wide_msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.enable_steady_tick(std::time::Duration::from_millis(250));
+        b
+    });
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let done = Mutex::new(0usize);
+    let slots: Vec<OnceLock<Result<Summary, SimError>>> =
+        jobs.iter().map(|_| OnceLock::new()).collect();
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(total) {
+            s.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else {
+                    break;
+                };
+                let r = run(&job.sc, &RunOptions::default()).map(|o| o.summary);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                let _ = slots[i].set(r);
+                if let Some(b) = &bar {
+                    b.inc(1);
+                    b.set_message(label(job));
+                } else if !a.json {
+                    // Under the lock, so k counts up on stderr.
+                    let mut k = done.lock().unwrap_or_else(|e| e.into_inner());
+                    *k += 1;
+                    eprintln!("[{k}/{total}] {}", label(job));
+                }
+            });
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut out = Vec::with_capacity(total);
+    for slot in slots {
+        match slot.into_inner() {
+            Some(Ok(summary)) => out.push(summary),
+            Some(Err(e)) => return Err(e),
+            // Not run: a job before it failed, and comes first.
+            None => unreachable!("a job was skipped without an earlier failure"),
+        }
+    }
+    Ok(out)
 }
 
 fn table(results: &[Point], seeds: u64) -> String {

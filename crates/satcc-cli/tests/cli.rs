@@ -382,3 +382,89 @@ fn ns2_subcommand_exports_runs_and_refuses() {
         "{err}"
     );
 }
+
+/// `--jobs` changes how many runs go at once, never the output: the table
+/// and the JSON are byte-identical with one worker and with two. Every
+/// scenario is checked before the first run, so a bad last value fails
+/// with no run started.
+#[test]
+fn sweep_jobs_do_not_change_the_output() {
+    let sweep = |jobs: &str, json: bool| {
+        let mut args = vec![
+            "sweep",
+            "scenarios/quickstart.toml",
+            "--set",
+            "duration=5s",
+            "--vary",
+            "topology.uplink.rate=5Mbps,10Mbps",
+            "--seeds",
+            "2",
+            "--jobs",
+            jobs,
+        ];
+        if json {
+            args.push("--json");
+        }
+        let out = satcc(&args);
+        assert!(
+            out.status.success(),
+            "--jobs {jobs}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    for json in [false, true] {
+        let one = sweep("1", json);
+        let two = sweep("2", json);
+        assert!(!one.stdout.is_empty());
+        assert_eq!(
+            String::from_utf8_lossy(&one.stdout),
+            String::from_utf8_lossy(&two.stdout),
+            "--json {json}"
+        );
+        if json {
+            let v: serde_json::Value = serde_json::from_slice(&two.stdout).expect("JSON");
+            let seeds: Vec<Vec<u64>> = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| {
+                    p["runs"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|r| r["seed"].as_u64().unwrap())
+                        .collect()
+                })
+                .collect();
+            assert_eq!(seeds, [[1, 2], [1, 2]]);
+            assert!(two.stderr.is_empty(), "--json: nothing on stderr");
+        } else {
+            // Not a terminal: one progress line per run, in any order.
+            let err = String::from_utf8_lossy(&two.stderr);
+            let mut lines: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
+            lines.sort_unstable();
+            assert_eq!(lines.len(), 4, "{err}");
+            assert!(lines[0].starts_with("[1/4] ") && lines[3].starts_with("[4/4] "));
+        }
+    }
+    let bad = satcc(&[
+        "sweep",
+        "scenarios/quickstart.toml",
+        "--vary",
+        "topology.uplink.rate=5Mbps,10Mbs",
+        "--jobs",
+        "0",
+    ]);
+    assert_one_line_error(&bad, "--jobs", &["--jobs 0"]);
+    // The typo is in the last value: one error line, no "[1/2]" before it.
+    let bad = satcc(&[
+        "sweep",
+        "scenarios/quickstart.toml",
+        "--vary",
+        "topology.uplink.rate=5Mbps,10Mbs",
+        "--jobs",
+        "1",
+    ]);
+    assert_one_line_error(&bad, "quickstart.toml", &["topology.uplink.rate", "10Mbs"]);
+}

@@ -7,9 +7,8 @@ use std::path::Path;
 
 use satcc_proto::Instant;
 
-use crate::packet::{Packet, Payload};
+use crate::packet::{Message, Packet};
 use crate::pcap::{PcapWriter, TcpPcap, UdpPcap};
-use crate::sim::Flow;
 
 /// A pcap file being written for one link.
 #[derive(Debug)]
@@ -40,20 +39,19 @@ impl LinkCapture {
         })
     }
 
-    pub(crate) fn record(&mut self, now: Instant, p: &Packet, f: &Flow) {
+    pub(crate) fn record(&mut self, now: Instant, p: &Packet, flow: u32, mss: u32) {
         let Some(w) = self.w.as_mut() else { return };
-        let mss = f.mss;
         // Sequence numbers in bytes, wrapping as real TCP's do; segment n
         // starts at byte n*mss (+1 to leave room for a notional SYN).
         let bytes = |seg: u64| (seg.wrapping_mul(u64::from(mss)) as u32).wrapping_add(1);
         let ms = |t: Instant| (t.as_nanos() / 1_000_000) as u32;
         let res = match &p.payload {
-            Payload::TcpData(d) => w.write_tcp(
+            Message::TcpData(d) => w.write_tcp(
                 now.as_nanos(),
                 &TcpPcap {
                     src_ip: node_ip(p.src),
                     dst_ip: node_ip(p.dst),
-                    src_port: sender_port(f.id),
+                    src_port: sender_port(flow),
                     dst_port: RECEIVER_PORT,
                     seq: bytes(d.seq),
                     ack: 1,
@@ -68,13 +66,13 @@ impl LinkCapture {
                     payload_len: d.len,
                 },
             ),
-            Payload::TcpAck(a) => w.write_tcp(
+            Message::TcpAck(a) => w.write_tcp(
                 now.as_nanos(),
                 &TcpPcap {
                     src_ip: node_ip(p.src),
                     dst_ip: node_ip(p.dst),
                     src_port: RECEIVER_PORT,
-                    dst_port: sender_port(f.id),
+                    dst_port: sender_port(flow),
                     seq: 1,
                     ack: bytes(a.ack),
                     ack_flag: true,
@@ -92,11 +90,8 @@ impl LinkCapture {
                     payload_len: 0,
                 },
             ),
-            Payload::TfrcData(_)
-            | Payload::TfrcFeedback(_)
-            | Payload::TfrcpData(_)
-            | Payload::TfrcpAck(_)
-            | Payload::Udp { .. } => w.write_udp(
+            // Every datagram protocol goes out as UDP.
+            _ => w.write_udp(
                 now.as_nanos(),
                 &UdpPcap {
                     src_ip: node_ip(p.src),
@@ -104,10 +99,10 @@ impl LinkCapture {
                     src_port: if p.payload.is_reverse() {
                         RECEIVER_PORT
                     } else {
-                        sender_port(f.id)
+                        sender_port(flow)
                     },
                     dst_port: if p.payload.is_reverse() {
-                        sender_port(f.id)
+                        sender_port(flow)
                     } else {
                         RECEIVER_PORT
                     },

@@ -25,7 +25,7 @@ use satcc_proto::Duration;
 use serde::Deserialize;
 
 use crate::scenario::{check_queue, Dur, ErrorSpec, FlowSpec, LinkSpec, QueueSpec, Rate};
-use crate::topology::NetDef;
+use crate::topology::{LinkRole, NetDef};
 
 /// Which of paper 003's Fig. 1 networks.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -305,7 +305,13 @@ impl Constellation {
                 Some(k) => format!("isl.b{k}"),
                 None => format!("isl.c{j}"),
             };
-            net.duplex(core[j], core[j + 1], &name, &isl(self.isl_queue()), false);
+            net.duplex(
+                core[j],
+                core[j + 1],
+                &name,
+                &isl(self.isl_queue()),
+                LinkRole::Isl,
+            );
         }
         let ud = self.updown();
         let mut i = 0usize;
@@ -329,7 +335,13 @@ impl Constellation {
                             core[p.enter]
                         };
                         let name = format!("isl.f{i}.in{}", k + 1);
-                        net.duplex(ins[k], next, &name, &isl(self.isl_queue()), true);
+                        net.duplex(
+                            ins[k],
+                            next,
+                            &name,
+                            &isl(self.isl_queue()),
+                            LinkRole::Access,
+                        );
                     }
                     let outs: Vec<u32> = (1..=p.private)
                         .map(|k| net.node(format!("f{i}.out{k}")))
@@ -337,7 +349,13 @@ impl Constellation {
                     for k in 0..p.private {
                         let prev = if k == 0 { core[p.exit] } else { outs[k - 1] };
                         let name = format!("isl.f{i}.out{}", k + 1);
-                        net.duplex(prev, outs[k], &name, &isl(self.isl_queue()), true);
+                        net.duplex(
+                            prev,
+                            outs[k],
+                            &name,
+                            &isl(self.isl_queue()),
+                            LinkRole::Access,
+                        );
                     }
                     first = ins[0];
                     last = outs[p.private - 1];
@@ -356,8 +374,8 @@ impl Constellation {
                     self.updown_queue.clone(),
                     self.downlink_error.clone(),
                 );
-                net.duplex(s, first, &format!("up.s{i}"), &up, true);
-                net.duplex(last, d, &format!("down.d{i}"), &down, true);
+                net.duplex(s, first, &format!("up.s{i}"), &up, LinkRole::Access);
+                net.duplex(last, d, &format!("down.d{i}"), &down, LinkRole::Access);
                 net.endpoints.push((s, d));
                 i += 1;
             }
@@ -378,7 +396,7 @@ impl Constellation {
                     .name
                     .clone()
                     .unwrap_or_else(|| format!("{}->{}", net.nodes[a], net.nodes[b]));
-                net.duplex(a as u32, b as u32, &name, l, false);
+                net.duplex(a as u32, b as u32, &name, l, LinkRole::Core);
             }
         }
     }

@@ -1,41 +1,7 @@
 //! Packets as the simulator carries them: typed protocol messages, never
 //! byte buffers (the pcap writer synthesises headers when asked).
 
-use satcc_proto::tcp::{TcpAck, TcpData};
-use satcc_proto::tfrc::{TfrcData, TfrcFeedback};
-use satcc_proto::tfrcp::{TfrcpAck, TfrcpData};
-
-/// What a packet carries.
-#[derive(Clone, Copy, Debug)]
-pub enum Payload {
-    /// TCP data segment, sender to receiver.
-    TcpData(TcpData),
-    /// TCP acknowledgement, receiver to sender.
-    TcpAck(TcpAck),
-    /// TFRC/CCID3 data packet.
-    TfrcData(TfrcData),
-    /// TFRC/CCID3 feedback packet.
-    TfrcFeedback(TfrcFeedback),
-    /// TFRCP data packet.
-    TfrcpData(TfrcpData),
-    /// TFRCP acknowledgement with its 8-bit vector.
-    TfrcpAck(TfrcpAck),
-    /// UDP datagram with a sequence number.
-    Udp {
-        /// Datagram sequence number.
-        seq: u64,
-    },
-}
-
-impl Payload {
-    /// True for packets travelling from a flow's receiver back to its sender.
-    pub fn is_reverse(&self) -> bool {
-        matches!(
-            self,
-            Payload::TcpAck(_) | Payload::TfrcFeedback(_) | Payload::TfrcpAck(_)
-        )
-    }
-}
+pub use satcc_proto::endpoint::Message;
 
 /// A packet in the network.
 #[derive(Clone, Copy, Debug)]
@@ -59,8 +25,8 @@ pub struct Packet {
     /// opens a fresh connection per file ignores packets that belong to an
     /// earlier one.
     pub conn: u16,
-    /// Contents.
-    pub payload: Payload,
+    /// Contents: the endpoint's typed message.
+    pub payload: Message,
 }
 
 /// Initial TTL of every packet (RFC 1700's recommended default).

@@ -702,36 +702,103 @@ mod tests {
         assert!(stacked_charts_svg(&[]).contains("</svg>"));
     }
 
-    /// Writes a sample to $SATCC_PLOT_SAMPLE (for looking at by eye).
+    /// Values of attribute `name` (e.g. ` y1`) in `s`.
+    fn attr(s: &str, name: &str) -> Vec<f64> {
+        let key = format!(" {name}=\"");
+        s.match_indices(&key)
+            .map(|(i, _)| {
+                let v = &s[i + key.len()..];
+                v[..v.find('"').unwrap()].parse().unwrap()
+            })
+            .collect()
+    }
+
+    /// Panels stack in order, each in its own band of the document, however
+    /// tall its legend: a 15-series panel (legend in five rows, "+3 more")
+    /// between two 2-series ones overlaps neither, and the last ends inside
+    /// the document. Set $SATCC_PLOT_SAMPLE to a path to also write the
+    /// document there, to look at by eye.
     #[test]
-    fn write_sample_if_asked() {
-        if let Ok(path) = std::env::var("SATCC_PLOT_SAMPLE") {
-            let mut cw = sample();
-            cw.title = "Congestion window".into();
-            cw.y_label = "cwnd (packets)".into();
-            cw.y_min = Some(0.0);
-            for s in &mut cw.series {
-                for p in &mut s.points {
-                    p.1 /= 1e5;
-                }
+    fn panels_stack_without_overlap() {
+        let mut cw = sample();
+        cw.title = "Congestion window".into();
+        cw.y_label = "cwnd (packets)".into();
+        cw.y_min = Some(0.0);
+        for s in &mut cw.series {
+            for p in &mut s.points {
+                p.1 /= 1e5;
             }
-            let mut many = sample();
-            many.title = "Per-flow goodput".into();
-            many.series = (0..15)
-                .map(|k| Series {
-                    name: format!("tfrc-{k}"),
-                    points: (0..200)
-                        .map(|i| {
-                            (
-                                i as f64 * 0.1,
-                                1e6 * (1.0 + k as f64 * 0.1)
-                                    + 3e5 * ((i + 7 * k) as f64 / 9.0).sin(),
-                            )
-                        })
-                        .collect(),
-                })
-                .collect();
-            std::fs::write(path, stacked_charts_svg(&[sample(), cw, many])).unwrap();
         }
+        let mut many = sample();
+        many.title = "Per-flow goodput".into();
+        many.series = (0..15)
+            .map(|k| Series {
+                name: format!("tfrc-{k}"),
+                points: (0..200)
+                    .map(|i| {
+                        (
+                            i as f64 * 0.1,
+                            1e6 * (1.0 + k as f64 * 0.1) + 3e5 * ((i + 7 * k) as f64 / 9.0).sin(),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        let s = stacked_charts_svg(&[sample(), many, cw]);
+        if let Ok(path) = std::env::var("SATCC_PLOT_SAMPLE") {
+            std::fs::write(path, &s).unwrap();
+        }
+        assert!(balanced(&s), "{s}");
+        no_bad_numbers(&s);
+        assert_eq!(s.matches("<polyline").count(), 2 + 15 + 2);
+        assert_eq!(s.matches("+3 more").count(), 1);
+        for k in 0..3 {
+            assert_eq!(s.matches(&format!("id=\"clip{k}\"")).count(), 1);
+            assert_eq!(s.matches(&format!("url(#clip{k})")).count(), 1);
+        }
+        // Split at the titles; a panel's top is 26 above its title.
+        let starts: Vec<usize> = s
+            .match_indices("<text")
+            .filter(|(i, _)| s[*i..].split('>').next().unwrap().contains("bold"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(starts.len(), 3);
+        let height = attr(&s[..starts[0]], "height")[0];
+        let tops: Vec<f64> = starts
+            .iter()
+            .map(|&i| attr(&s[i..], "y")[0] - 26.0)
+            .collect();
+        assert_eq!(tops[0], 0.0);
+        let titles = [
+            "Goodput &lt;TFRC &amp; TCP&gt;",
+            "Per-flow goodput",
+            "Congestion window",
+        ];
+        for k in 0..3 {
+            let seg = &s[starts[k]..*starts.get(k + 1).unwrap_or(&s.len())];
+            assert!(seg.contains(titles[k]), "panel {k}");
+            let bottom = tops.get(k + 1).copied().unwrap_or(height);
+            let mut ys: Vec<f64> = ["y", "y1", "y2", "cy"]
+                .iter()
+                .flat_map(|a| attr(seg, a))
+                .collect();
+            // Frames and clip rectangles: their lower edges.
+            for line in seg.lines().filter(|l| l.contains("<rect")) {
+                ys.push(attr(line, "y")[0] + attr(line, "height")[0]);
+            }
+            let (lo, hi) = ys
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+                    (a.min(y), b.max(y))
+                });
+            assert!(
+                lo >= tops[k] && hi <= bottom - 2.0,
+                "panel {k} spans {lo}..{hi}, its band {}..{bottom}",
+                tops[k]
+            );
+        }
+        // The many-series panel's legend is taller than the others'.
+        assert!(tops[2] - tops[1] > tops[1] - tops[0]);
+        assert_eq!(height - tops[2], tops[1] - tops[0]);
     }
 }

@@ -30,7 +30,7 @@ use satcc_proto::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::hook::{HookVerdict, LinkHook, LinkView};
-use crate::packet::{Packet, Payload, INITIAL_TTL};
+use crate::packet::{Message, Packet, INITIAL_TTL};
 use crate::scenario::{Dur, Scenario, Topology};
 
 /// The random stream of guarded link `i` is `STREAM_REFWA + i` (sim.rs
@@ -202,7 +202,7 @@ impl LinkHook for RefwaHook {
     fn on_packet(&mut self, now: Instant, pkt: &mut Packet, link: &LinkView) -> HookVerdict {
         let (src, dst, flow, ttl) = (pkt.src, pkt.dst, pkt.flow, pkt.ttl);
         match &mut pkt.payload {
-            Payload::TcpData(_) => {
+            Message::TcpData(_) => {
                 if let Some(r) = &self.data {
                     r.borrow_mut().on_data(
                         now,
@@ -212,7 +212,7 @@ impl LinkHook for RefwaHook {
                     );
                 }
             }
-            Payload::TcpAck(a) => {
+            Message::TcpAck(a) => {
                 if let Some(r) = &self.acks {
                     let q = link.reverse_queue_pkts.unwrap_or(0) as u64;
                     let w = r
@@ -233,7 +233,8 @@ pub(crate) struct LinkInfo<'a> {
     pub name: &'a str,
     pub rate_bps: u64,
     pub delay: satcc_proto::Duration,
-    pub access: bool,
+    pub role: crate::topology::LinkRole,
+    pub is_reverse: bool,
     pub limit_pkts: Option<u64>,
     pub reverse: Option<usize>,
 }
@@ -272,8 +273,9 @@ pub(crate) fn build(
         }
         (None, Some(_)) => (0..links.len())
             .filter(|&i| {
+                // A constellation's shared ISLs, data direction.
                 let l = &links[i];
-                !l.access && l.name.starts_with("isl.") && !l.name.ends_with(".rev")
+                l.role == crate::topology::LinkRole::Isl && !l.is_reverse
             })
             .collect(),
         (None, None) => {

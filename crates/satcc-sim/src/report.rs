@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::scenario::Protocol;
+
 /// Per-flow results.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct FlowSummary {
@@ -9,8 +11,8 @@ pub struct FlowSummary {
     pub id: u32,
     /// Label (the flow line's `name`, default the protocol).
     pub name: String,
-    /// Protocol name (`reno`, `newreno`, `sack`, `cbr`, ...).
-    pub protocol: String,
+    /// Protocol (`reno`, `newreno`, `sack`, `cbr`, ...).
+    pub protocol: Protocol,
     /// Source node name.
     pub src: String,
     /// Destination node name.
@@ -88,8 +90,8 @@ pub struct DummySummary {
 /// Per-protocol-class aggregates.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ClassSummary {
-    /// Protocol name.
-    pub protocol: String,
+    /// Protocol.
+    pub protocol: Protocol,
     /// Number of flows.
     pub flows: u32,
     /// Summed goodput.
@@ -119,6 +121,12 @@ pub struct LinkSummary {
     pub drops_red: u64,
     /// Drops by the link error model.
     pub drops_error: u64,
+    /// Packets whose TTL ran out at this link's far end.
+    pub drops_ttl: u64,
+    /// Drops by a router hook (REFWA) on this link.
+    pub drops_hook: u64,
+    /// Packets queued on this link when a topology snapshot took it down.
+    pub drops_link_down: u64,
     /// Time-averaged queue length in packets.
     pub mean_queue_pkts: f64,
     /// Fraction of arrivals dropped.
@@ -176,6 +184,54 @@ pub struct PacketTotals {
     pub dropped: u64,
     /// Packets still queued or on a wire at the end.
     pub in_flight: u64,
+    /// `dropped`, by reason.
+    pub drop_reasons: DropCounts,
+}
+
+/// Drops by reason, over the whole network.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Default)]
+pub struct DropCounts {
+    /// A queue was full (or pushed a low-priority packet out).
+    pub queue_full: u64,
+    /// RED dropped early.
+    pub red_early: u64,
+    /// A link's error model corrupted the packet.
+    pub link_error: u64,
+    /// The TTL ran out (a routing loop).
+    pub ttl: u64,
+    /// No route to the destination.
+    pub no_route: u64,
+    /// A router hook (REFWA) discarded it.
+    pub hook: u64,
+    /// Queued on a link a topology snapshot took down.
+    pub link_down: u64,
+}
+
+impl DropCounts {
+    /// Counts one drop for `why`.
+    pub fn count(&mut self, why: crate::packet::DropReason) {
+        use crate::packet::DropReason as R;
+        *match why {
+            R::QueueFull => &mut self.queue_full,
+            R::RedEarly => &mut self.red_early,
+            R::LinkError => &mut self.link_error,
+            R::Ttl => &mut self.ttl,
+            R::NoRoute => &mut self.no_route,
+            R::Hook => &mut self.hook,
+            R::LinkDown => &mut self.link_down,
+        } += 1;
+    }
+
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        self.queue_full
+            + self.red_early
+            + self.link_error
+            + self.ttl
+            + self.no_route
+            + self.hook
+            + self.link_down
+    }
 }
 
 impl PacketTotals {

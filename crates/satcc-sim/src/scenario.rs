@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::Path;
 
 use satcc_proto::Duration;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::units;
 
@@ -436,7 +436,7 @@ pub struct NodeSpec {
 }
 
 /// A flow's protocol.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// TCP Reno.
@@ -462,6 +462,12 @@ pub enum Protocol {
     /// TCP-Peach over SACK loss recovery.
     #[serde(rename = "peach-sack")]
     PeachSack,
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 impl Protocol {

@@ -1,7 +1,6 @@
 //! Time series sampled every `record.interval`, stored column by column.
 
-use std::fmt::Write as _;
-
+use satcc_proto::endpoint::RateStats;
 use satcc_proto::Instant;
 
 use crate::sim::Sim;
@@ -98,13 +97,18 @@ impl Series {
             s.goodput_bps
                 .push((b - s.last_bytes.min(b)) as f64 * 8.0 / dt);
             s.last_bytes = b;
-            s.cwnd.push(f.cwnd());
-            s.rtt_s.push(f.srtt_s());
-            let (x, xr, p) = f.rate_state().unwrap_or((f64::NAN, f64::NAN, f64::NAN));
-            s.rate_bps.push(x);
-            s.x_recv_bps.push(xr);
-            s.p.push(p);
-            match f.feedback_sent() {
+            let st = f.sender_stats();
+            s.cwnd.push(st.cwnd.unwrap_or(f64::NAN));
+            s.rtt_s.push(st.srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
+            let r = st.rate.unwrap_or(RateStats {
+                x_bps: f64::NAN,
+                x_recv_bps: f64::NAN,
+                p: f64::NAN,
+            });
+            s.rate_bps.push(r.x_bps);
+            s.x_recv_bps.push(r.x_recv_bps);
+            s.p.push(r.p);
+            match f.receiver_stats().feedback_sent {
                 Some(n) => {
                     s.feedback.push((n - s.last_feedback.min(n)) as f64);
                     s.last_feedback = n;
@@ -119,12 +123,7 @@ impl Series {
             s.utilization
                 .push(((busy - s.last_busy.min(busy)) as f64 / dt_ns as f64).min(1.0));
             s.last_busy = busy;
-            let now_counts = [
-                l.drops_queue + l.drops_red + l.drops_error + l.drops_other,
-                l.drops_queue,
-                l.drops_red,
-                l.drops_error,
-            ];
+            let now_counts = [l.drops.total(), l.drops.queue, l.drops.red, l.drops.error];
             let cols = [
                 &mut s.drops,
                 &mut s.drops_queue,
@@ -143,52 +142,83 @@ impl Series {
     /// `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback`
     /// (columns that do not apply to a protocol are empty).
     pub fn flows_csv(&self) -> String {
-        let mut out = String::from(
-            "time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback\n",
-        );
+        let mut w = csv_writer();
+        let _ = w.write_record([
+            "time_s",
+            "flow",
+            "name",
+            "protocol",
+            "goodput_bps",
+            "cwnd",
+            "rtt_s",
+            "rate_bps",
+            "x_recv_bps",
+            "p",
+            "feedback",
+        ]);
         for (i, t) in self.t.iter().enumerate() {
             for (id, f) in self.flows.iter().enumerate() {
-                let _ = writeln!(
-                    out,
-                    "{t:.3},{id},{},{},{:.0},{},{},{},{},{},{}",
-                    f.name,
-                    f.protocol,
-                    f.goodput_bps[i],
-                    num(f.cwnd[i], 2),
-                    num(f.rtt_s[i], 4),
-                    num(f.rate_bps[i], 0),
-                    num(f.x_recv_bps[i], 0),
-                    num(f.p[i], 6),
-                    num(f.feedback[i], 0)
-                );
+                let _ = w.write_record([
+                    &format!("{t:.3}"),
+                    &id.to_string(),
+                    &f.name,
+                    &f.protocol,
+                    &format!("{:.0}", f.goodput_bps[i]),
+                    &num(f.cwnd[i], 2),
+                    &num(f.rtt_s[i], 4),
+                    &num(f.rate_bps[i], 0),
+                    &num(f.x_recv_bps[i], 0),
+                    &num(f.p[i], 6),
+                    &num(f.feedback[i], 0),
+                ]);
             }
         }
-        out
+        csv_text(w)
     }
 
     /// Per-link CSV:
     /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error`.
     pub fn links_csv(&self) -> String {
-        let mut out = String::from(
-            "time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error\n",
-        );
+        let mut w = csv_writer();
+        let _ = w.write_record([
+            "time_s",
+            "link",
+            "queue_pkts",
+            "utilization",
+            "drops",
+            "drops_queue",
+            "drops_red",
+            "drops_error",
+        ]);
         for (i, t) in self.t.iter().enumerate() {
             for l in &self.links {
-                let _ = writeln!(
-                    out,
-                    "{t:.3},{},{},{:.4},{},{},{},{}",
-                    l.name,
-                    l.queue_pkts[i],
-                    l.utilization[i],
-                    l.drops[i],
-                    l.drops_queue[i],
-                    l.drops_red[i],
-                    l.drops_error[i]
-                );
+                let _ = w.write_record([
+                    &format!("{t:.3}"),
+                    &l.name,
+                    &l.queue_pkts[i].to_string(),
+                    &format!("{:.4}", l.utilization[i]),
+                    &l.drops[i].to_string(),
+                    &l.drops_queue[i].to_string(),
+                    &l.drops_red[i].to_string(),
+                    &l.drops_error[i].to_string(),
+                ]);
             }
         }
-        out
+        csv_text(w)
     }
+}
+
+/// A CSV writer to memory: `,`-separated, `\n`-terminated, a field quoted
+/// only when it holds `,`, `"` or a line break (flow and link names are the
+/// user's; numbers never need it).
+fn csv_writer() -> csv::Writer<Vec<u8>> {
+    csv::Writer::from_writer(Vec::new())
+}
+
+/// The text written. Writing to memory cannot fail, and every field is a
+/// `&str`, so the bytes are UTF-8.
+fn csv_text(w: csv::Writer<Vec<u8>>) -> String {
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 fn num(v: f64, prec: usize) -> String {

@@ -62,17 +62,18 @@ pub(crate) struct Snapshot {
     pub up: Vec<usize>,
 }
 
-/// Both directions of the duplex link called `name` (or `name` without its
-/// `.rev`).
+/// Both directions of the duplex link that has a direction called `name`
+/// (either its own name or `NAME.rev`), in link order.
 fn duplex_of(links: &[LinkDef], name: &str) -> Vec<usize> {
-    let base = name.strip_suffix(".rev").unwrap_or(name);
-    let rev = format!("{base}.rev");
-    links
+    let mut ids: Vec<usize> = links
         .iter()
         .enumerate()
-        .filter(|(_, l)| l.name == base || l.name == rev)
-        .map(|(i, _)| i)
-        .collect()
+        .filter(|(_, l)| l.name == name)
+        .flat_map(|(i, l)| [i, l.reverse as usize])
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// Resolves link names; an unknown name is an error naming its field.

@@ -23,9 +23,26 @@ pub struct LinkDef {
     pub queue: QueueSpec,
     /// Error model.
     pub error: Option<ErrorSpec>,
-    /// An access link of a built-in topology (left out of the default
-    /// summary).
-    pub access: bool,
+    /// What the link is for.
+    pub role: LinkRole,
+    /// The second direction of its duplex pair (`NAME.rev`).
+    pub is_reverse: bool,
+    /// The link running the other way between the same two nodes (every
+    /// link is built as one direction of a duplex pair).
+    pub reverse: u32,
+}
+
+/// What a link is for, as the topology that built it says (so no code
+/// has to guess from a name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkRole {
+    /// A flow's own access link (or chain of them) on a built-in topology:
+    /// left out of the default summary and of REFWA.
+    Access,
+    /// A shared link: a bottleneck, a satellite hop, a graph link.
+    Core,
+    /// A constellation's shared inter-satellite link (REFWA guards these).
+    Isl,
 }
 
 /// A built network.
@@ -45,7 +62,8 @@ impl NetDef {
         (self.nodes.len() - 1) as u32
     }
 
-    pub(crate) fn duplex(&mut self, a: u32, b: u32, name: &str, spec: &LinkSpec, access: bool) {
+    pub(crate) fn duplex(&mut self, a: u32, b: u32, name: &str, spec: &LinkSpec, role: LinkRole) {
+        let fwd = self.links.len() as u32;
         self.links.push(LinkDef {
             name: name.to_string(),
             from: a,
@@ -54,7 +72,9 @@ impl NetDef {
             delay: spec.delay.0,
             queue: spec.queue.clone(),
             error: spec.error.clone(),
-            access,
+            role,
+            is_reverse: false,
+            reverse: fwd + 1,
         });
         self.links.push(LinkDef {
             name: format!("{name}.rev"),
@@ -67,7 +87,9 @@ impl NetDef {
                 .clone()
                 .unwrap_or_else(|| spec.queue.clone()),
             error: spec.reverse_error.clone(),
-            access,
+            role,
+            is_reverse: true,
+            reverse: fwd,
         });
     }
 
@@ -84,8 +106,20 @@ impl NetDef {
             };
             let sdelay = pick(&acc.delays, acc.delay.0);
             let ddelay = pick(&acc.sink_delays, acc.sink_delay.unwrap_or(acc.delay).0);
-            self.duplex(s, left, &format!("access.s{i}"), &acc.link(sdelay), true);
-            self.duplex(right, d, &format!("access.d{i}"), &acc.link(ddelay), true);
+            self.duplex(
+                s,
+                left,
+                &format!("access.s{i}"),
+                &acc.link(sdelay),
+                LinkRole::Access,
+            );
+            self.duplex(
+                right,
+                d,
+                &format!("access.d{i}"),
+                &acc.link(ddelay),
+                LinkRole::Access,
+            );
             self.endpoints.push((s, d));
         }
     }
@@ -99,15 +133,15 @@ impl NetDef {
             Topology::Dumbbell(d) => {
                 let r1 = net.node("r1".into());
                 let r2 = net.node("r2".into());
-                net.duplex(r1, r2, "bottleneck", &d.bottleneck, false);
+                net.duplex(r1, r2, "bottleneck", &d.bottleneck, LinkRole::Core);
                 net.access_pairs(&d.access, r1, r2, n_flows);
             }
             Topology::Satellite(s) => {
                 let a = net.node("gw_a".into());
                 let sat = net.node("sat".into());
                 let b = net.node("gw_b".into());
-                net.duplex(a, sat, "uplink", &s.uplink, false);
-                net.duplex(sat, b, "downlink", &s.downlink, false);
+                net.duplex(a, sat, "uplink", &s.uplink, LinkRole::Core);
+                net.duplex(sat, b, "downlink", &s.downlink, LinkRole::Core);
                 net.access_pairs(&s.access, a, b, n_flows);
             }
             Topology::Graph(g) => {
@@ -126,7 +160,7 @@ impl NetDef {
                     let name = l.name.clone().unwrap_or_else(|| {
                         format!("{}->{}", net.nodes[a as usize], net.nodes[b as usize])
                     });
-                    net.duplex(a, b, &name, l, false);
+                    net.duplex(a, b, &name, l, LinkRole::Core);
                 }
                 for f in &sc.flows {
                     let (s, d) = (id(&net, &f.src), id(&net, &f.dst));
@@ -175,20 +209,6 @@ impl NetDef {
     /// snapshot of a dynamic topology).
     pub fn routes_over(&self, up: &[bool]) -> Vec<u32> {
         self.routes_to(up, &vec![true; self.nodes.len()])
-    }
-
-    /// Routes as [`NetDef::routes_over`], filled in only towards flow
-    /// endpoints: packets are only ever addressed to them (data to sinks,
-    /// ACKs to sources). On a constellation with a private chain per flow
-    /// most nodes are satellites, and the other columns are most of the
-    /// build time.
-    pub fn flow_routes_over(&self, up: &[bool]) -> Vec<u32> {
-        let mut is_dst = vec![false; self.nodes.len()];
-        for &(s, d) in &self.endpoints {
-            is_dst[s as usize] = true;
-            is_dst[d as usize] = true;
-        }
-        self.routes_to(up, &is_dst)
     }
 
     fn routes_to(&self, up: &[bool], is_dst: &[bool]) -> Vec<u32> {

@@ -236,7 +236,7 @@ interval = "1s"
         .summary
         .classes
         .iter()
-        .find(|c| c.protocol == "peach-sack")
+        .find(|c| c.protocol.name() == "peach-sack")
         .unwrap();
     assert!(c.jain > 0.95, "Jain {}", c.jain);
     let series = out.series.expect("series recorded");
@@ -282,7 +282,7 @@ fn a_dummy_flood_does_not_displace_data() {
         let class = |p: &str| {
             s.classes
                 .iter()
-                .find(|c| c.protocol == p)
+                .find(|c| c.protocol.name() == p)
                 .map_or(0.0, |c| c.goodput_bps)
         };
         (class("newreno"), class("cbr"))

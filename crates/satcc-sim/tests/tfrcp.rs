@@ -57,7 +57,7 @@ fn burst_pacing_loses_more_than_even_pacing() {
     let tfrcp = |s: &satcc_sim::report::Summary| {
         s.classes
             .iter()
-            .find(|c| c.protocol == "tfrcp")
+            .find(|c| c.protocol.name() == "tfrcp")
             .unwrap()
             .goodput_bps
     };
@@ -83,7 +83,7 @@ fn tfrcp_rtt(s: &satcc_sim::report::Summary) -> f64 {
     let r: Vec<f64> = s
         .flows
         .iter()
-        .filter(|f| f.protocol == "tfrcp")
+        .filter(|f| f.protocol.name() == "tfrcp")
         .filter_map(|f| f.mean_rtt_s)
         .collect();
     assert!(!r.is_empty());
@@ -187,7 +187,7 @@ fn c3_background_is_per_transfer_with_random_gaps() {
 #[test]
 fn c4_short_rounds_double_into_more_loss() {
     let loss = |s: &satcc_sim::report::Summary, proto: &str| {
-        let f = s.flows.iter().find(|f| f.protocol == proto).unwrap();
+        let f = s.flows.iter().find(|f| f.protocol.name() == proto).unwrap();
         f.drops as f64 / f.packets_sent as f64
     };
     let short = load_run(

@@ -19,7 +19,7 @@
 //! `ns2_crosscheck.rs`). So the mean F over [`SEEDS`] seeds must agree
 //! within [`F_TOL`] absolute.
 
-use satcc_sim::ns2::{self, Ns2Result};
+use satcc_ns2::{self as ns2, Ns2Result};
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions};
 

@@ -1,0 +1,359 @@
+//! Unit tests of the export and the parser.
+
+use satcc_proto::Duration;
+use satcc_sim::protocols::ProtocolConfig;
+use satcc_sim::scenario::Scenario;
+
+use crate::export::secs;
+use crate::*;
+
+const SAMPLE: &str = r#"
+name = "sample"
+duration = "20s"
+seed = 7
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+reverse_rate = "1Mbps"
+delay = "250ms"
+queue = { kind = "droptail", limit = 200 }
+reverse_queue = { kind = "droptail", limit = 50 }
+error = { kind = "uniform", per = 1e-3 }
+[topology.access]
+rate = "100Mbps"
+delays = ["1ms", "7ms"]
+[[flows]]
+protocol = "sack"
+count = 2
+mss = 1000
+rwnd = 1500
+initial_window = 3
+min_rto = "200ms"
+max_rto = "60s"
+initial_rto = "3s"
+[[flows]]
+protocol = "reno"
+delayed_ack = true
+start = "2s"
+stop = "10s"
+"#;
+
+fn sample() -> Scenario {
+    Scenario::from_toml_str(SAMPLE, "<sample>", &[]).unwrap()
+}
+
+#[test]
+fn tcl_has_mapped_values() {
+    let t = to_tcl(&sample()).unwrap();
+    for want in [
+        "$defaultRNG seed 7",
+        "$ns simplex-link $n_r1 $n_r2 10000000 0.25 DropTail ;# bottleneck",
+        "$ns simplex-link $n_r2 $n_r1 1000000 0.25 DropTail ;# bottleneck.rev",
+        "$ns queue-limit $n_r1 $n_r2 200",
+        "$ns queue-limit $n_r2 $n_r1 50",
+        "$ns link-lossmodel $em_0 $n_r1 $n_r2",
+        "$em_0 set rate_ 0.001",
+        "$em_0 unit pkt",
+        "$ns simplex-link $n_src1 $n_r1 100000000 0.007 DropTail",
+        "set tcp_0 [new Agent/TCP/Sack1]",
+        "set sink_0 [new Agent/TCPSink/Sack1]",
+        "$tcp_0 set packetSize_ 1000",
+        "$tcp_0 set tcpip_base_hdr_size_ 40",
+        "$tcp_0 set window_ 1500",
+        "$tcp_0 set windowInit_ 3",
+        "$tcp_0 set minrto_ 0.2",
+        "$tcp_0 set maxrto_ 60",
+        "$tcp_0 set rtxcur_init_ 3",
+        "$tcp_0 set syn_ false",
+        "set tcp_2 [new Agent/TCP/Reno]",
+        "set sink_2 [new Agent/TCPSink/DelAck]",
+        "$sink_2 set interval_ 0.1",
+        "$tcp_2 set windowInit_ 4",
+        "$ns at 2 \"$app_2 start\"",
+        "$ns at 10 \"$app_2 stop\"",
+        "$ns at 20 finish",
+    ] {
+        assert!(t.contains(want), "missing `{want}` in\n{t}");
+    }
+    // One error model only (the reverse direction has none).
+    assert_eq!(t.matches("link-lossmodel").count(), 1);
+    // Three flows reported, two links monitored by default.
+    assert_eq!(t.matches("puts \"FLOW ").count(), 3);
+    assert_eq!(t.matches("puts \"LINK ").count(), 2);
+}
+
+#[test]
+fn red_mapping() {
+    let toml = SAMPLE.replace(
+        "queue = { kind = \"droptail\", limit = 200 }",
+        "queue = { kind = \"red\", limit = 80, min_th = 10, max_th = 30, max_p = 0.05, gentle = false }",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<red>", &[]).unwrap();
+    let t = to_tcl(&sc).unwrap();
+    for want in [
+        "RED ;# bottleneck",
+        "$ns queue-limit $n_r1 $n_r2 80",
+        "set bytes_ false",
+        "set queue_in_bytes_ false",
+        "set thresh_ 10",
+        "set maxthresh_ 30",
+        "set q_weight_ -1",
+        "set linterm_ 20",
+        "set gentle_ false",
+        "set wait_ true",
+        "set mean_pktsize_ 500",
+        "set targetdelay_ 0.005",
+    ] {
+        assert!(t.contains(want), "missing `{want}`");
+    }
+}
+
+fn err_of(patch: (&str, &str)) -> String {
+    let toml = SAMPLE.replace(patch.0, patch.1);
+    let sc = Scenario::from_toml_str(&toml, "<x>", &[]).unwrap();
+    let e = to_tcl(&sc).unwrap_err();
+    assert!(e.is_scenario_error(), "{e:?}");
+    e.to_string()
+}
+
+#[test]
+fn unsupported_features_name_the_field() {
+    let e = err_of((
+        "queue = { kind = \"droptail\", limit = 200 }",
+        "queue = { kind = \"priority\", limit = 200 }",
+    ));
+    assert!(e.starts_with("topology.bottleneck.queue:"), "{e}");
+    let e = err_of((
+        "reverse_queue = { kind = \"droptail\", limit = 50 }",
+        "reverse_queue = { kind = \"priority\", limit = 50 }",
+    ));
+    assert!(e.starts_with("topology.bottleneck.reverse_queue:"), "{e}");
+    let e = err_of((
+        "error = { kind = \"uniform\", per = 1e-3 }",
+        "error = { kind = \"gilbert\", p_gb = 0.01, p_bg = 0.5 }",
+    ));
+    assert!(e.starts_with("topology.bottleneck.error:"), "{e}");
+    // Spread starts are exported as the very times satcc draws.
+    let toml = SAMPLE.replace("count = 2", "count = 2\nstart_spread = \"1s\"");
+    let sc = Scenario::from_toml_str(&toml, "<x>", &[]).unwrap();
+    let t = to_tcl(&sc).unwrap();
+    for d in satcc_sim::sim::flow_starts(&sc) {
+        assert!(d > Duration::ZERO, "spread draws a positive offset");
+        assert!(
+            t.contains(&format!("$ns at {} ", secs(d))),
+            "start {d} in script"
+        );
+    }
+    let e = err_of((
+        "count = 2",
+        "count = 2\napp = { kind = \"files\", size = \"1MB\" }",
+    ));
+    assert!(e.starts_with("flows[0].app:"), "{e}");
+    let e = err_of((
+        "delays = [",
+        "queue = { kind = \"priority\", limit = 9 }\ndelays = [",
+    ));
+    assert!(e.starts_with("topology.access.queue:"), "{e}");
+}
+
+#[test]
+fn parses_output() {
+    let out = "RED bottleneck 5 15 0.002 100\n\
+               FLOW 1 sack 10 2000 5 1 0\n\
+               FLOW 0 reno 20 1000000 1000 3 1\n\
+               LINK bottleneck 10000000 20 25000000 24000 12 2 3.5\n\
+               END 20\n";
+    let script = export(&sample()).unwrap();
+    let r = script.parse_output(out).unwrap();
+    assert_eq!(r.flows[0].id, 0);
+    assert_eq!(r.flows[0].goodput_bps, 400_000.0);
+    assert_eq!(r.flows[1].goodput_bps, 1600.0);
+    assert_eq!(r.flows[0].timeouts, 1);
+    let l = r.link("bottleneck").unwrap();
+    assert_eq!((l.from.as_str(), l.to.as_str()), ("r1", "r2"));
+    assert!((l.utilization - 1.0).abs() < 1e-12);
+    assert_eq!(l.drops, 14);
+    assert_eq!(l.drops_error, 2);
+    assert_eq!(r.red[0].max_th, 15.0);
+    assert!(matches!(
+        script.parse_output("FLOW 0 reno 1 1 1 1 1\n"),
+        Err(Ns2Error::Parse { .. })
+    ));
+    let e = script.parse_output("FLOW x\nEND 1\n").unwrap_err();
+    assert_eq!(e.to_string(), "bad flow id 'x' in 'FLOW x'");
+    // A LINK line for a link the script does not monitor.
+    let e = script
+        .parse_output("LINK access.s0 1 1 1 1 1 1 1\nEND 1\n")
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("'access.s0' is not monitored"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tfrc_mapping() {
+    // Base RTTs: 2 x (1 + 250 + 1) = 504 ms for flow 2 and
+    // 2 x (7 + 250 + 1) = 516 ms for flow 3 (source access delays cycle
+    // 1 ms, 7 ms; sink access delay 1 ms).
+    let toml = SAMPLE.replace(
+        "[[flows]]\nprotocol = \"reno\"",
+        "[[flows]]\nprotocol = \"tfrc\"\n[[flows]]\nprotocol = \"ccid3\"\nfeedback = \"dynamic\"\n\
+         rtt_ref = \"100ms\"\nstop = \"10s\"\n[[flows]]\nprotocol = \"reno\"",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<tfrc>", &[]).unwrap();
+    let rtts = base_rtts(&sc);
+    assert_eq!(rtts[2], Some(Duration::from_millis(504)));
+    assert_eq!(rtts[3], Some(Duration::from_millis(516)));
+    let t = to_tcl(&sc).unwrap();
+    for want in [
+        "set tcp_2 [new Agent/TFRC]",
+        "$tcp_2 set packetSize_ 1000",
+        "$tcp_2 set headersize_ 40",
+        "$tcp_2 set InitRate_ 1000",
+        "$tcp_2 set df_ 0.9",
+        "$tcp_2 set ca_ 0",
+        "$tcp_2 set slow_increase_ 0",
+        "$tcp_2 set minrto_ 2.016",
+        "set sink_2 [new Agent/TFRCSink]",
+        "$sink_2 set packetSize_ 40",
+        "$sink_2 set NumFeedback_ 1",
+        "$sink_2 set discount_ 0",
+        "$sink_2 set numPkts_ 1",
+        "$ns at 0 \"$tcp_2 start\"",
+        "set tcp_3 [new Agent/TFRC]",
+        "$tcp_3 set minrto_ 2.064",
+        "$sink_3 set NumFeedback_ 5",
+        "$ns at 10 \"$tcp_3 stop\"",
+        "puts \"TFRC 2 ",
+        "puts \"TFRC 3 ",
+    ] {
+        assert!(t.contains(want), "missing `{want}`");
+    }
+    assert_eq!(t.matches("puts \"FLOW ").count(), 5);
+    // Dynamic feedback: round(RTT / rtt_ref), at least 1, with the
+    // simulator's policy (and its default rtt_ref).
+    let policy = |f: &satcc_sim::scenario::FlowSpec| match ProtocolConfig::from_spec(f, None) {
+        ProtocolConfig::Tfrc { receiver, .. } => receiver.policy,
+        c => panic!("not TFRC: {c:?}"),
+    };
+    let mut f = sc.flows[2].clone();
+    assert_eq!(num_feedback(&policy(&f), Duration::from_millis(516)), 5);
+    assert_eq!(num_feedback(&policy(&f), Duration::from_millis(40)), 1);
+    f.rtt_ref = None;
+    assert_eq!(num_feedback(&policy(&f), Duration::from_millis(1260)), 13);
+    f.feedback = None;
+    assert_eq!(num_feedback(&policy(&f), Duration::from_millis(1260)), 1);
+}
+
+#[test]
+fn parses_tfrc_output() {
+    let out = "FLOW 0 tfrc 200 5000000 6353 0 0\n\
+               TFRC 0 1656000 202000 0.0095\n\
+               END 200\n";
+    let script = export(&sample()).unwrap();
+    let r = script.parse_output(out).unwrap();
+    assert_eq!(r.flows[0].goodput_bps, 200_000.0);
+    let t = r.flows[0].tfrc.as_ref().unwrap();
+    assert_eq!(t.x_end_bps, 1_656_000.0);
+    assert_eq!(t.send_bps, 202_000.0);
+    assert_eq!(t.packet_loss_rate, 0.0095);
+    assert!(script.parse_output("TFRC 1 1 1 0\nEND 1\n").is_err());
+}
+
+#[test]
+fn seeds() {
+    assert_eq!(ns2_seed(0), 2_147_483_646);
+    assert_eq!(ns2_seed(5), 5);
+}
+
+/// The TCP agent's initial window is the simulator's: RFC 3390 from the
+/// MSS unless the flow sets it.
+#[test]
+fn initial_window_is_the_simulators() {
+    for (mss, iw) in [(1000, 4), (1460, 3), (9000, 2)] {
+        let toml = SAMPLE
+            .replace("mss = 1000", &format!("mss = {mss}"))
+            .replace("initial_window = 3\n", "");
+        let sc = Scenario::from_toml_str(&toml, "<iw>", &[]).unwrap();
+        let t = to_tcl(&sc).unwrap();
+        assert!(
+            t.contains(&format!("$tcp_0 set windowInit_ {iw}\n")),
+            "mss {mss}"
+        );
+    }
+}
+
+/// RFC 5348 §4.5 oscillation damping and §5.5 history discounting switch
+/// ns-2's `ca_` and `discount_`, each on its own: 1 when the flow sets it,
+/// 0 when not (satcc's default; ns-2's default is 1).
+#[test]
+fn damping_and_discounting_are_exported() {
+    let toml = SAMPLE.replace(
+        "[[flows]]\nprotocol = \"reno\"",
+        "[[flows]]\nprotocol = \"tfrc\"\n\
+         [[flows]]\nprotocol = \"tfrc\"\noscillation_damping = true\n\
+         [[flows]]\nprotocol = \"ccid3\"\nhistory_discounting = true\n\
+         [[flows]]\nprotocol = \"tfrc\"\noscillation_damping = true\nhistory_discounting = true\n\
+         [[flows]]\nprotocol = \"reno\"",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<damping>", &[]).unwrap();
+    let t = to_tcl(&sc).unwrap();
+    // Flows 0-1 are the two SACK instances; 2-5 the TFRC flows above.
+    for (i, ca, discount) in [(2, 0, 0), (3, 1, 0), (4, 0, 1), (5, 1, 1)] {
+        assert!(
+            t.contains(&format!("$tcp_{i} set ca_ {ca}\n")),
+            "flow {i}: ca_ {ca}"
+        );
+        assert!(
+            t.contains(&format!("$sink_{i} set discount_ {discount}\n")),
+            "flow {i}: discount_ {discount}"
+        );
+    }
+    assert_eq!(t.matches(" set ca_ ").count(), 4);
+    assert_eq!(t.matches(" set discount_ ").count(), 4);
+}
+
+/// The script keeps each link's ends: monitors are attached to them and
+/// results carry them, by satcc's link and node names.
+#[test]
+fn links_keep_their_ends() {
+    let s = export(&sample()).unwrap();
+    let names: Vec<&str> = s.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(
+        &names[..4],
+        ["bottleneck", "bottleneck.rev", "access.s0", "access.s0.rev"]
+    );
+    let rev = &s.links[1];
+    assert_eq!(
+        (rev.from.as_str(), rev.to.as_str(), rev.rate_bps),
+        ("r2", "r1", 1_000_000)
+    );
+    assert_eq!(s.monitored, vec![0, 1]);
+    assert!(s
+        .tcl
+        .contains("set qm_1 [$ns monitor-queue $n_r2 $n_r1 \"\"] ;# bottleneck.rev\n"));
+    // Access links are monitored by satcc's names; the script's comments
+    // name them after the flow (access.src0).
+    let sc = Scenario::from_toml_str(SAMPLE, "<x>", &["record.links=[\"access.d1.rev\"]".into()])
+        .unwrap();
+    let s = export(&sc).unwrap();
+    let l = &s.links[s.monitored[0]];
+    assert_eq!(
+        (l.name.as_str(), l.from.as_str(), l.to.as_str()),
+        ("access.d1.rev", "d1", "r2")
+    );
+    assert!(s
+        .tcl
+        .contains("set qm_0 [$ns monitor-queue $n_dst1 $n_r2 \"\"] ;# access.dst1.rev\n"));
+    assert!(s.tcl.contains("puts \"LINK access.d1.rev 100000000 "));
+    let e = err_of((
+        "stop = \"10s\"",
+        "stop = \"10s\"\n[record]\nlinks = [\"access.src0\"]",
+    ));
+    assert_eq!(
+        e,
+        "record.links[0]: the ns-2 export cannot monitor link 'access.src0'"
+    );
+}

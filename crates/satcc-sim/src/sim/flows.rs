@@ -1,0 +1,436 @@
+//! Flows: the generic driver of a flow's two endpoints, and the
+//! applications on top of them. Endpoints are reached only through the
+//! `satcc_proto::endpoint` traits; no protocol is named here.
+
+use std::collections::VecDeque;
+
+use satcc_proto::endpoint::{BoxedEndpoint, BoxedSender, Event as EpEvent, Message, Stats};
+use satcc_proto::rng::Rng;
+use satcc_proto::{Duration, Instant};
+
+use super::Sim;
+use crate::engine::{AppAction, Event};
+use crate::packet::{Packet, INITIAL_TTL};
+use crate::protocols::ProtocolConfig;
+use crate::scenario::{AppSpec, FileMode, Protocol};
+
+/// Wire bytes a flow put on the network, by kind (headers included).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TxBytes {
+    /// Data packets (retransmissions included), sender to receiver.
+    pub data_bytes: u64,
+    /// Probing overhead packets (TCP-Peach dummy segments).
+    pub dummy_packets: u64,
+    /// Bytes of those packets.
+    pub dummy_bytes: u64,
+    /// Everything the receiver sent back (ACKs, feedback).
+    pub ack_bytes: u64,
+    /// The low-priority part of `ack_bytes` (echoes of dummies).
+    pub dummy_ack_bytes: u64,
+}
+
+/// Which of a flow's endpoints a wake-up is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    Sender = 0,
+    Receiver = 1,
+}
+
+/// A flow instance: two endpoints, the application driving the sender,
+/// and its counters.
+#[derive(Debug)]
+pub(crate) struct Flow {
+    pub id: u32,
+    pub name: String,
+    pub protocol: Protocol,
+    pub src: u32,
+    pub dst: u32,
+    pub(super) header: u32,
+    pub mss: u32,
+    pub(super) measured: bool,
+    pub(super) start: Instant,
+    pub(super) stop: Instant,
+    pub(super) active: bool,
+    pub(super) sender: BoxedSender,
+    pub(super) receiver: BoxedEndpoint,
+    /// What a fresh connection is built from.
+    pub(super) config: ProtocolConfig,
+    pub(super) wake: [Instant; 2],
+    pub(super) app: AppSpec,
+    pub(super) rate_bps: u64,
+    pub(super) rng: Rng,
+    /// Files: (cumulative end byte, arrival time) of files not yet acked.
+    pub(super) files: VecDeque<(u64, Instant)>,
+    pub(super) pushed: u64,
+    /// Bytes acknowledged over all connections (sum of `Acked` events).
+    pub(super) acked: u64,
+    pub(super) files_started: u32,
+    pub files_done: u64,
+    pub(super) file_time_sum: f64,
+    // Counters.
+    pub packets_sent: u64,
+    pub drops: u64,
+    /// Wire bytes sent, by kind.
+    pub tx: TxBytes,
+    /// Current connection generation (see [`Packet::conn`]).
+    pub(super) conn: u16,
+    /// Counters of the connections closed so far (both endpoints).
+    pub(super) past: Stats,
+    /// Packets that arrived for a connection already closed.
+    pub stale: u64,
+    /// Upper bound of the random hold before each data packet is sent.
+    pub(super) send_jitter: Duration,
+    pub(super) jitter_rng: Rng,
+    pub(super) delivered_at_measure: u64,
+    /// When a rate-based sender first learned of a loss (left slow start).
+    pub(super) slow_start_exit: Option<Instant>,
+}
+
+impl Flow {
+    /// Payload bytes delivered to the receiving application, all
+    /// connections.
+    pub(crate) fn delivered_bytes(&self) -> u64 {
+        self.past.delivered_bytes + self.receiver.stats().delivered_bytes
+    }
+    /// The sender's counters over all connections, with the current
+    /// connection's state.
+    pub(crate) fn sender_totals(&self) -> Stats {
+        let mut all = self.sender.stats();
+        all.accumulate(&self.past);
+        all
+    }
+    /// The current sender's statistics view.
+    pub(crate) fn sender_stats(&self) -> Stats {
+        self.sender.stats()
+    }
+    /// The current receiver's statistics view.
+    pub(crate) fn receiver_stats(&self) -> Stats {
+        self.receiver.stats()
+    }
+
+    /// Close the connection and open a fresh one (the previous file is
+    /// fully acknowledged; whatever of it is still in flight is ignored).
+    fn reconnect(&mut self, now: Instant) {
+        self.past.accumulate(&self.sender.stats());
+        self.past.accumulate(&self.receiver.stats());
+        self.conn = self.conn.wrapping_add(1);
+        let (s, r) = self.config.instantiate(now, &mut self.rng);
+        self.sender = s;
+        self.receiver = r;
+    }
+
+    /// A packet of `payload_len` payload bytes from the flow's sender to
+    /// its receiver (`reverse`: the other way).
+    fn packet(&self, reverse: bool, payload_len: u32, low_priority: bool, msg: Message) -> Packet {
+        let (src, dst) = if reverse {
+            (self.dst, self.src)
+        } else {
+            (self.src, self.dst)
+        };
+        Packet {
+            uid: 0,
+            flow: self.id,
+            src,
+            dst,
+            size: payload_len + self.header,
+            ttl: INITIAL_TTL,
+            low_priority,
+            conn: self.conn,
+            payload: msg,
+        }
+    }
+}
+
+impl Sim {
+    /// A packet reached its flow's sender or receiver.
+    pub(super) fn deliver(&mut self, p: Packet) {
+        let fi = p.flow as usize;
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if p.conn != f.conn {
+            // A closed connection's straggler: its socket is gone.
+            f.stale += 1;
+            return;
+        }
+        if p.payload.is_reverse() {
+            // A stopped flow's sender is closed: late feedback is ignored.
+            if f.active {
+                f.sender.handle_input(now, &p.payload);
+                self.drive_sender(fi);
+            }
+        } else {
+            f.receiver.handle_input(now, &p.payload);
+            self.drive_receiver(fi);
+        }
+    }
+
+    pub(super) fn on_wake(&mut self, ep: u32) {
+        let fi = (ep / 2) as usize;
+        let side = (ep % 2) as usize;
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if f.wake[side] != now {
+            return; // superseded by an earlier wake-up
+        }
+        f.wake[side] = Instant::MAX;
+        if side == Side::Sender as usize {
+            if !f.active {
+                return;
+            }
+            f.sender.handle_timeout(now);
+            self.drive_sender(fi);
+        } else {
+            f.receiver.handle_timeout(now);
+            self.drive_receiver(fi);
+        }
+    }
+
+    fn schedule_wake(&mut self, fi: usize, side: Side, at: Option<Instant>) {
+        let Some(at) = at else { return };
+        let at = at.max(self.now);
+        let f = &mut self.flows[fi];
+        let side = side as usize;
+        // Lazy timers: only an earlier deadline needs a new event; a later
+        // one is found when the pending event fires and asks again.
+        if at < f.wake[side] {
+            f.wake[side] = at;
+            self.events
+                .push(at, Event::Wake(fi as u32 * 2 + side as u32));
+        }
+    }
+
+    /// Sends what the sender has, hands its events to the application, and
+    /// arms its timer.
+    pub(super) fn drive_sender(&mut self, fi: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
+        let f = &mut self.flows[fi];
+        while let Some(t) = f.sender.poll_transmit(now) {
+            let p = f.packet(false, t.payload_len, t.low_priority, t.message);
+            if t.overhead {
+                f.tx.dummy_packets += 1;
+                f.tx.dummy_bytes += u64::from(p.size);
+            } else {
+                f.packets_sent += 1;
+                f.tx.data_bytes += u64::from(p.size);
+            }
+            out.push(p);
+        }
+        let mut all_acked = false;
+        while let Some(ev) = f.sender.poll_event() {
+            match ev {
+                EpEvent::Acked(n) => f.acked += n,
+                EpEvent::AllAcked => all_acked = true,
+                EpEvent::SlowStartExit => {
+                    f.slow_start_exit.get_or_insert(now);
+                }
+                EpEvent::LossEvent => {}
+            }
+        }
+        while let Some(&(end, t0)) = f.files.front() {
+            if f.acked < end {
+                break;
+            }
+            f.files.pop_front();
+            f.files_done += 1;
+            f.file_time_sum += (now - t0).as_secs_f64();
+        }
+        let timeout = f.sender.poll_timeout();
+        if all_acked {
+            self.next_sequential_file(fi);
+        }
+        let jitter = self.flows[fi].send_jitter;
+        for p in out.drain(..) {
+            if jitter > Duration::ZERO {
+                // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
+                // before it reaches the wire, independently of the others.
+                let f = &mut self.flows[fi];
+                let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
+                let idx = self.store_new(p);
+                self.events.push(self.now + wait, Event::Inject(idx));
+            } else {
+                self.inject(p);
+            }
+        }
+        self.outbox = out;
+        self.schedule_wake(fi, Side::Sender, timeout);
+    }
+
+    /// Sends what the receiver has (ACKs, feedback) and arms its timer.
+    fn drive_receiver(&mut self, fi: usize) {
+        let now = self.now;
+        let mut out = std::mem::take(&mut self.outbox);
+        let f = &mut self.flows[fi];
+        while let Some(t) = f.receiver.poll_transmit(now) {
+            let p = f.packet(true, t.payload_len, t.low_priority, t.message);
+            f.tx.ack_bytes += u64::from(p.size);
+            if p.low_priority {
+                f.tx.dummy_ack_bytes += u64::from(p.size);
+            }
+            out.push(p);
+        }
+        let timeout = f.receiver.poll_timeout();
+        for p in out.drain(..) {
+            self.inject(p);
+        }
+        self.outbox = out;
+        self.schedule_wake(fi, Side::Receiver, timeout);
+    }
+
+    // ---- applications ----
+
+    /// Sequential files: the previous one is acknowledged; the next one
+    /// comes after the configured gap.
+    fn next_sequential_file(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if let AppSpec::Files {
+            mode: FileMode::Sequential,
+            gap,
+            gap_mean,
+            count,
+            ..
+        } = f.app
+        {
+            if count.is_none_or(|c| f.files_started < c) {
+                // Random idle time (paper 004 §III-C.3 arrivals), from the
+                // flow's own stream: deterministic.
+                let extra = gap_mean.map_or(Duration::ZERO, |m| {
+                    Duration::from_secs_f64(f.rng.exponential(m.0.as_secs_f64()))
+                });
+                self.events.push(
+                    now + gap.0 + extra,
+                    Event::App {
+                        flow: fi as u32,
+                        action: AppAction::File,
+                    },
+                );
+            }
+        }
+    }
+
+    fn push_file(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let AppSpec::Files {
+            size,
+            size_max,
+            new_connection,
+            ..
+        } = f.app
+        else {
+            return;
+        };
+        if new_connection && f.files_started > 0 {
+            f.reconnect(now);
+        }
+        let bytes = match size_max {
+            Some(max) if max.0 > size.0 => size.0 + f.rng.below(max.0 - size.0 + 1),
+            _ => size.0,
+        };
+        f.sender.offer(now, bytes);
+        f.pushed += bytes;
+        f.files.push_back((f.pushed, now));
+        f.files_started += 1;
+    }
+
+    pub(super) fn on_app(&mut self, fi: usize, action: AppAction) {
+        let now = self.now;
+        match action {
+            AppAction::Start => {
+                let f = &mut self.flows[fi];
+                f.active = true;
+                match f.app {
+                    AppSpec::Bulk => f.sender.set_unlimited(now),
+                    AppSpec::Files { mode, .. } => {
+                        self.push_file(fi);
+                        if mode == FileMode::Poisson {
+                            self.schedule_poisson(fi);
+                        }
+                    }
+                    AppSpec::OnOff { .. } => {
+                        self.on_app(fi, AppAction::On);
+                        return;
+                    }
+                }
+                self.drive_sender(fi);
+            }
+            AppAction::Stop => {
+                let f = &mut self.flows[fi];
+                f.active = false;
+                f.sender.close(now);
+            }
+            AppAction::On | AppAction::Off => {
+                let f = &mut self.flows[fi];
+                if !f.active {
+                    return;
+                }
+                let AppSpec::OnOff {
+                    on_mean,
+                    off_mean,
+                    shape,
+                } = f.app
+                else {
+                    return;
+                };
+                let on = action == AppAction::On;
+                let mean = if on { on_mean.0 } else { off_mean.0 };
+                let period = Duration::from_secs_f64(f.rng.pareto(mean.as_secs_f64(), shape));
+                f.sender.set_paused(now, !on);
+                if on {
+                    // ns-2's Pareto source hands its agent rate*ON bytes
+                    // per burst; we hand them at once (a source that makes
+                    // its own traffic, CBR, just resumes).
+                    let bytes = (f.rate_bps as f64 / 8.0 * period.as_secs_f64()) as u64;
+                    f.sender.offer(now, bytes.max(1));
+                }
+                let next = if on { AppAction::Off } else { AppAction::On };
+                self.events.push(
+                    now + period,
+                    Event::App {
+                        flow: fi as u32,
+                        action: next,
+                    },
+                );
+                self.drive_sender(fi);
+            }
+            AppAction::File => {
+                if !self.flows[fi].active {
+                    return;
+                }
+                self.push_file(fi);
+                if let AppSpec::Files {
+                    mode: FileMode::Poisson,
+                    ..
+                } = self.flows[fi].app
+                {
+                    self.schedule_poisson(fi);
+                }
+                self.drive_sender(fi);
+            }
+        }
+    }
+
+    fn schedule_poisson(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if let AppSpec::Files {
+            count,
+            mean_interarrival: Some(m),
+            ..
+        } = f.app
+        {
+            if count.is_some_and(|c| f.files_started >= c) {
+                return;
+            }
+            let gap = Duration::from_secs_f64(f.rng.exponential(m.0.as_secs_f64()));
+            self.events.push(
+                now + gap,
+                Event::App {
+                    flow: fi as u32,
+                    action: AppAction::File,
+                },
+            );
+        }
+    }
+}

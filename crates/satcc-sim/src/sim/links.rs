@@ -1,0 +1,390 @@
+//! Links and the packet store: queueing, serialisation, propagation,
+//! forwarding and topology snapshots. Nothing here knows a protocol.
+
+use std::collections::VecDeque;
+
+use satcc_proto::rng::Rng;
+use satcc_proto::{Duration, Instant};
+
+use super::Sim;
+use crate::engine::Event;
+use crate::error::ErrorModel;
+use crate::hook::{HookVerdict, LinkHook, LinkView};
+use crate::packet::{DropReason, Packet, INITIAL_TTL};
+use crate::queue::{Admit, Queue, Queued};
+use crate::topology::LinkRole;
+
+/// Drops of one link, by reason.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LinkDrops {
+    /// The queue was full (or pushed a low-priority packet out).
+    pub queue: u64,
+    /// RED dropped early.
+    pub red: u64,
+    /// The error model corrupted the packet.
+    pub error: u64,
+    /// TTL ran out at the link's far end.
+    pub ttl: u64,
+    /// A router hook (REFWA) discarded it.
+    pub hook: u64,
+    /// Queued when a snapshot took the link down.
+    pub link_down: u64,
+}
+
+impl LinkDrops {
+    pub(crate) fn total(&self) -> u64 {
+        self.queue + self.red + self.error + self.ttl + self.hook + self.link_down
+    }
+}
+
+/// A directed link in the running network.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub name: String,
+    pub to: u32,
+    pub rate_bps: u64,
+    pub delay: Duration,
+    pub role: LinkRole,
+    pub is_reverse: bool,
+    pub(super) queue: Queue,
+    pub(super) error: Option<ErrorModel>,
+    pub(super) err_rng: Rng,
+    pub(super) queue_rng: Rng,
+    pub(super) busy_until: Instant,
+    pub(super) free_pending: bool,
+    /// Packets on the wire: (arrival time at the far end, packet index).
+    pub(super) pipe: VecDeque<(Instant, u32)>,
+    /// Serialisation times of the last two packet sizes seen (data and
+    /// ACK sizes repeat; the division is the costly part).
+    pub(super) tx_cache: [(u32, Duration); 2],
+    pub(super) hook: Option<Box<dyn LinkHook>>,
+    /// The opposite direction between the same nodes (its queue is what a
+    /// REFWA hook on this link needs for ACKs).
+    pub(super) reverse: Option<u32>,
+    // Counters.
+    pub arrivals: u64,
+    pub drops: LinkDrops,
+    pub busy_ns: u64,
+    pub(super) q_area: u128,
+    pub(super) q_last: Instant,
+}
+
+impl Link {
+    pub(super) fn new(def: &crate::topology::LinkDef, seed: u64, i: usize) -> Link {
+        Link {
+            name: def.name.clone(),
+            to: def.to,
+            rate_bps: def.rate_bps,
+            delay: def.delay,
+            role: def.role,
+            is_reverse: def.is_reverse,
+            queue: Queue::new(&def.queue, def.rate_bps, def.delay),
+            error: def.error.as_ref().map(ErrorModel::new),
+            err_rng: Rng::stream(seed, super::STREAM_LINK + i as u64),
+            queue_rng: Rng::stream(seed, super::STREAM_QUEUE + i as u64),
+            busy_until: Instant::ZERO,
+            free_pending: false,
+            pipe: VecDeque::new(),
+            tx_cache: [(0, Duration::ZERO); 2],
+            hook: None,
+            reverse: None,
+            arrivals: 0,
+            drops: LinkDrops::default(),
+            busy_ns: 0,
+            q_area: 0,
+            q_last: Instant::ZERO,
+        }
+    }
+    pub(super) fn note_queue(&mut self, now: Instant) {
+        self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());
+        self.q_last = now;
+    }
+    pub(crate) fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// Packets live in a slab; queues and events hold indices.
+#[derive(Debug, Default)]
+pub(super) struct PacketStore {
+    pub(super) slots: Vec<Packet>,
+    free: Vec<u32>,
+    pub(super) live: u64,
+}
+
+impl PacketStore {
+    fn insert(&mut self, p: Packet) -> u32 {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    pub(super) fn remove(&mut self, i: u32) -> Packet {
+        self.live -= 1;
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+}
+
+impl Sim {
+    pub(super) fn inject(&mut self, p: Packet) {
+        let node = p.src;
+        let idx = self.store_new(p);
+        self.forward(node, idx);
+    }
+
+    /// A new packet enters the store: from here until it is delivered or
+    /// dropped, hops pass its index, never a copy.
+    pub(super) fn store_new(&mut self, mut p: Packet) -> u32 {
+        self.totals.sent += 1;
+        p.uid = self.next_uid;
+        self.next_uid += 1;
+        self.packets.insert(p)
+    }
+
+    /// Removes a packet from the network as dropped for `why`.
+    fn drop_idx(&mut self, idx: u32, why: DropReason) {
+        let p = self.packets.remove(idx);
+        self.totals.dropped += 1;
+        self.drop_reasons.count(why);
+        if let Some(f) = self.flows.get_mut(p.flow as usize) {
+            f.drops += 1;
+        }
+    }
+
+    pub(super) fn forward(&mut self, node: u32, idx: u32) {
+        let p = &self.packets.slots[idx as usize];
+        // Hops taken so far, from the TTL: the routes' O(1) lookup hint.
+        let hops = u32::from(INITIAL_TTL - p.ttl);
+        match self
+            .routes
+            .next_hop(&self.net, &self.link_up, p.flow, p.dst, node, hops)
+        {
+            Some(li) => self.send_on_link(li as usize, idx),
+            None => self.drop_idx(idx, DropReason::NoRoute),
+        }
+    }
+
+    fn send_on_link(&mut self, li: usize, idx: u32) {
+        let now = self.now;
+        // Only hooked links look at their reverse direction's queue.
+        let reverse_queue_pkts = match &self.links[li] {
+            l if l.hook.is_some() => l.reverse.map(|r| self.links[r as usize].queue.len()),
+            _ => None,
+        };
+        let link = &mut self.links[li];
+        link.arrivals += 1;
+        if let Some(h) = link.hook.as_mut() {
+            let view = LinkView {
+                rate_bps: link.rate_bps,
+                queue_pkts: link.queue.len(),
+                queue_bytes: link.queue.bytes(),
+                limit_pkts: link.queue.limit_pkts(),
+                reverse_queue_pkts,
+            };
+            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
+                link.drops.hook += 1;
+                self.drop_idx(idx, DropReason::Hook);
+                return;
+            }
+        }
+        // A link whose transmission ends exactly now but whose LinkFree
+        // event has not run yet is not idle: that event pulls the queue.
+        let idle = link.busy_until <= now && !link.free_pending;
+        let idle_since = idle.then_some(link.busy_until);
+        if idle && link.queue.is_empty() && link.queue.red_avg().is_none() {
+            // Fast path: an idle link with nothing queued transmits at once.
+            self.start_tx(li, idx);
+            return;
+        }
+        let p = &self.packets.slots[idx as usize];
+        let q = Queued {
+            idx,
+            size: p.size,
+            low: p.low_priority,
+        };
+        link.note_queue(now);
+        match link.queue.enqueue(now, q, idle_since, &mut link.queue_rng) {
+            Admit::Accepted => {}
+            Admit::Dropped(why) => {
+                match why {
+                    DropReason::RedEarly => link.drops.red += 1,
+                    _ => link.drops.queue += 1,
+                }
+                self.drop_idx(idx, why);
+                return;
+            }
+            Admit::PushedOut(victim) => {
+                link.drops.queue += 1;
+                self.drop_idx(victim.idx, DropReason::QueueFull);
+            }
+        }
+        let link = &mut self.links[li];
+        if idle {
+            // RED (which must see every arrival) accepted a packet for an
+            // idle link: send the head now.
+            link.note_queue(now);
+            if let Some(h) = link.queue.dequeue() {
+                self.start_tx(li, h.idx);
+            }
+        } else if !link.free_pending {
+            link.free_pending = true;
+            let at = link.busy_until;
+            self.events.push(at, Event::LinkFree(li as u32));
+        }
+    }
+
+    /// Applies topology snapshot `k` (paper 003 §IV's dynamic virtual
+    /// topology): links go down or up and every route is recomputed over the
+    /// links that are up. Packets queued on a link that goes down are
+    /// dropped; those already on its wire still arrive.
+    pub(super) fn on_snapshot(&mut self, k: usize) {
+        let now = self.now;
+        let (down, up) = {
+            let s = &self.snapshots[k];
+            (s.down.clone(), s.up.clone())
+        };
+        for li in down {
+            self.link_up[li] = false;
+            let link = &mut self.links[li];
+            link.note_queue(now);
+            let mut stranded = Vec::new();
+            while let Some(q) = link.queue.dequeue() {
+                stranded.push(q.idx);
+            }
+            link.drops.link_down += stranded.len() as u64;
+            for idx in stranded {
+                self.drop_idx(idx, DropReason::LinkDown);
+            }
+        }
+        for li in up {
+            self.link_up[li] = true;
+        }
+        self.routes.update(&self.net, &self.link_up);
+    }
+
+    fn start_tx(&mut self, li: usize, idx: u32) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        let size = self.packets.slots[idx as usize].size;
+        // An internal invariant, not an input check: two overlapping
+        // transmissions would let a link exceed its rate.
+        assert!(
+            link.busy_until <= now,
+            "link {} started a transmission while busy",
+            link.name
+        );
+        let tx = if link.tx_cache[0].0 == size {
+            link.tx_cache[0].1
+        } else if link.tx_cache[1].0 == size {
+            link.tx_cache[1].1
+        } else {
+            let tx = Duration::transmission(u64::from(size), link.rate_bps);
+            link.tx_cache[1] = link.tx_cache[0];
+            link.tx_cache[0] = (size, tx);
+            tx
+        };
+        link.busy_until = now + tx;
+        link.busy_ns += tx.as_nanos();
+        if !self.pcap.is_empty() {
+            let p = &self.packets.slots[idx as usize];
+            for (ci, cap) in &mut self.pcap {
+                if *ci == li {
+                    let f = &self.flows[p.flow as usize];
+                    cap.record(now, p, f.id, f.mss);
+                }
+            }
+        }
+        let link = &mut self.links[li];
+        let lost = match link.error.as_mut() {
+            Some(e) => e.lose(size, &mut link.err_rng),
+            None => false,
+        };
+        if lost {
+            link.drops.error += 1;
+            self.drop_idx(idx, DropReason::LinkError);
+        } else {
+            let at = link.busy_until + link.delay;
+            if link.pipe.is_empty() {
+                self.events.push(at, Event::Arrive(li as u32));
+            }
+            link.pipe.push_back((at, idx));
+        }
+    }
+
+    pub(super) fn on_link_free(&mut self, li: usize) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        link.free_pending = false;
+        link.note_queue(now);
+        if let Some(h) = link.queue.dequeue() {
+            self.start_tx(li, h.idx);
+            let link = &mut self.links[li];
+            if !link.queue.is_empty() {
+                link.free_pending = true;
+                let at = link.busy_until;
+                self.events.push(at, Event::LinkFree(li as u32));
+            }
+        }
+    }
+
+    pub(super) fn on_arrive(&mut self, li: usize) {
+        let link = &mut self.links[li];
+        let Some((_, idx)) = link.pipe.pop_front() else {
+            return;
+        };
+        if let Some(&(next, _)) = link.pipe.front() {
+            self.events.push(next, Event::Arrive(li as u32));
+        }
+        let node = link.to;
+        let p = &mut self.packets.slots[idx as usize];
+        if p.dst == node {
+            let p = self.packets.remove(idx);
+            self.totals.delivered += 1;
+            self.deliver(p);
+            return;
+        }
+        p.ttl = p.ttl.saturating_sub(1);
+        if p.ttl == 0 {
+            self.links[li].drops.ttl += 1;
+            self.drop_idx(idx, DropReason::Ttl);
+            return;
+        }
+        self.forward(node, idx);
+    }
+
+    /// Debug builds: every packet sent is delivered, dropped or still in
+    /// the network (queued, on a wire, or held back by send jitter).
+    pub(super) fn check_conservation(&self) {
+        if cfg!(debug_assertions) {
+            let t = &self.totals;
+            debug_assert_eq!(
+                t.sent,
+                t.delivered + t.dropped + self.packets.live,
+                "packet conservation: sent = delivered + dropped + in flight"
+            );
+            debug_assert_eq!(
+                t.dropped,
+                self.drop_reasons.total(),
+                "every drop has a reason"
+            );
+            let queued: usize = self
+                .links
+                .iter()
+                .map(|l| l.queue.len() + l.pipe.len())
+                .sum();
+            debug_assert!(
+                queued as u64 <= self.packets.live,
+                "links hold {queued} packets but the store has {}",
+                self.packets.live
+            );
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The simulator: a network of links and a set of flows, driven by the
+//! event loop below.
+//!
+//! - [`links`](self::links): queues, serialisation, propagation, routing,
+//!   snapshots and the packet store;
+//! - [`flows`](self::flows): the generic endpoint driver and the
+//!   applications;
+//! - `build`: the run built from a scenario;
+//! - `summary`: the report at the end.
+//!
+//! The event loop dispatches events to those parts and never names a
+//! protocol: endpoints are `satcc_proto::endpoint` trait objects.
+
+mod build;
+pub(crate) mod flows;
+pub(crate) mod links;
+mod summary;
+
+use satcc_proto::{Duration, Instant};
+
+use crate::engine::{Event, EventQueue};
+use crate::report::{DropCounts, PacketTotals};
+use crate::series::Series;
+use crate::topology::NetDef;
+
+pub use build::flow_starts;
+pub(crate) use flows::Flow;
+pub(crate) use links::Link;
+
+// Random stream ids: each component draws from its own stream of the run
+// seed, so adding a flow never changes the draws of a link.
+const STREAM_LINK: u64 = 1 << 32;
+const STREAM_QUEUE: u64 = 2 << 32;
+const STREAM_FLOW: u64 = 3 << 32;
+const STREAM_JITTER: u64 = 4 << 32;
+
+/// A simulation in progress. Build it with [`Sim::new`], advance it with
+/// [`Sim::run_until`], and collect results with [`Sim::finish`].
+#[derive(Debug)]
+pub struct Sim {
+    name: String,
+    seed: u64,
+    duration: Duration,
+    now: Instant,
+    events: EventQueue,
+    pub(crate) links: Vec<Link>,
+    pub(crate) flows: Vec<Flow>,
+    nodes: Vec<String>,
+    /// Per-flow routes (memory grows with what is routed, not nodes²).
+    routes: crate::routing::Routes,
+    packets: links::PacketStore,
+    outbox: Vec<crate::packet::Packet>,
+    next_uid: u64,
+    totals: PacketTotals,
+    drop_reasons: DropCounts,
+    interval: Duration,
+    measure_from: Instant,
+    pub(crate) monitored: Vec<usize>,
+    series: Option<Series>,
+    pcap: Vec<(usize, crate::capture::LinkCapture)>,
+    /// The built network, for recomputing routes at snapshots.
+    net: NetDef,
+    /// Which links are up (all, unless a snapshot took some down).
+    link_up: Vec<bool>,
+    snapshots: Vec<crate::snapshot::Snapshot>,
+    refwa: Vec<(
+        String,
+        std::rc::Rc<std::cell::RefCell<satcc_proto::refwa::Refwa>>,
+    )>,
+}
+
+impl Sim {
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The run's end.
+    pub fn end(&self) -> Instant {
+        Instant::ZERO + self.duration
+    }
+
+    /// Events processed so far.
+    pub fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    /// Runs every event due no later than `until` (capped at the run's end).
+    pub fn run_until(&mut self, until: Instant) {
+        let until = until.min(self.end());
+        while let Some((t, ev)) = self.events.pop_until(until) {
+            self.now = t;
+            match ev {
+                Event::Arrive(link) => self.on_arrive(link as usize),
+                Event::LinkFree(link) => self.on_link_free(link as usize),
+                Event::Wake(ep) => self.on_wake(ep),
+                Event::Inject(idx) => {
+                    let src = self.packets.slots[idx as usize].src;
+                    self.forward(src, idx);
+                }
+                Event::App { flow, action } => self.on_app(flow as usize, action),
+                Event::Sample => self.on_sample(),
+                Event::MeasureStart => {
+                    for f in &mut self.flows {
+                        f.delivered_at_measure = f.delivered_bytes();
+                    }
+                }
+                Event::Snapshot(k) => self.on_snapshot(k as usize),
+            }
+        }
+        self.now = until;
+        self.check_conservation();
+    }
+
+    fn on_sample(&mut self) {
+        let now = self.now;
+        for &li in &self.monitored {
+            self.links[li].note_queue(now);
+        }
+        if let Some(mut s) = self.series.take() {
+            s.sample(self, now);
+            self.series = Some(s);
+        }
+        let next = now + self.interval;
+        if next <= self.end() {
+            self.events.push(next, Event::Sample);
+        }
+    }
+}

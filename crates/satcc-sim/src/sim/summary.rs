@@ -1,0 +1,194 @@
+//! The report at the end of a run, built from the flows' statistics views
+//! and the links' counters.
+
+use std::collections::BTreeMap;
+
+use super::Sim;
+use crate::metrics::{self, jain_index, normalized_throughput};
+use crate::report::{
+    ClassSummary, DummySummary, FlowSummary, FriendlinessSummary, LinkSummary, Summary,
+};
+use crate::scenario::Protocol;
+
+impl Sim {
+    /// Ends the run and computes the summary.
+    pub fn finish(mut self, wall_s: Option<f64>) -> crate::RunOutput {
+        let end = self.end();
+        self.run_until(end);
+        let dur = self.duration.as_secs_f64();
+        for l in &mut self.links {
+            l.note_queue(end);
+        }
+        let mut flows = Vec::new();
+        for f in &self.flows {
+            let from = f.start.max(self.measure_from);
+            let to = f.stop.min(end);
+            let active = (to.saturating_since(from)).as_secs_f64();
+            let delivered = f.delivered_bytes();
+            let counted = delivered - f.delivered_at_measure.min(delivered);
+            let goodput = if active > 0.0 {
+                counted as f64 * 8.0 / active
+            } else {
+                0.0
+            };
+            let sent = f.sender_totals();
+            let received = f.receiver_stats();
+            flows.push(FlowSummary {
+                id: f.id,
+                name: f.name.clone(),
+                protocol: f.protocol,
+                src: self.nodes[f.src as usize].clone(),
+                dst: self.nodes[f.dst as usize].clone(),
+                delivered_bytes: delivered,
+                goodput_bps: goodput,
+                share: 0.0,
+                drops: f.drops,
+                packets_sent: f.packets_sent,
+                retransmits: sent.retransmits,
+                timeouts: sent.timeouts,
+                mean_rtt_s: sent.mean_rtt_s(),
+                files_completed: f.files_done,
+                mean_file_time_s: (f.files_done > 0).then(|| f.file_time_sum / f.files_done as f64),
+                feedback_packets: received.feedback_sent,
+                feedback_bytes: received.feedback_sent.map(|n| n * u64::from(f.header)),
+                loss_event_rate: received.loss_event_rate,
+                slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
+                data_bytes_sent: f.tx.data_bytes,
+                stale_packets: f.stale,
+                ack_bytes_sent: f.tx.ack_bytes,
+                dummy: sent.dummy.map(|d| DummySummary {
+                    packets_sent: f.tx.dummy_packets,
+                    bytes_sent: f.tx.dummy_bytes,
+                    ack_bytes: f.tx.dummy_ack_bytes,
+                    acks_received: d.acks,
+                    overhead: if f.packets_sent > 0 {
+                        f.tx.dummy_packets as f64 / f.packets_sent as f64
+                    } else {
+                        0.0
+                    },
+                    fallback: d.fallback,
+                }),
+            });
+        }
+        let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
+        for f in &mut flows {
+            f.share = if total > 0.0 {
+                f.goodput_bps / total
+            } else {
+                0.0
+            };
+        }
+        // Classes in protocol-name order (the order summary.json has always
+        // had).
+        let mut classes: BTreeMap<&'static str, (Protocol, Vec<f64>)> = BTreeMap::new();
+        for f in &flows {
+            classes
+                .entry(f.protocol.name())
+                .or_insert_with(|| (f.protocol, Vec::new()))
+                .1
+                .push(f.goodput_bps);
+        }
+        let classes = classes
+            .into_values()
+            .map(|(protocol, g)| {
+                let sum: f64 = g.iter().sum();
+                ClassSummary {
+                    protocol,
+                    flows: g.len() as u32,
+                    goodput_bps: sum,
+                    share: if total > 0.0 { sum / total } else { 0.0 },
+                    jain: jain_index(&g, None),
+                }
+            })
+            .collect();
+        let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+        // TCP against the rate-controlled schemes (TFRC, CCID3, TFRCP);
+        // CBR background and flows marked `measured = false` stay out.
+        let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
+            .iter()
+            .filter(|f| self.flows[f.id as usize].measured && f.protocol != Protocol::Cbr)
+            .partition(|f| f.protocol.is_tcp());
+        let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
+        let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
+        let (normalized_tcp_throughput, friendliness) = if tcp.is_empty() || other.is_empty() {
+            (None, None)
+        } else {
+            (
+                normalized_throughput(
+                    tcp_g.iter().sum(),
+                    tcp_g.iter().sum::<f64>() + other_g.iter().sum::<f64>(),
+                    tcp.len() as f64 / (tcp.len() + other.len()) as f64,
+                ),
+                metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
+                    f: x.f,
+                    e: x.e,
+                    fc: x.fc.is_finite().then_some(x.fc),
+                }),
+            )
+        };
+        let end_ns = end.as_nanos();
+        let links = self
+            .monitored
+            .iter()
+            .map(|&li| {
+                let l = &self.links[li];
+                // Busy time is booked when a transmission starts; take off
+                // what runs past the end.
+                let over = l.busy_until.as_nanos().saturating_sub(end_ns);
+                let busy = l.busy_ns.saturating_sub(over);
+                let drops = l.drops.total();
+                LinkSummary {
+                    name: l.name.clone(),
+                    rate_bps: l.rate_bps,
+                    utilization: busy as f64 / end_ns.max(1) as f64,
+                    arrivals: l.arrivals,
+                    drops,
+                    drops_queue: l.drops.queue,
+                    drops_red: l.drops.red,
+                    drops_error: l.drops.error,
+                    drops_ttl: l.drops.ttl,
+                    drops_hook: l.drops.hook,
+                    drops_link_down: l.drops.link_down,
+                    mean_queue_pkts: l.q_area as f64 / end_ns.max(1) as f64,
+                    loss: if l.arrivals > 0 {
+                        drops as f64 / l.arrivals as f64
+                    } else {
+                        0.0
+                    },
+                }
+            })
+            .collect();
+        let mut totals = self.totals;
+        totals.in_flight = self.packets.live;
+        totals.drop_reasons = self.drop_reasons;
+        let summary = Summary {
+            scenario: self.name.clone(),
+            seed: self.seed,
+            duration_s: dur,
+            events: self.events.processed(),
+            wall_s,
+            flows,
+            classes,
+            jain: jain_index(&all, None),
+            normalized_tcp_throughput,
+            friendliness,
+            links,
+            packets: totals,
+            refwa: crate::refwa_hook::summaries(&self.refwa),
+        };
+        let capture_errors = self
+            .pcap
+            .iter_mut()
+            .filter_map(|(li, cap)| {
+                cap.finish()
+                    .err()
+                    .map(|e| format!("{}: {e}", self.links[*li].name))
+            })
+            .collect();
+        crate::RunOutput {
+            summary,
+            series: self.series.take(),
+            capture_errors,
+        }
+    }
+}
