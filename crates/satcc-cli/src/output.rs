@@ -3,9 +3,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use satcc_sim::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
+use satcc_sim::report::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
+use satcc_sim::report::series::Series;
 use satcc_sim::report::Summary;
-use satcc_sim::series::Series;
 use satcc_sim::RunOutput;
 
 /// The summary as pretty JSON.
@@ -181,13 +181,13 @@ pub fn summary_table(s: &Summary) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "{:<16} {:>11} {:>7} {:>9} {:>8} {:>8} {:>8} {:>10}",
-        "link", "rate", "util", "loss", "q-drops", "red", "errors", "mean queue"
+        "{:<16} {:>11} {:>7} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10}",
+        "link", "rate", "util", "loss", "q-drops", "red", "errors", "other", "mean queue"
     );
     for l in &s.links {
         let _ = writeln!(
             o,
-            "{:<16} {:>11} {:>6.1}% {:>8.3}% {:>8} {:>8} {:>8} {:>10.1}",
+            "{:<16} {:>11} {:>6.1}% {:>8.3}% {:>8} {:>8} {:>8} {:>8} {:>10.1}",
             truncate(&l.name, 16),
             fmt_bps(l.rate_bps as f64),
             l.utilization * 100.0,
@@ -195,6 +195,7 @@ pub fn summary_table(s: &Summary) -> String {
             l.drops_queue,
             l.drops_red,
             l.drops_error,
+            l.drops_ttl + l.drops_hook + l.drops_link_down,
             l.mean_queue_pkts
         );
     }

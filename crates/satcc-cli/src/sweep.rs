@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use satcc_sim::metrics::median_siqr;
+use satcc_sim::report::metrics::median_siqr;
 use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions, Sim, SimError};

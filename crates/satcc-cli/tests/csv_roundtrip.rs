@@ -80,7 +80,7 @@ fn names_with_commas_and_quotes_round_trip() {
         links[1..].iter().map(|r| r[1].as_str()).collect();
     assert_eq!(names, ["bn,\"x", "egress"].into_iter().collect());
     for row in links {
-        assert_eq!(row.len(), 8, "{row:?}");
+        assert_eq!(row.len(), 11, "{row:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

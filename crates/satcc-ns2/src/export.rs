@@ -12,8 +12,8 @@ use satcc_proto::tcp::{self, Variant};
 use satcc_proto::tfrc::FeedbackPolicy;
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
+use satcc_sim::net::routing::Routes;
 use satcc_sim::protocols::{ProtocolConfig, DEFAULT_TFRCP_K, DEFAULT_TFRCP_M};
-use satcc_sim::routing::Routes;
 use satcc_sim::scenario::{AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, Scenario, Topology};
 use satcc_sim::topology::{LinkRole, NetDef};
 

@@ -1,6 +1,6 @@
 //! What an ns-2 run reports, and reading it from the script's output.
 
-use satcc_sim::metrics::{self, Friendliness};
+use satcc_sim::report::metrics::{self, Friendliness};
 use satcc_sim::scenario::{FlowSpec, Protocol, Scenario};
 
 use crate::{Ns2Error, Ns2Script};

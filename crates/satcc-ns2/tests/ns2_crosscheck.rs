@@ -77,7 +77,7 @@
 //! [`SEEDS_TFRC_MIXED`] = 3 seeds, ±0.2 absolute.
 
 use satcc_ns2::{self as ns2, Ns2Result};
-use satcc_sim::metrics::jain_index;
+use satcc_sim::report::metrics::jain_index;
 use satcc_sim::scenario::{Protocol, Scenario};
 use satcc_sim::{run, RunOptions};
 

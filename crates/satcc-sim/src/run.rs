@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::report::series::Series;
 use crate::report::Summary;
 use crate::scenario::Scenario;
-use crate::series::Series;
 use crate::sim::Sim;
 
 /// How to run.

@@ -233,7 +233,7 @@ fn c3_jitter_f_falls_with_m_because_of_the_background() {
                 load_run("tfrcp-c3", &sets).friendliness.unwrap().f
             })
             .collect();
-        satcc_sim::metrics::median_siqr(&f).unwrap().0
+        satcc_sim::report::metrics::median_siqr(&f).unwrap().0
     };
     let bg = ["flows.2.count=6"];
     let (b2, b8) = (median_f(&bg, "2s"), median_f(&bg, "8s"));

@@ -10,11 +10,11 @@ use super::flows::{Flow, TxBytes};
 use super::links::{Link, PacketStore};
 use super::{Sim, STREAM_FLOW, STREAM_JITTER};
 use crate::engine::{AppAction, Event, EventQueue};
+use crate::net::routing::Routes;
 use crate::protocols::ProtocolConfig;
+use crate::report::series::Series;
 use crate::report::{DropCounts, PacketTotals};
-use crate::routing::Routes;
 use crate::scenario::{FlowSpec, Scenario};
-use crate::series::Series;
 use crate::topology::{LinkRole, NetDef};
 
 /// A flow's start: `start` plus a uniform draw over `start_spread`, the
@@ -81,11 +81,12 @@ impl Sim {
                     message: format!("unknown link '{name}' (links: {})", link_names_hint(&links)),
                 })?;
             let dir = opts.pcap_dir.clone().unwrap_or_else(|| ".".into());
-            let cap =
-                crate::capture::LinkCapture::create(&dir, name).map_err(|e| crate::SimError {
+            let cap = crate::report::capture::LinkCapture::create(&dir, name).map_err(|e| {
+                crate::SimError {
                     field: "--pcap".into(),
                     message: format!("cannot write capture for '{name}': {e}"),
-                })?;
+                }
+            })?;
             pcap.push((i, cap));
         }
         let mut sim = Sim {
@@ -109,17 +110,17 @@ impl Sim {
             series: None,
             pcap,
             link_up: vec![true; net.links.len()],
-            snapshots: crate::snapshot::resolve(&sc.snapshots, &net.links)?,
+            snapshots: crate::topology::snapshot::resolve(&sc.snapshots, &net.links)?,
             net,
             refwa: Vec::new(),
         };
         for (k, s) in sim.snapshots.iter().enumerate() {
             sim.events.push(s.at, Event::Snapshot(k as u32));
         }
-        let infos: Vec<crate::refwa_hook::LinkInfo<'_>> = sim
+        let infos: Vec<crate::net::refwa::LinkInfo<'_>> = sim
             .links
             .iter()
-            .map(|l| crate::refwa_hook::LinkInfo {
+            .map(|l| crate::net::refwa::LinkInfo {
                 name: &l.name,
                 rate_bps: l.rate_bps,
                 delay: l.delay,
@@ -129,7 +130,7 @@ impl Sim {
                 reverse: l.reverse.map(|r| r as usize),
             })
             .collect();
-        let (ctrls, hooks) = crate::refwa_hook::build(sc, &infos)?;
+        let (ctrls, hooks) = crate::net::refwa::build(sc, &infos)?;
         for (li, h) in hooks {
             sim.links[li].hook = Some(Box::new(h));
         }
@@ -161,7 +162,15 @@ impl Sim {
             }
         }
         if opts.series {
-            sim.series = Some(Series::new(&sim));
+            sim.series = Some(Series::new(
+                sim.flows.iter().map(|f| {
+                    (
+                        format!("{}#{}", f.name, f.id),
+                        f.protocol.name().to_string(),
+                    )
+                }),
+                sim.monitored.iter().map(|&li| sim.links[li].name.clone()),
+            ));
             sim.events.push(Instant::ZERO + sim.interval, Event::Sample);
         }
         if sim.measure_from > Instant::ZERO {

@@ -10,7 +10,7 @@ use satcc_proto::{Duration, Instant};
 
 use super::Sim;
 use crate::engine::{AppAction, Event};
-use crate::packet::{Packet, INITIAL_TTL};
+use crate::net::packet::{Packet, INITIAL_TTL};
 use crate::protocols::ProtocolConfig;
 use crate::scenario::{AppSpec, FileMode, Protocol};
 

@@ -8,10 +8,10 @@ use satcc_proto::{Duration, Instant};
 
 use super::Sim;
 use crate::engine::Event;
-use crate::error::ErrorModel;
-use crate::hook::{HookVerdict, LinkHook, LinkView};
-use crate::packet::{DropReason, Packet, INITIAL_TTL};
-use crate::queue::{Admit, Queue, Queued};
+use crate::net::hook::{HookVerdict, LinkHook, LinkView};
+use crate::net::loss::ErrorModel;
+use crate::net::packet::{DropReason, Packet, INITIAL_TTL};
+use crate::net::queue::{Admit, Queue, Queued};
 use crate::topology::LinkRole;
 
 /// Drops of one link, by reason.
@@ -360,31 +360,54 @@ impl Sim {
         self.forward(node, idx);
     }
 
-    /// Debug builds: every packet sent is delivered, dropped or still in
-    /// the network (queued, on a wire, or held back by send jitter).
+    /// Debug builds check after every `run_until` that packets are
+    /// conserved (see [`Sim::conservation_error`]).
     pub(super) fn check_conservation(&self) {
         if cfg!(debug_assertions) {
-            let t = &self.totals;
-            debug_assert_eq!(
-                t.sent,
-                t.delivered + t.dropped + self.packets.live,
-                "packet conservation: sent = delivered + dropped + in flight"
-            );
-            debug_assert_eq!(
-                t.dropped,
-                self.drop_reasons.total(),
-                "every drop has a reason"
-            );
-            let queued: usize = self
-                .links
-                .iter()
-                .map(|l| l.queue.len() + l.pipe.len())
-                .sum();
-            debug_assert!(
-                queued as u64 <= self.packets.live,
-                "links hold {queued} packets but the store has {}",
-                self.packets.live
-            );
+            if let Some(e) = self.conservation_error() {
+                panic!("packet conservation: {e}");
+            }
         }
+    }
+
+    /// Why packets are not conserved, if they are not: every packet sent
+    /// is delivered, dropped for a counted reason, or still in the network
+    /// (queued, on a wire, or held back by send jitter), and the links'
+    /// drops add up to the network's.
+    pub fn conservation_error(&self) -> Option<String> {
+        let t = &self.totals;
+        if t.sent != t.delivered + t.dropped + self.packets.live {
+            return Some(format!(
+                "sent {} != delivered {} + dropped {} + in flight {}",
+                t.sent, t.delivered, t.dropped, self.packets.live
+            ));
+        }
+        if t.dropped != self.drop_reasons.total() {
+            return Some(format!(
+                "{} drops but {} with a reason",
+                t.dropped,
+                self.drop_reasons.total()
+            ));
+        }
+        let on_links: u64 = self.links.iter().map(|l| l.drops.total()).sum();
+        // Every drop but "no route" happens on a link.
+        if on_links + self.drop_reasons.no_route != t.dropped {
+            return Some(format!(
+                "links count {on_links} drops (+{} unroutable), the network {}",
+                self.drop_reasons.no_route, t.dropped
+            ));
+        }
+        let held: usize = self
+            .links
+            .iter()
+            .map(|l| l.queue.len() + l.pipe.len())
+            .sum();
+        if held as u64 > self.packets.live {
+            return Some(format!(
+                "links hold {held} packets but the store has {}",
+                self.packets.live
+            ));
+        }
+        None
     }
 }

@@ -15,12 +15,14 @@ mod build;
 pub(crate) mod flows;
 pub(crate) mod links;
 mod summary;
+#[cfg(test)]
+mod tests;
 
 use satcc_proto::{Duration, Instant};
 
 use crate::engine::{Event, EventQueue};
+use crate::report::series::{FlowSample, LinkSample, Series};
 use crate::report::{DropCounts, PacketTotals};
-use crate::series::Series;
 use crate::topology::NetDef;
 
 pub use build::flow_starts;
@@ -47,9 +49,9 @@ pub struct Sim {
     pub(crate) flows: Vec<Flow>,
     nodes: Vec<String>,
     /// Per-flow routes (memory grows with what is routed, not nodes²).
-    routes: crate::routing::Routes,
+    routes: crate::net::routing::Routes,
     packets: links::PacketStore,
-    outbox: Vec<crate::packet::Packet>,
+    outbox: Vec<crate::net::packet::Packet>,
     next_uid: u64,
     totals: PacketTotals,
     drop_reasons: DropCounts,
@@ -57,12 +59,12 @@ pub struct Sim {
     measure_from: Instant,
     pub(crate) monitored: Vec<usize>,
     series: Option<Series>,
-    pcap: Vec<(usize, crate::capture::LinkCapture)>,
+    pcap: Vec<(usize, crate::report::capture::LinkCapture)>,
     /// The built network, for recomputing routes at snapshots.
     net: NetDef,
     /// Which links are up (all, unless a snapshot took some down).
     link_up: Vec<bool>,
-    snapshots: Vec<crate::snapshot::Snapshot>,
+    snapshots: Vec<crate::topology::snapshot::Snapshot>,
     refwa: Vec<(
         String,
         std::rc::Rc<std::cell::RefCell<satcc_proto::refwa::Refwa>>,
@@ -117,9 +119,32 @@ impl Sim {
         for &li in &self.monitored {
             self.links[li].note_queue(now);
         }
-        if let Some(mut s) = self.series.take() {
-            s.sample(self, now);
-            self.series = Some(s);
+        if let Some(s) = self.series.as_mut() {
+            s.sample(
+                now,
+                self.flows.iter().map(|f| FlowSample {
+                    delivered_bytes: f.delivered_bytes(),
+                    sender: f.sender_stats(),
+                    feedback_sent: f.receiver_stats().feedback_sent,
+                }),
+                self.monitored.iter().map(|&li| {
+                    let l = &self.links[li];
+                    let d = &l.drops;
+                    LinkSample {
+                        queue_pkts: l.queue_len(),
+                        busy_ns: l.busy_ns,
+                        drops: [
+                            d.total(),
+                            d.queue,
+                            d.red,
+                            d.error,
+                            d.ttl,
+                            d.hook,
+                            d.link_down,
+                        ],
+                    }
+                }),
+            );
         }
         let next = now + self.interval;
         if next <= self.end() {

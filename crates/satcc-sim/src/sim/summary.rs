@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::Sim;
-use crate::metrics::{self, jain_index, normalized_throughput};
+use crate::report::metrics::{self, jain_index, normalized_throughput};
 use crate::report::{
     ClassSummary, DummySummary, FlowSummary, FriendlinessSummary, LinkSummary, Summary,
 };
@@ -174,7 +174,7 @@ impl Sim {
             friendliness,
             links,
             packets: totals,
-            refwa: crate::refwa_hook::summaries(&self.refwa),
+            refwa: crate::net::refwa::summaries(&self.refwa),
         };
         let capture_errors = self
             .pcap

@@ -1,5 +1,11 @@
 //! The result of a run: what `summary.json` holds.
 
+pub(crate) mod capture;
+pub mod metrics;
+pub mod pcap;
+pub mod plot;
+pub mod series;
+
 use serde::Serialize;
 
 use crate::scenario::Protocol;
@@ -170,7 +176,7 @@ pub struct Summary {
     pub packets: PacketTotals,
     /// REFWA controllers, one per guarded link (absent without `[refwa]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub refwa: Vec<crate::refwa_hook::RefwaSummary>,
+    pub refwa: Vec<crate::net::refwa::RefwaSummary>,
 }
 
 /// Packet conservation totals.
@@ -209,8 +215,8 @@ pub struct DropCounts {
 
 impl DropCounts {
     /// Counts one drop for `why`.
-    pub fn count(&mut self, why: crate::packet::DropReason) {
-        use crate::packet::DropReason as R;
+    pub fn count(&mut self, why: crate::net::packet::DropReason) {
+        use crate::net::packet::DropReason as R;
         *match why {
             R::QueueFull => &mut self.queue_full,
             R::RedEarly => &mut self.red_early,

@@ -5,13 +5,16 @@
 //! names the field path at fault, then [`Scenario::validate`] checks what
 //! types cannot (cross-references, ranges).
 
+pub mod constellation;
+pub mod refwa;
+pub mod snapshot;
+pub mod units;
+
 use std::fmt;
 use std::path::Path;
 
 use satcc_proto::Duration;
 use serde::{Deserialize, Deserializer, Serialize};
-
-use crate::units;
 
 /// A scenario file could not be used. Displays as one line:
 /// `FILE: FIELD: PROBLEM`.
@@ -142,11 +145,11 @@ pub struct Scenario {
     pub record: Record,
     /// REFWA router controllers (paper 003).
     #[serde(default)]
-    pub refwa: Option<crate::refwa_hook::RefwaSpec>,
+    pub refwa: Option<crate::scenario::refwa::RefwaSpec>,
     /// Topology changes at given times (paper 003's dynamic virtual
     /// topology).
     #[serde(default)]
-    pub snapshots: Vec<crate::snapshot::SnapshotSpec>,
+    pub snapshots: Vec<crate::scenario::snapshot::SnapshotSpec>,
 }
 
 /// The network, by kind.
@@ -163,7 +166,7 @@ pub enum Topology {
     Graph(Graph),
     /// A LEO constellation in one of paper 003's Fig. 1 shapes; flows name
     /// their RTT `group`.
-    Constellation(Box<crate::constellation::Constellation>),
+    Constellation(Box<crate::scenario::constellation::Constellation>),
 }
 
 /// Built-in dumbbell.
@@ -499,10 +502,6 @@ impl Protocol {
     /// TCP-Peach over either base.
     pub fn is_peach(self) -> bool {
         matches!(self, Protocol::Peach | Protocol::PeachSack)
-    }
-    /// A TCP variant with SACK blocks.
-    pub fn uses_sack(self) -> bool {
-        matches!(self, Protocol::Sack | Protocol::PeachSack)
     }
     /// TFRC or CCID3.
     pub fn is_tfrc(self) -> bool {

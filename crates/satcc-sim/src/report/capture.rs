@@ -7,8 +7,8 @@ use std::path::Path;
 
 use satcc_proto::Instant;
 
-use crate::packet::{Message, Packet};
-use crate::pcap::{PcapWriter, TcpPcap, UdpPcap};
+use crate::net::packet::{Message, Packet};
+use crate::report::pcap::{PcapWriter, TcpPcap, UdpPcap};
 
 /// A pcap file being written for one link.
 #[derive(Debug)]

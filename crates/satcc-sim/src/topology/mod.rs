@@ -1,5 +1,8 @@
 //! Turning a scenario's topology into nodes, directed links and routes.
 
+mod constellation;
+pub(crate) mod snapshot;
+
 use std::collections::VecDeque;
 
 use satcc_proto::Duration;

@@ -1,9 +1,7 @@
 //! Time series sampled every `record.interval`, stored column by column.
 
-use satcc_proto::endpoint::RateStats;
+use satcc_proto::endpoint::{RateStats, Stats};
 use satcc_proto::Instant;
-
-use crate::sim::Sim;
 
 /// One flow's columns.
 #[derive(Clone, Debug, Default)]
@@ -47,8 +45,14 @@ pub struct LinkSeries {
     pub drops_red: Vec<f64>,
     /// Error-model losses in the last interval.
     pub drops_error: Vec<f64>,
+    /// TTL expiries in the last interval.
+    pub drops_ttl: Vec<f64>,
+    /// Router-hook (REFWA) drops in the last interval.
+    pub drops_hook: Vec<f64>,
+    /// Packets stranded by a snapshot taking the link down, last interval.
+    pub drops_link_down: Vec<f64>,
     last_busy: u64,
-    last: [u64; 4],
+    last: [u64; 7],
 }
 
 /// All time series of a run.
@@ -63,24 +67,49 @@ pub struct Series {
     last_t: u64,
 }
 
+/// One flow at a sample instant, as the simulator hands it over.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowSample {
+    /// Payload bytes delivered so far (all connections).
+    pub delivered_bytes: u64,
+    /// The sender's statistics view.
+    pub sender: Stats,
+    /// Feedback packets the receiver has sent so far (rate-based
+    /// protocols).
+    pub feedback_sent: Option<u64>,
+}
+
+/// One monitored link at a sample instant: counters since the start.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkSample {
+    /// Packets queued now.
+    pub queue_pkts: usize,
+    /// Nanoseconds spent transmitting so far.
+    pub busy_ns: u64,
+    /// Drops so far: total, queue, RED, error, TTL, hook, link down.
+    pub drops: [u64; 7],
+}
+
 impl Series {
-    pub(crate) fn new(sim: &Sim) -> Series {
+    /// Empty series for flows (label, protocol) and links (name).
+    pub fn new(
+        flows: impl IntoIterator<Item = (String, String)>,
+        links: impl IntoIterator<Item = String>,
+    ) -> Series {
         Series {
             t: Vec::new(),
-            flows: sim
-                .flows
-                .iter()
-                .map(|f| FlowSeries {
-                    name: format!("{}#{}", f.name, f.id),
-                    protocol: f.protocol.name().into(),
+            flows: flows
+                .into_iter()
+                .map(|(name, protocol)| FlowSeries {
+                    name,
+                    protocol,
                     ..Default::default()
                 })
                 .collect(),
-            links: sim
-                .monitored
-                .iter()
-                .map(|&li| LinkSeries {
-                    name: sim.links[li].name.clone(),
+            links: links
+                .into_iter()
+                .map(|name| LinkSeries {
+                    name,
                     ..Default::default()
                 })
                 .collect(),
@@ -88,16 +117,23 @@ impl Series {
         }
     }
 
-    pub(crate) fn sample(&mut self, sim: &Sim, now: Instant) {
+    /// Appends the samples at `now`, flows and links in the order given to
+    /// [`Series::new`].
+    pub fn sample(
+        &mut self,
+        now: Instant,
+        flows: impl IntoIterator<Item = FlowSample>,
+        links: impl IntoIterator<Item = LinkSample>,
+    ) {
         let dt_ns = now.as_nanos().saturating_sub(self.last_t).max(1);
         let dt = dt_ns as f64 * 1e-9;
         self.t.push(now.as_secs_f64());
-        for (s, f) in self.flows.iter_mut().zip(&sim.flows) {
-            let b = f.delivered_bytes();
+        for (s, f) in self.flows.iter_mut().zip(flows) {
+            let b = f.delivered_bytes;
             s.goodput_bps
                 .push((b - s.last_bytes.min(b)) as f64 * 8.0 / dt);
             s.last_bytes = b;
-            let st = f.sender_stats();
+            let st = f.sender;
             s.cwnd.push(st.cwnd.unwrap_or(f64::NAN));
             s.rtt_s.push(st.srtt.map_or(f64::NAN, |d| d.as_secs_f64()));
             let r = st.rate.unwrap_or(RateStats {
@@ -108,7 +144,7 @@ impl Series {
             s.rate_bps.push(r.x_bps);
             s.x_recv_bps.push(r.x_recv_bps);
             s.p.push(r.p);
-            match f.receiver_stats().feedback_sent {
+            match f.feedback_sent {
                 Some(n) => {
                     s.feedback.push((n - s.last_feedback.min(n)) as f64);
                     s.last_feedback = n;
@@ -116,21 +152,22 @@ impl Series {
                 None => s.feedback.push(f64::NAN),
             }
         }
-        for (s, &li) in self.links.iter_mut().zip(&sim.monitored) {
-            let l = &sim.links[li];
-            s.queue_pkts.push(l.queue_len() as f64);
+        for (s, l) in self.links.iter_mut().zip(links) {
+            s.queue_pkts.push(l.queue_pkts as f64);
             let busy = l.busy_ns;
             s.utilization
                 .push(((busy - s.last_busy.min(busy)) as f64 / dt_ns as f64).min(1.0));
             s.last_busy = busy;
-            let now_counts = [l.drops.total(), l.drops.queue, l.drops.red, l.drops.error];
             let cols = [
                 &mut s.drops,
                 &mut s.drops_queue,
                 &mut s.drops_red,
                 &mut s.drops_error,
+                &mut s.drops_ttl,
+                &mut s.drops_hook,
+                &mut s.drops_link_down,
             ];
-            for ((col, &c), last) in cols.into_iter().zip(&now_counts).zip(&mut s.last) {
+            for ((col, &c), last) in cols.into_iter().zip(&l.drops).zip(&mut s.last) {
                 col.push((c - (*last).min(c)) as f64);
                 *last = c;
             }
@@ -177,7 +214,7 @@ impl Series {
     }
 
     /// Per-link CSV:
-    /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error`.
+    /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down`.
     pub fn links_csv(&self) -> String {
         let mut w = csv_writer();
         let _ = w.write_record([
@@ -189,6 +226,9 @@ impl Series {
             "drops_queue",
             "drops_red",
             "drops_error",
+            "drops_ttl",
+            "drops_hook",
+            "drops_link_down",
         ]);
         for (i, t) in self.t.iter().enumerate() {
             for l in &self.links {
@@ -201,6 +241,9 @@ impl Series {
                     &l.drops_queue[i].to_string(),
                     &l.drops_red[i].to_string(),
                     &l.drops_error[i].to_string(),
+                    &l.drops_ttl[i].to_string(),
+                    &l.drops_hook[i].to_string(),
+                    &l.drops_link_down[i].to_string(),
                 ]);
             }
         }

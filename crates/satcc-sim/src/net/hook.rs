@@ -4,7 +4,7 @@
 
 use satcc_proto::Instant;
 
-use crate::packet::Packet;
+use crate::net::packet::Packet;
 
 /// What a hook sees of the link it is attached to.
 #[derive(Clone, Copy, Debug)]

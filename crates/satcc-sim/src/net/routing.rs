@@ -1040,7 +1040,7 @@ dst = "a"
             let net = NetDef::build(&sc);
             let mut up = all_up(&net);
             check(&net, &up);
-            let snaps = crate::snapshot::resolve(&sc.snapshots, &net.links).unwrap();
+            let snaps = crate::topology::snapshot::resolve(&sc.snapshots, &net.links).unwrap();
             let mut routes = Routes::build(&net, &up);
             for s in snaps {
                 for li in s.down {

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
-use crate::packet::DropReason;
+use crate::net::packet::DropReason;
 use crate::scenario::QueueSpec;
 use red::{Red, RedVerdict};
 
