@@ -540,8 +540,21 @@ pub struct Routes {
     path_start: Vec<u32>,
     /// Per flow: [forward, reverse] path ids, `NONE` without a route.
     flow_paths: Vec<[u32; 2]>,
+    /// Per flow, what a packet on its path needs, in one place: the
+    /// simulator asks for every hop of every packet.
+    fast: Vec<FlowRoute>,
     /// [`fingerprint`] of the `up` the routes were built over.
     up_fp: u64,
+}
+
+/// A flow's two paths as spans of [`Routes::links`] (empty without a
+/// route), with the flow's ends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct FlowRoute {
+    source: u32,
+    sink: u32,
+    fwd: (u32, u32),
+    rev: (u32, u32),
 }
 
 impl Routes {
@@ -626,11 +639,32 @@ impl Routes {
             .map(|&(s, d)| [id(s, d), id(d, s)])
             .collect();
         links.shrink_to_fit();
+        let span = |pid: u32| {
+            if pid == NONE {
+                (0, 0)
+            } else {
+                (path_start[pid as usize], path_start[pid as usize + 1])
+            }
+        };
+        let fast = net
+            .endpoints
+            .iter()
+            .zip(&flow_paths)
+            .map(
+                |(&(source, sink), &[f, r]): (&(u32, u32), &[u32; 2])| FlowRoute {
+                    source,
+                    sink,
+                    fwd: span(f),
+                    rev: span(r),
+                },
+            )
+            .collect();
         Routes {
             adj,
             links,
             path_start,
             flow_paths,
+            fast,
             up_fp: fingerprint(up, net.links.len()),
         }
     }
@@ -644,7 +678,34 @@ impl Routes {
     /// `dst` is the flow's sink (data) or its source (ACKs). At a node off
     /// the flow's path (only a packet in flight across a snapshot) the
     /// answer is searched for on the spot, O(links) at worst.
+    #[inline]
     pub fn next_hop(
+        &self,
+        net: &NetDef,
+        up: &[bool],
+        flow: u32,
+        dst: u32,
+        node: u32,
+        hops: u32,
+    ) -> Option<u32> {
+        // The common case: a packet on its flow's path, `hops` links along.
+        if let Some(r) = self.fast.get(flow as usize) {
+            let (a, b) = if dst == r.sink { r.fwd } else { r.rev };
+            let i = a.saturating_add(hops);
+            if i < b && (dst == r.sink || dst == r.source) {
+                let li = self.links[i as usize];
+                if self.adj.from[li as usize] == node {
+                    return Some(li);
+                }
+            }
+        }
+        self.next_hop_slow(net, up, flow, dst, node, hops)
+    }
+
+    /// [`Routes::next_hop`] when the hint misses: a scan of the path, else
+    /// a search.
+    #[inline(never)]
+    fn next_hop_slow(
         &self,
         net: &NetDef,
         up: &[bool],
@@ -734,6 +795,7 @@ impl Routes {
         self.adj.heap_bytes()
             + 4 * (self.links.capacity() + self.path_start.capacity())
             + 8 * self.flow_paths.capacity()
+            + std::mem::size_of::<FlowRoute>() * self.fast.capacity()
     }
 }
 
