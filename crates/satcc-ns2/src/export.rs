@@ -771,7 +771,8 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                     // The configuration keeps the interval, not the rate:
                     // the rate is the scenario's (it has no default).
                     let rate = f
-                        .rate
+                        .options
+                        .rate()
                         .map(|r| r.0)
                         .ok_or_else(|| Ns2Error::unsupported(at("rate"), "required"))?;
                     debug_assert_eq!(

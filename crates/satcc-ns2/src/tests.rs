@@ -2,7 +2,7 @@
 
 use satcc_proto::Duration;
 use satcc_sim::protocols::ProtocolConfig;
-use satcc_sim::scenario::Scenario;
+use satcc_sim::scenario::{FeedbackSpec, ProtocolOptions, Scenario};
 
 use crate::export::secs;
 use crate::*;
@@ -241,9 +241,15 @@ fn tfrc_mapping() {
     let mut f = sc.flows[2].clone();
     assert_eq!(num_feedback(&policy(&f), Duration::from_millis(516)), 5);
     assert_eq!(num_feedback(&policy(&f), Duration::from_millis(40)), 1);
-    f.rtt_ref = None;
+    let ProtocolOptions::Tfrc(o) = &mut f.options else {
+        panic!("not TFRC: {:?}", f.options)
+    };
+    o.feedback = FeedbackSpec::Dynamic { rtt_ref: None };
     assert_eq!(num_feedback(&policy(&f), Duration::from_millis(1260)), 13);
-    f.feedback = None;
+    let ProtocolOptions::Tfrc(o) = &mut f.options else {
+        unreachable!()
+    };
+    o.feedback = FeedbackSpec::Standard;
     assert_eq!(num_feedback(&policy(&f), Duration::from_millis(1260)), 1);
 }
 

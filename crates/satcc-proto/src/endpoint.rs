@@ -215,8 +215,8 @@ pub trait Sender: Endpoint {
     /// they were offered.
     fn set_paused(&mut self, _now: Instant, _paused: bool) {}
     /// The application closes: send nothing new from now on.
-    fn close(&mut self, _now: Instant) {
-        self.set_paused(_now, true);
+    fn close(&mut self, now: Instant) {
+        self.set_paused(now, true);
     }
 }
 

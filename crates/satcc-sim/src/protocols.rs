@@ -17,7 +17,8 @@ use satcc_proto::tfrcp::{self, Pacing, Strategy, TfrcpReceiver, TfrcpSender};
 use satcc_proto::{Duration, Instant};
 
 use crate::scenario::{
-    FeedbackSpec, FlowSpec, PacingSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, StrategySpec,
+    CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, Protocol, ProtocolOptions, RtoSsthreshSpec,
+    RttTimingSpec, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
 };
 
 /// Paper 001 §3: the dynamic feedback policy's reference RTT, 100 ms.
@@ -60,76 +61,11 @@ impl ProtocolConfig {
     /// propagation round trip, which TCP-Peach's Sudden Start takes as its
     /// handshake RTT unless `handshake_rtt` says otherwise.
     pub fn from_spec(spec: &FlowSpec, base_rtt: Option<Duration>) -> ProtocolConfig {
-        match spec.protocol {
-            Protocol::Reno
-            | Protocol::NewReno
-            | Protocol::Sack
-            | Protocol::Peach
-            | Protocol::PeachSack => tcp_config(spec, base_rtt),
-            Protocol::Tfrc | Protocol::Ccid3 => {
-                let policy = match spec.feedback.unwrap_or_default() {
-                    FeedbackSpec::Standard => FeedbackPolicy::Standard,
-                    FeedbackSpec::Dynamic => FeedbackPolicy::Dynamic {
-                        rtt_ref: spec.rtt_ref.map_or(DEFAULT_RTT_REF, |d| d.0),
-                    },
-                };
-                ProtocolConfig::Tfrc {
-                    sender: tfrc::SenderConfig {
-                        s: spec.mss,
-                        oscillation_damping: spec.oscillation_damping,
-                        ..tfrc::SenderConfig::default()
-                    },
-                    receiver: tfrc::ReceiverConfig {
-                        s: spec.mss,
-                        policy,
-                        history_discounting: spec.history_discounting,
-                        ..tfrc::ReceiverConfig::default()
-                    },
-                }
-            }
-            Protocol::Tfrcp => {
-                let d = tfrcp::SenderConfig::default();
-                let strategy = match spec.strategy.unwrap_or(StrategySpec::S1) {
-                    StrategySpec::S1 => Strategy::Fixed {
-                        m: spec.m.map_or(DEFAULT_TFRCP_M, |m| m.0),
-                    },
-                    StrategySpec::S2 => Strategy::RttMultiple {
-                        k: spec.k.unwrap_or(DEFAULT_TFRCP_K),
-                    },
-                    StrategySpec::S3 => Strategy::Random {
-                        base: spec.m_base.map_or(Duration::ZERO, |m| m.0),
-                        spread: spec.m_spread.map_or(Duration::ZERO, |m| m.0),
-                    },
-                };
-                ProtocolConfig::Tfrcp {
-                    sender: tfrcp::SenderConfig {
-                        s: spec.mss,
-                        r0: spec.initial_rate.unwrap_or(d.r0),
-                        strategy,
-                        pacing: match spec.pacing {
-                            Some(PacingSpec::Burst) => Pacing::Burst,
-                            _ => Pacing::Even,
-                        },
-                        wmax: spec.wmax.unwrap_or(d.wmax),
-                        min_rto: spec.min_rto.map_or(d.min_rto, |x| x.0),
-                        initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
-                        max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
-                        ..d
-                    },
-                    receiver: tfrcp::ReceiverConfig::default(),
-                }
-            }
-            Protocol::Cbr => {
-                let payload = spec.packet_size.unwrap_or(spec.mss);
-                // Validated: a CBR flow has a rate.
-                let rate = spec.rate.map_or(0, |r| r.0);
-                ProtocolConfig::Cbr(CbrConfig::new(
-                    payload,
-                    payload + spec.wire_header_bytes(),
-                    rate,
-                    spec.low_priority,
-                ))
-            }
+        match &spec.options {
+            ProtocolOptions::Tcp(o) => tcp_config(spec.protocol, spec.mss, o, base_rtt),
+            ProtocolOptions::Tfrc(o) => tfrc_config(spec.mss, o),
+            ProtocolOptions::Tfrcp(o) => tfrcp_config(spec.mss, o),
+            ProtocolOptions::Cbr(o) => cbr_config(spec, o),
         }
     }
 
@@ -158,64 +94,130 @@ impl ProtocolConfig {
     }
 }
 
-fn tcp_config(spec: &FlowSpec, base_rtt: Option<Duration>) -> ProtocolConfig {
-    let variant = match spec.protocol {
+fn tcp_config(
+    protocol: Protocol,
+    mss: u32,
+    o: &TcpOptions,
+    base_rtt: Option<Duration>,
+) -> ProtocolConfig {
+    let variant = match protocol {
         Protocol::Reno => Variant::Reno,
         Protocol::NewReno | Protocol::Peach => Variant::NewReno,
         _ => Variant::Sack,
     };
-    let peach = spec.protocol.is_peach().then(|| {
+    let peach = o.peach.as_ref().map(|p| {
         let pd = PeachConfig::default();
         PeachConfig {
-            initial_rtt: spec
+            initial_rtt: p
                 .handshake_rtt
                 .map(|d| d.0)
                 .or(base_rtt)
                 .unwrap_or(pd.initial_rtt),
-            adsn_factor: spec.peach_adsn.unwrap_or(pd.adsn_factor),
-            wdsn_factor: spec.peach_wdsn.unwrap_or(pd.wdsn_factor),
-            dummies_per_ack: spec.peach_dummies_per_ack.unwrap_or(pd.dummies_per_ack),
-            rr_timeout_rtts: spec.peach_rr_timeout.unwrap_or(pd.rr_timeout_rtts),
+            adsn_factor: p.peach_adsn.unwrap_or(pd.adsn_factor),
+            wdsn_factor: p.peach_wdsn.unwrap_or(pd.wdsn_factor),
+            dummies_per_ack: p.peach_dummies_per_ack.unwrap_or(pd.dummies_per_ack),
+            rr_timeout_rtts: p.peach_rr_timeout.unwrap_or(pd.rr_timeout_rtts),
             ..pd
         }
     });
     let d = tcp::SenderConfig::default();
     let sender = tcp::SenderConfig {
         variant,
-        mss: spec.mss,
+        mss,
         // RFC 3390 §1 unless the flow says otherwise.
-        initial_window: spec
-            .initial_window
-            .unwrap_or(tcp::rfc3390_initial_window(spec.mss)),
-        initial_ssthresh: spec.initial_ssthresh.unwrap_or(d.initial_ssthresh),
+        initial_window: o.initial_window.unwrap_or(tcp::rfc3390_initial_window(mss)),
+        initial_ssthresh: o.initial_ssthresh.unwrap_or(d.initial_ssthresh),
         max_window: d.max_window,
-        dupack_threshold: spec.dupack_threshold.unwrap_or(d.dupack_threshold),
-        min_rto: spec.min_rto.map_or(d.min_rto, |x| x.0),
-        max_rto: spec.max_rto.map_or(d.max_rto, |x| x.0),
-        initial_rto: spec.initial_rto.map_or(d.initial_rto, |x| x.0),
+        dupack_threshold: o.dupack_threshold.unwrap_or(d.dupack_threshold),
+        min_rto: o.min_rto.map_or(d.min_rto, |x| x.0),
+        max_rto: o.max_rto.map_or(d.max_rto, |x| x.0),
+        initial_rto: o.initial_rto.map_or(d.initial_rto, |x| x.0),
         clock_granularity: d.clock_granularity,
-        newreno_impatient: spec.newreno_impatient,
-        limited_transmit: spec.limited_transmit,
-        rto_ssthresh: match spec.rto_ssthresh {
+        newreno_impatient: o.newreno_impatient,
+        limited_transmit: o.limited_transmit,
+        rto_ssthresh: match o.rto_ssthresh {
             RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
             RtoSsthreshSpec::Window => RtoSsthresh::Window,
         },
-        rtt_timing: match spec.rtt_timing {
+        rtt_timing: match o.rtt_timing {
             RttTimingSpec::Timestamps => RttTiming::Timestamps,
             RttTimingSpec::Karn => RttTiming::Karn,
         },
         peach,
         // The handshake tells the sender the receiver's window.
-        initial_rwnd: spec.rwnd,
+        initial_rwnd: o.rwnd,
     };
     let receiver = tcp::ReceiverConfig {
-        rwnd: spec.rwnd,
+        rwnd: o.rwnd,
         sack: variant == Variant::Sack,
-        echo_dummy: spec.echo_dummy,
-        delayed_ack: spec.delayed_ack,
-        delack_timeout: spec
+        echo_dummy: o.echo_dummy,
+        delayed_ack: o.delayed_ack,
+        delack_timeout: o
             .delack_timeout
             .map_or(tcp::ReceiverConfig::default().delack_timeout, |x| x.0),
     };
     ProtocolConfig::Tcp { sender, receiver }
+}
+
+fn tfrc_config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
+    let policy = match o.feedback {
+        FeedbackSpec::Standard => FeedbackPolicy::Standard,
+        FeedbackSpec::Dynamic { rtt_ref } => FeedbackPolicy::Dynamic {
+            rtt_ref: rtt_ref.map_or(DEFAULT_RTT_REF, |d| d.0),
+        },
+    };
+    ProtocolConfig::Tfrc {
+        sender: tfrc::SenderConfig {
+            s,
+            oscillation_damping: o.oscillation_damping,
+            ..tfrc::SenderConfig::default()
+        },
+        receiver: tfrc::ReceiverConfig {
+            s,
+            policy,
+            history_discounting: o.history_discounting,
+            ..tfrc::ReceiverConfig::default()
+        },
+    }
+}
+
+fn tfrcp_config(s: u32, o: &TfrcpOptions) -> ProtocolConfig {
+    let d = tfrcp::SenderConfig::default();
+    let strategy = match o.strategy {
+        StrategySpec::S1 { m } => Strategy::Fixed {
+            m: m.map_or(DEFAULT_TFRCP_M, |m| m.0),
+        },
+        StrategySpec::S2 { k } => Strategy::RttMultiple { k },
+        StrategySpec::S3 { base, spread } => Strategy::Random {
+            base: base.0,
+            spread: spread.0,
+        },
+    };
+    ProtocolConfig::Tfrcp {
+        sender: tfrcp::SenderConfig {
+            s,
+            r0: o.initial_rate.unwrap_or(d.r0),
+            strategy,
+            pacing: match o.pacing {
+                PacingSpec::Even => Pacing::Even,
+                PacingSpec::Burst => Pacing::Burst,
+            },
+            wmax: o.wmax.unwrap_or(d.wmax),
+            min_rto: o.min_rto.map_or(d.min_rto, |x| x.0),
+            initial_rto: o.initial_rto.map_or(d.initial_rto, |x| x.0),
+            max_rto: o.max_rto.map_or(d.max_rto, |x| x.0),
+            ..d
+        },
+        receiver: tfrcp::ReceiverConfig::default(),
+    }
+}
+
+fn cbr_config(spec: &FlowSpec, o: &CbrOptions) -> ProtocolConfig {
+    let payload = o.packet_size.unwrap_or(spec.mss);
+    ProtocolConfig::Cbr(CbrConfig::new(
+        payload,
+        payload + spec.wire_header_bytes(),
+        o.rate.0,
+        o.low_priority,
+    ))
 }

@@ -24,7 +24,7 @@
 use satcc_proto::Duration;
 use serde::Deserialize;
 
-use super::{check_queue, Dur, ErrorSpec, FlowSpec, LinkSpec, QueueSpec, Rate};
+use super::{check_queue, Dur, ErrorSpec, FieldError, FlowSpec, LinkSpec, QueueSpec, Rate};
 
 /// Which of paper 003's Fig. 1 networks.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
@@ -254,25 +254,31 @@ impl Constellation {
     }
 
     /// Checks what types cannot; field paths are relative to `topology`.
-    pub fn validate(&self, flows: &[FlowSpec]) -> Result<(), (String, String)> {
+    pub fn validate(&self, flows: &[FlowSpec]) -> Result<(), FieldError> {
         let at = |f: &str| format!("topology.{f}");
         if self.groups.is_some() && self.shape != Shape::RttGroups {
-            return Err((at("groups"), "applies to shape \"rtt-groups\" only".into()));
+            return Err(FieldError::new(
+                at("groups"),
+                "applies to shape \"rtt-groups\" only",
+            ));
         }
         if self.groups.is_some_and(|g| !(1..=64).contains(&g)) {
-            return Err((
+            return Err(FieldError::new(
                 at("groups"),
                 format!("{} outside 1..=64", self.group_count()),
             ));
         }
         if self.isl_delay.0 == Duration::ZERO {
-            return Err((at("isl_delay"), "must be greater than zero".into()));
+            return Err(FieldError::new(
+                at("isl_delay"),
+                "must be greater than zero",
+            ));
         }
         if self.buffer == Some(0) {
-            return Err((at("buffer"), "must be at least 1 packet".into()));
+            return Err(FieldError::new(at("buffer"), "must be at least 1 packet"));
         }
         if self.packet_bytes == 0 {
-            return Err((at("packet_bytes"), "must be at least 1".into()));
+            return Err(FieldError::new(at("packet_bytes"), "must be at least 1"));
         }
         if let Some(q) = &self.queue {
             check_queue(q, &at("queue"))?;
@@ -282,7 +288,7 @@ impl Constellation {
         for (i, f) in flows.iter().enumerate() {
             if let Some(g) = f.group {
                 if !(1..=n).contains(&g) {
-                    return Err((
+                    return Err(FieldError::new(
                         format!("flows[{i}].group"),
                         format!(
                             "{g} outside 1..={n} (shape {:?} has {n} groups)",
@@ -297,9 +303,14 @@ impl Constellation {
             for (f, v) in [("from", &l.from), ("to", &l.to)] {
                 let field = format!("topology.extra_links[{i}].{f}");
                 match v {
-                    None => return Err((field, "missing (extra links name both ends)".into())),
+                    None => {
+                        return Err(FieldError::new(
+                            field,
+                            "missing (extra links name both ends)",
+                        ))
+                    }
                     Some(n) if !nodes.contains(n) => {
-                        return Err((field, format!("unknown node '{n}'")))
+                        return Err(FieldError::new(field, format!("unknown node '{n}'")))
                     }
                     _ => {}
                 }

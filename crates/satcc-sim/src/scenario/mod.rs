@@ -6,6 +6,7 @@
 //! types cannot (cross-references, ranges).
 
 pub mod constellation;
+pub mod flow;
 pub mod refwa;
 pub mod snapshot;
 pub mod units;
@@ -14,7 +15,12 @@ use std::fmt;
 use std::path::Path;
 
 use satcc_proto::Duration;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
+
+pub use flow::{
+    CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
+    RtoSsthreshSpec, RttTimingSpec, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
+};
 
 /// A scenario file could not be used. Displays as one line:
 /// `FILE: FIELD: PROBLEM`.
@@ -34,6 +40,44 @@ impl fmt::Display for ScenarioError {
             write!(f, "{}: {}", self.file, self.message)
         } else {
             write!(f, "{}: {}: {}", self.file, self.field, self.message)
+        }
+    }
+}
+
+/// A field of a scenario is wrong: its dotted path and the problem.
+/// [`FieldError::in_file`] makes it a [`ScenarioError`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    /// Dotted path of the field at fault, empty if the whole scenario.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl FieldError {
+    /// The problem `message` with `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The same error with `prefix` in front of its path.
+    pub fn under(self, prefix: &str) -> FieldError {
+        FieldError {
+            field: join_path(prefix, &self.field),
+            message: self.message,
+        }
+    }
+
+    /// The error as found in `file`.
+    pub fn in_file(self, file: &str) -> ScenarioError {
+        ScenarioError {
+            file: file.into(),
+            field: self.field,
+            message: self.message,
         }
     }
 }
@@ -438,329 +482,6 @@ pub struct NodeSpec {
     pub name: String,
 }
 
-/// A flow's protocol.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// TCP Reno.
-    Reno,
-    /// TCP NewReno (RFC 6582).
-    NewReno,
-    /// TCP with SACK loss recovery (RFC 6675).
-    Sack,
-    /// UDP constant bit rate.
-    Cbr,
-    /// TFRC (RFC 5348) with a bulk source; feedback once per RTT unless
-    /// `feedback` says otherwise.
-    Tfrc,
-    /// DCCP CCID3 (RFC 4342: TFRC profile); `feedback` chooses the
-    /// standard or paper 001's dynamic feedback policy.
-    Ccid3,
-    /// TFRCP (paper 004): rate recomputed every M seconds from the full
-    /// PFTK model.
-    Tfrcp,
-    /// TCP-Peach (paper 002) over NewReno: Sudden Start, Rapid Recovery
-    /// and low-priority dummy segments.
-    Peach,
-    /// TCP-Peach over SACK loss recovery.
-    #[serde(rename = "peach-sack")]
-    PeachSack,
-}
-
-impl std::fmt::Display for Protocol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-impl Protocol {
-    /// Name as written in scenario files and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Reno => "reno",
-            Protocol::NewReno => "newreno",
-            Protocol::Sack => "sack",
-            Protocol::Cbr => "cbr",
-            Protocol::Tfrc => "tfrc",
-            Protocol::Ccid3 => "ccid3",
-            Protocol::Tfrcp => "tfrcp",
-            Protocol::Peach => "peach",
-            Protocol::PeachSack => "peach-sack",
-        }
-    }
-    /// A TCP variant.
-    pub fn is_tcp(self) -> bool {
-        matches!(
-            self,
-            Protocol::Reno
-                | Protocol::NewReno
-                | Protocol::Sack
-                | Protocol::Peach
-                | Protocol::PeachSack
-        )
-    }
-    /// TCP-Peach over either base.
-    pub fn is_peach(self) -> bool {
-        matches!(self, Protocol::Peach | Protocol::PeachSack)
-    }
-    /// TFRC or CCID3.
-    pub fn is_tfrc(self) -> bool {
-        matches!(self, Protocol::Tfrc | Protocol::Ccid3)
-    }
-}
-
-/// One line of traffic: `count` identical flows.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowSpec {
-    /// Protocol.
-    pub protocol: Protocol,
-    /// Number of identical flows.
-    #[serde(default = "FlowSpec::default_count")]
-    pub count: u32,
-    /// Label in reports (default: the protocol).
-    #[serde(default)]
-    pub name: Option<String>,
-    /// Graph topologies: source node.
-    #[serde(default)]
-    pub src: Option<String>,
-    /// Graph topologies: destination node.
-    #[serde(default)]
-    pub dst: Option<String>,
-    /// Start time.
-    #[serde(default)]
-    pub start: Dur,
-    /// Starts are spread uniformly over [start, start + start_spread].
-    #[serde(default)]
-    pub start_spread: Dur,
-    /// Stop time (default: end of run).
-    #[serde(default)]
-    pub stop: Option<Dur>,
-    /// Constellation topologies: the RTT group (1-based, default 1).
-    #[serde(default)]
-    pub group: Option<u32>,
-    /// TCP: payload bytes per segment.
-    #[serde(default = "FlowSpec::default_mss")]
-    pub mss: u32,
-    /// Header bytes added to every packet on the wire (IP + TCP/UDP).
-    #[serde(default)]
-    pub header_bytes: Option<u32>,
-    /// TCP: initial window in segments (default RFC 3390 from the MSS).
-    #[serde(default)]
-    pub initial_window: Option<u32>,
-    /// TCP: receiver's advertised window in segments.
-    #[serde(default = "FlowSpec::default_rwnd")]
-    pub rwnd: u32,
-    /// TCP: receiver delays ACKs (RFC 5681 §4.2).
-    #[serde(default)]
-    pub delayed_ack: bool,
-    /// TCP: delayed-ACK timeout.
-    #[serde(default)]
-    pub delack_timeout: Option<Dur>,
-    /// TCP: lower bound on RTO (RFC 6298 §2.4 says 1 s; ns-2 and Linux 200 ms).
-    #[serde(default)]
-    pub min_rto: Option<Dur>,
-    /// TCP: RTO before the first sample.
-    #[serde(default)]
-    pub initial_rto: Option<Dur>,
-    /// TCP: upper bound on RTO.
-    #[serde(default)]
-    pub max_rto: Option<Dur>,
-    /// TCP: initial slow-start threshold in segments.
-    #[serde(default)]
-    pub initial_ssthresh: Option<u32>,
-    /// TCP: duplicate-ACK threshold.
-    #[serde(default)]
-    pub dupack_threshold: Option<u32>,
-    /// TCP: what a retransmission timeout halves into ssthresh:
-    /// `"flightsize"` (RFC 5681 §3.1 eq. 4, the default) or `"window"`
-    /// (ns-2 2.35: the congestion window without fast-recovery inflation).
-    #[serde(default)]
-    pub rto_ssthresh: RtoSsthreshSpec,
-    /// TCP: which segments give RTT samples: `"timestamps"` (every ACK of
-    /// new data, the default) or `"karn"` (one new segment timed at a
-    /// time, none retransmitted: ns-2 2.35 and the TCPs the papers ran).
-    #[serde(default)]
-    pub rtt_timing: RttTimingSpec,
-    /// TCP NewReno: restart the retransmission timer only on the first
-    /// partial ACK of a recovery (RFC 6582 §4 "Impatient", ns-2's default);
-    /// false restarts it on every partial ACK ("Slow-but-Steady").
-    #[serde(default = "FlowSpec::default_true")]
-    pub newreno_impatient: bool,
-    /// TCP: RFC 3042 Limited Transmit (ns-2 `singledup_`, on by default).
-    #[serde(default = "FlowSpec::default_true")]
-    pub limited_transmit: bool,
-    /// CBR: sending rate while on.
-    #[serde(default)]
-    pub rate: Option<Rate>,
-    /// CBR: payload bytes per datagram.
-    #[serde(default)]
-    pub packet_size: Option<u32>,
-    /// CCID3: receiver feedback policy (`"standard"`: one report per RTT;
-    /// `"dynamic"`: paper 001's NFb reports per RTT).
-    #[serde(default)]
-    pub feedback: Option<FeedbackSpec>,
-    /// CCID3 dynamic feedback: RTTref of paper 001 (default 100 ms).
-    #[serde(default)]
-    pub rtt_ref: Option<Dur>,
-    /// TFRC/CCID3: RFC 5348 §4.5 oscillation damping.
-    #[serde(default)]
-    pub oscillation_damping: bool,
-    /// TFRC/CCID3: RFC 5348 §5.5 history discounting.
-    #[serde(default)]
-    pub history_discounting: bool,
-    /// TFRCP: how the recomputation interval M is chosen (`"s1"` fixed
-    /// `m`, `"s2"` `k` × RTT, `"s3"` `m_base` + U[0, `m_spread`]).
-    #[serde(default)]
-    pub strategy: Option<StrategySpec>,
-    /// TFRCP S1: the recomputation interval M (default 3 s).
-    #[serde(default)]
-    pub m: Option<Dur>,
-    /// TFRCP S2: K.
-    #[serde(default)]
-    pub k: Option<f64>,
-    /// TFRCP S3: the constant part of M.
-    #[serde(default)]
-    pub m_base: Option<Dur>,
-    /// TFRCP S3: the width of M's uniform part.
-    #[serde(default)]
-    pub m_spread: Option<Dur>,
-    /// TFRCP: `"even"` (packets clocked out evenly) or `"burst"` (one burst
-    /// per RTT, as the paper's implementation).
-    #[serde(default)]
-    pub pacing: Option<PacingSpec>,
-    /// TFRCP: initial rate r0 in packets per second (default 40).
-    #[serde(default)]
-    pub initial_rate: Option<f64>,
-    /// TFRCP: Wmax of the PFTK model in packets (default 100).
-    #[serde(default)]
-    pub wmax: Option<f64>,
-    /// Hold each packet the sender emits for a random time uniform in
-    /// [0, send_jitter] before it enters the network, as ns-2's Agent
-    /// `overhead_` does: paper 004 §III-A adds such a processing time to
-    /// break the phase effects of deterministic drop-tail simulations.
-    /// Packets may leave out of order. Default: none.
-    #[serde(default)]
-    pub send_jitter: Option<Dur>,
-    /// CBR: mark every datagram low priority (a priority queue serves it
-    /// only when no other packet waits), e.g. to flood a link with traffic
-    /// that must not displace anybody's data.
-    #[serde(default)]
-    pub low_priority: bool,
-    /// TCP: the receiver echoes TCP-Peach's dummy mark (default true; false
-    /// models a receiver without the paper 002 modification, against which
-    /// a Peach sender falls back to its base variant).
-    #[serde(default = "FlowSpec::default_true")]
-    pub echo_dummy: bool,
-    /// TCP-Peach: the RTT the first Sudden Start spaces its dummies over
-    /// (default: the path's base RTT, what the handshake would measure).
-    #[serde(default)]
-    pub handshake_rtt: Option<Dur>,
-    /// TCP-Peach: adsn as a fraction of the window W at loss detection
-    /// (paper 002 eq. 4, lost; default 1.0 per NOTES.md).
-    #[serde(default)]
-    pub peach_adsn: Option<f64>,
-    /// TCP-Peach: wdsn as a fraction of W (paper 002 §III-C; default 0.5).
-    #[serde(default)]
-    pub peach_wdsn: Option<f64>,
-    /// TCP-Peach: dummies per data ACK in Rapid Recovery (default 2).
-    #[serde(default)]
-    pub peach_dummies_per_ack: Option<u32>,
-    /// TCP-Peach: Rapid Recovery expires into Sudden Start after this many
-    /// RTTs without the retransmission's ACK (default 1).
-    #[serde(default)]
-    pub peach_rr_timeout: Option<f64>,
-    /// Count this flow in the class comparisons (normalized TCP
-    /// throughput, F/E/FC). Paper 004's scenarios C.3 and C.4 monitor one
-    /// TCP and one TFRCP flow among background traffic: set it false on
-    /// the background.
-    #[serde(default = "FlowSpec::default_true")]
-    pub measured: bool,
-    /// What the application offers.
-    #[serde(default)]
-    pub app: AppSpec,
-}
-
-/// TFRCP recomputation strategy as written in scenarios (paper 004 §III-C.1).
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum StrategySpec {
-    /// Fixed M.
-    S1,
-    /// M = K × RTT.
-    S2,
-    /// M = constant + uniform random.
-    S3,
-}
-
-/// TFRCP packet clocking as written in scenarios.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum PacingSpec {
-    /// Evenly spaced.
-    Even,
-    /// One burst per RTT.
-    Burst,
-}
-
-/// CCID3 feedback policy as written in scenarios.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum FeedbackSpec {
-    /// One feedback per RTT (RFC 4342 / RFC 5348 §6.2).
-    #[default]
-    Standard,
-    /// NFb = min(max(round(RTT/RTTref), 1), RTT*X_recv/s) per RTT (paper 001).
-    Dynamic,
-}
-
-/// Scenario spelling of [`satcc_proto::tcp::RttTiming`].
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RttTimingSpec {
-    /// A sample from every ACK of new data (RFC 7323 timestamps).
-    #[default]
-    Timestamps,
-    /// Karn's algorithm, one segment timed per RTT (ns-2 2.35).
-    Karn,
-}
-
-/// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum RtoSsthreshSpec {
-    /// RFC 5681: half the FlightSize.
-    #[default]
-    FlightSize,
-    /// ns-2: half the window.
-    Window,
-}
-
-impl FlowSpec {
-    /// Header bytes on the wire: as given, else 40 (IPv4 + TCP, or IPv4 +
-    /// UDP + TFRC/DCCP header) or 28 for CBR (IPv4 + UDP).
-    pub fn wire_header_bytes(&self) -> u32 {
-        self.header_bytes
-            .unwrap_or(if self.protocol == Protocol::Cbr {
-                28
-            } else {
-                40
-            })
-    }
-    fn default_true() -> bool {
-        true
-    }
-    fn default_count() -> u32 {
-        1
-    }
-    fn default_mss() -> u32 {
-        1000
-    }
-    fn default_rwnd() -> u32 {
-        10_000
-    }
-}
-
 /// Whether a finite-file source sends files back to back or as they arrive.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -946,34 +667,27 @@ impl Scenario {
         let sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
             let field = e.path().to_string();
             let field = if field == "." { String::new() } else { field };
-            let (field, message) = split_nested(field, e.into_inner().to_string());
-            ScenarioError {
-                file: file.into(),
-                field,
-                message: one_line(&message),
-            }
+            split_nested(field, e.into_inner().to_string()).in_file(file)
         })?;
-        sc.validate().map_err(|(field, message)| ScenarioError {
-            file: file.into(),
-            field,
-            message,
-        })?;
+        sc.validate().map_err(|e| e.in_file(file))?;
         Ok(sc)
     }
 
     /// Checks what the types cannot: cross-references and ranges.
-    /// Returns the field path and the problem.
-    pub fn validate(&self) -> Result<(), (String, String)> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.duration.0 == Duration::ZERO {
-            return Err(("duration".into(), "must be greater than zero".into()));
+            return Err(FieldError::new("duration", "must be greater than zero"));
         }
         if self.record.interval.0 == Duration::ZERO {
-            return Err(("record.interval".into(), "must be greater than zero".into()));
+            return Err(FieldError::new(
+                "record.interval",
+                "must be greater than zero",
+            ));
         }
         if self.flows.is_empty() {
-            return Err((
-                "flows".into(),
-                "no flows: add at least one [[flows]] table".into(),
+            return Err(FieldError::new(
+                "flows",
+                "no flows: add at least one [[flows]] table",
             ));
         }
         let node_names: Vec<&str> = match &self.topology {
@@ -981,7 +695,7 @@ impl Scenario {
                 let mut names: Vec<&str> = Vec::new();
                 for (i, n) in g.nodes.iter().enumerate() {
                     if names.contains(&n.name.as_str()) {
-                        return Err((
+                        return Err(FieldError::new(
                             format!("topology.nodes[{i}].name"),
                             format!("duplicate node name '{}'", n.name),
                         ));
@@ -990,18 +704,16 @@ impl Scenario {
                 }
                 for (i, l) in g.links.iter().enumerate() {
                     for (f, v) in [("from", &l.from), ("to", &l.to)] {
+                        let field = || format!("topology.links[{i}].{f}");
                         match v {
                             None => {
-                                return Err((
-                                    format!("topology.links[{i}].{f}"),
-                                    "missing (graph links name both ends)".into(),
+                                return Err(FieldError::new(
+                                    field(),
+                                    "missing (graph links name both ends)",
                                 ))
                             }
                             Some(n) if !names.contains(&n.as_str()) => {
-                                return Err((
-                                    format!("topology.links[{i}].{f}"),
-                                    format!("unknown node '{n}'"),
-                                ))
+                                return Err(FieldError::new(field(), format!("unknown node '{n}'")))
                             }
                             _ => {}
                         }
@@ -1029,9 +741,9 @@ impl Scenario {
         let is_constellation = matches!(self.topology, Topology::Constellation(_));
         if let Some(i) = self.flows.iter().position(|f| f.group.is_some()) {
             if !is_constellation {
-                return Err((
+                return Err(FieldError::new(
                     format!("flows[{i}].group"),
-                    "applies to constellation topologies only".into(),
+                    "applies to constellation topologies only",
                 ));
             }
         }
@@ -1044,228 +756,34 @@ impl Scenario {
         let is_graph = matches!(self.topology, Topology::Graph(_));
         for (i, f) in self.flows.iter().enumerate() {
             let at = |field: &str| format!("flows[{i}].{field}");
-            if f.count == 0 {
-                return Err((at("count"), "must be at least 1".into()));
-            }
             if is_graph {
                 for (name, v) in [("src", &f.src), ("dst", &f.dst)] {
                     match v {
-                        None => return Err((at(name), "required on a graph topology".into())),
+                        None => {
+                            return Err(FieldError::new(at(name), "required on a graph topology"))
+                        }
                         Some(n) if !node_names.contains(&n.as_str()) => {
-                            return Err((at(name), format!("unknown node '{n}'")))
+                            return Err(FieldError::new(at(name), format!("unknown node '{n}'")))
                         }
                         _ => {}
                     }
                 }
                 if f.src == f.dst {
-                    return Err((at("dst"), "must differ from src".into()));
+                    return Err(FieldError::new(at("dst"), "must differ from src"));
                 }
             } else if f.src.is_some() || f.dst.is_some() {
-                return Err((
+                return Err(FieldError::new(
                     at("src"),
-                    "src/dst apply to graph topologies; built-in ones give each flow its own pair"
-                        .into(),
+                    "src/dst apply to graph topologies; built-in ones give each flow its own pair",
                 ));
             }
-            if f.mss == 0 || f.mss > 65_000 {
-                return Err((at("mss"), format!("{} outside 1..=65000", f.mss)));
-            }
-            if f.rwnd == 0 {
-                return Err((at("rwnd"), "must be at least 1 segment".into()));
-            }
-            if let Some(stop) = f.stop {
-                if stop.0 <= f.start.0 {
-                    return Err((at("stop"), "must be after start".into()));
-                }
-            }
-            if f.feedback.is_some() && f.protocol != Protocol::Ccid3 {
-                return Err((
-                    at("feedback"),
-                    "applies to protocol \"ccid3\" only (tfrc is RFC 5348's once-per-RTT feedback)"
-                        .into(),
-                ));
-            }
-            if f.rtt_ref.is_some() && f.feedback != Some(FeedbackSpec::Dynamic) {
-                return Err((
-                    at("rtt_ref"),
-                    "applies to feedback = \"dynamic\" only".into(),
-                ));
-            }
-            if f.rtt_ref.is_some_and(|r| r.0 == Duration::ZERO) {
-                return Err((at("rtt_ref"), "must be greater than zero".into()));
-            }
-            let tfrcp_fields = [
-                ("strategy", f.strategy.is_some()),
-                ("m", f.m.is_some()),
-                ("k", f.k.is_some()),
-                ("m_base", f.m_base.is_some()),
-                ("m_spread", f.m_spread.is_some()),
-                ("pacing", f.pacing.is_some()),
-                ("initial_rate", f.initial_rate.is_some()),
-                ("wmax", f.wmax.is_some()),
-            ];
-            if f.protocol != Protocol::Tfrcp {
-                if let Some((name, _)) = tfrcp_fields.iter().find(|(_, set)| *set) {
-                    return Err((at(name), "applies to protocol \"tfrcp\" only".into()));
-                }
-            } else {
-                let strategy = f.strategy.unwrap_or(StrategySpec::S1);
-                let wanted: &[&str] = match strategy {
-                    StrategySpec::S1 => &["m"],
-                    StrategySpec::S2 => &["k"],
-                    StrategySpec::S3 => &["m_base", "m_spread"],
-                };
-                for (name, set) in &tfrcp_fields[1..5] {
-                    if *set && !wanted.contains(name) {
-                        return Err((
-                            at(name),
-                            format!(
-                                "does not apply to strategy {strategy:?} (it uses {})",
-                                wanted.join(", ")
-                            ),
-                        ));
-                    }
-                }
-                if strategy == StrategySpec::S2 && f.k.is_none() {
-                    return Err((at("k"), "required for strategy \"s2\"".into()));
-                }
-                if strategy == StrategySpec::S3 && (f.m_base.is_none() || f.m_spread.is_none()) {
-                    return Err((
-                        at("m_base"),
-                        "strategy \"s3\" needs m_base and m_spread".into(),
-                    ));
-                }
-                if f.m.is_some_and(|m| m.0 == Duration::ZERO) {
-                    return Err((at("m"), "must be greater than zero".into()));
-                }
-                if f.k.is_some_and(|k| !(k > 0.0 && k.is_finite())) {
-                    return Err((at("k"), "must be a positive number".into()));
-                }
-                if f.initial_rate.is_some_and(|r| !(r > 0.0 && r.is_finite())) {
-                    return Err((
-                        at("initial_rate"),
-                        "must be a positive number of packets/s".into(),
-                    ));
-                }
-                if f.wmax.is_some_and(|w| !(w >= 1.0 && w.is_finite())) {
-                    return Err((at("wmax"), "must be at least 1 packet".into()));
-                }
-                if f.app != AppSpec::Bulk {
-                    return Err((at("app"), "TFRCP flows are bulk sources".into()));
-                }
-                if f.rate.is_some() {
-                    return Err((at("rate"), "TFRCP chooses its own rate".into()));
-                }
-            }
-            if f.protocol.is_tfrc() && f.app != AppSpec::Bulk {
-                return Err((at("app"), "TFRC and CCID3 flows are bulk sources".into()));
-            }
-            for (k, v) in [
-                ("peach_adsn", f.peach_adsn),
-                ("peach_wdsn", f.peach_wdsn),
-                ("peach_rr_timeout", f.peach_rr_timeout),
-            ] {
-                if let Some(v) = v {
-                    if !f.protocol.is_peach() {
-                        return Err((
-                            at(k),
-                            "applies to protocols \"peach\" and \"peach-sack\" only".into(),
-                        ));
-                    }
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err((at(k), format!("must be a finite number >= 0, got {v}")));
-                    }
-                }
-            }
-            if f.peach_rr_timeout == Some(0.0) {
-                return Err((at("peach_rr_timeout"), "must be greater than zero".into()));
-            }
-            if f.low_priority && f.protocol != Protocol::Cbr {
-                return Err((
-                    at("low_priority"),
-                    "applies to protocol \"cbr\" only".into(),
-                ));
-            }
-            if f.protocol.is_tfrc() && f.rate.is_some() {
-                return Err((at("rate"), "TFRC and CCID3 choose their own rate".into()));
-            }
-            if f.protocol == Protocol::Cbr && f.rate.is_none() {
-                return Err((at("rate"), "required for protocol \"cbr\"".into()));
-            }
-            let onoff = matches!(f.app, AppSpec::OnOff { .. });
-            if f.protocol.is_tcp() && f.rate.is_some() && !onoff {
-                return Err((
-                    at("rate"),
-                    "applies to protocol \"cbr\" and to app kind \"onoff\" only".into(),
-                ));
-            }
-            if f.protocol.is_tcp() && onoff && f.rate.is_none() {
-                return Err((
-                    at("rate"),
-                    "required with app kind \"onoff\" (the rate offered while ON)".into(),
-                ));
-            }
-            match &f.app {
-                AppSpec::Files {
-                    size,
-                    size_max,
-                    mode,
-                    mean_interarrival,
-                    new_connection,
-                    gap_mean,
-                    ..
-                } => {
-                    if gap_mean.is_some() && *mode == FileMode::Poisson {
-                        return Err((
-                            at("app.gap_mean"),
-                            "applies to mode = \"sequential\" only".into(),
-                        ));
-                    }
-                    if *new_connection && *mode == FileMode::Poisson {
-                        return Err((
-                            at("app.new_connection"),
-                            "needs mode = \"sequential\" (one connection at a time per flow)"
-                                .into(),
-                        ));
-                    }
-                    if !f.protocol.is_tcp() {
-                        return Err((at("app"), "files run over TCP flows only".into()));
-                    }
-                    if size.0 == 0 {
-                        return Err((at("app.size"), "must be greater than zero".into()));
-                    }
-                    if size_max.is_some_and(|m| m.0 < size.0) {
-                        return Err((at("app.size_max"), "must be at least size".into()));
-                    }
-                    if *mode == FileMode::Poisson
-                        && mean_interarrival.is_none_or(|d| d.0 == Duration::ZERO)
-                    {
-                        return Err((
-                            at("app.mean_interarrival"),
-                            "required (and > 0) for mode = \"poisson\"".into(),
-                        ));
-                    }
-                }
-                AppSpec::OnOff {
-                    on_mean,
-                    off_mean,
-                    shape,
-                } => {
-                    if !(*shape > 1.0 && shape.is_finite()) {
-                        return Err((at("app.shape"), format!("{shape} must be > 1")));
-                    }
-                    if on_mean.0 == Duration::ZERO || off_mean.0 == Duration::ZERO {
-                        return Err((at("app"), "on_mean and off_mean must be > 0".into()));
-                    }
-                }
-                AppSpec::Bulk => {}
-            }
+            f.validate().map_err(|e| e.under(&format!("flows[{i}]")))?;
         }
         Ok(())
     }
 }
 
-fn check_link(l: &LinkSpec, at: &str) -> Result<(), (String, String)> {
+fn check_link(l: &LinkSpec, at: &str) -> Result<(), FieldError> {
     check_queue(&l.queue, &format!("{at}.queue"))?;
     if let Some(q) = &l.reverse_queue {
         check_queue(q, &format!("{at}.reverse_queue"))?;
@@ -1273,30 +791,37 @@ fn check_link(l: &LinkSpec, at: &str) -> Result<(), (String, String)> {
     Ok(())
 }
 
-pub(crate) fn check_queue(q: &QueueSpec, at: &str) -> Result<(), (String, String)> {
+pub(crate) fn check_queue(q: &QueueSpec, at: &str) -> Result<(), FieldError> {
+    let sub = |f: &str| format!("{at}.{f}");
     match q {
         QueueSpec::DropTail { limit, limit_bytes } | QueueSpec::Priority { limit, limit_bytes } => {
             if limit.is_none() && limit_bytes.is_none() {
-                return Err((at.into(), "give limit (packets) or limit_bytes".into()));
+                return Err(FieldError::new(at, "give limit (packets) or limit_bytes"));
             }
             if *limit == Some(0) {
-                return Err((format!("{at}.limit"), "must be at least 1".into()));
+                return Err(FieldError::new(sub("limit"), "must be at least 1"));
             }
         }
         QueueSpec::Red(r) => {
             if r.limit == 0 {
-                return Err((format!("{at}.limit"), "must be at least 1".into()));
+                return Err(FieldError::new(sub("limit"), "must be at least 1"));
             }
             if !(r.max_p > 0.0 && r.max_p <= 1.0) {
-                return Err((format!("{at}.max_p"), format!("{} outside (0, 1]", r.max_p)));
+                return Err(FieldError::new(
+                    sub("max_p"),
+                    format!("{} outside (0, 1]", r.max_p),
+                ));
             }
             if r.weight > 1.0 {
-                return Err((format!("{at}.weight"), format!("{} above 1", r.weight)));
+                return Err(FieldError::new(
+                    sub("weight"),
+                    format!("{} above 1", r.weight),
+                ));
             }
             if r.min_th < 0.0 || r.max_th < 0.0 || (r.max_th > 0.0 && r.max_th < r.min_th) {
-                return Err((
-                    format!("{at}.max_th"),
-                    "thresholds must satisfy 0 <= min_th <= max_th".into(),
+                return Err(FieldError::new(
+                    sub("max_th"),
+                    "thresholds must satisfy 0 <= min_th <= max_th",
                 ));
             }
         }
@@ -1352,15 +877,15 @@ fn strip_toml_context(m: &str) -> &str {
     m
 }
 
-fn split_nested(field: String, msg: String) -> (String, String) {
+fn split_nested(field: String, msg: String) -> FieldError {
     let msg = one_line(&msg);
     let msg = strip_toml_context(&msg).to_string();
     if let Some(rest) = msg.strip_prefix(NESTED) {
         if let Some((p, m)) = rest.split_once(NESTED) {
-            return (join_path(&field, p), strip_toml_context(m).to_string());
+            return FieldError::new(join_path(&field, p), strip_toml_context(m));
         }
     }
-    (field, msg)
+    FieldError::new(field, msg)
 }
 
 fn nested<T: serde::de::DeserializeOwned, E: serde::de::Error>(t: toml::Table) -> Result<T, E> {

@@ -4,7 +4,7 @@
 use satcc_proto::refwa::RefwaConfig;
 use serde::Deserialize;
 
-use super::Dur;
+use super::{Dur, FieldError};
 
 /// The `[refwa]` table.
 #[derive(Clone, Debug, Deserialize)]
@@ -68,24 +68,24 @@ impl RefwaSpec {
     }
 
     /// Range checks (field paths under `refwa`).
-    pub(crate) fn validate(&self) -> Result<(), (String, String)> {
+    pub(crate) fn validate(&self) -> Result<(), FieldError> {
         for (name, v) in [("phi", self.phi), ("psi", self.psi), ("alpha", self.alpha)] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err((
+                return Err(FieldError::new(
                     format!("refwa.{name}"),
                     format!("{v} must be a number >= 0"),
                 ));
             }
         }
         if !(self.rtt_error.is_finite() && (0.0..1.0).contains(&self.rtt_error)) {
-            return Err((
-                "refwa.rtt_error".into(),
+            return Err(FieldError::new(
+                "refwa.rtt_error",
                 format!("{} outside [0, 1)", self.rtt_error),
             ));
         }
         if !(self.rtt_avg_gain > 0.0 && self.rtt_avg_gain <= 1.0) {
-            return Err((
-                "refwa.rtt_avg_gain".into(),
+            return Err(FieldError::new(
+                "refwa.rtt_avg_gain",
                 format!("{} outside (0, 1]", self.rtt_avg_gain),
             ));
         }
@@ -93,13 +93,16 @@ impl RefwaSpec {
             .delta
             .is_some_and(|d| d.0 == satcc_proto::Duration::ZERO)
         {
-            return Err(("refwa.delta".into(), "must be greater than zero".into()));
+            return Err(FieldError::new("refwa.delta", "must be greater than zero"));
         }
         if self.packet_bytes == Some(0) {
-            return Err(("refwa.packet_bytes".into(), "must be at least 1".into()));
+            return Err(FieldError::new("refwa.packet_bytes", "must be at least 1"));
         }
         if self.links.as_ref().is_some_and(|l| l.is_empty()) {
-            return Err(("refwa.links".into(), "empty: name at least one link".into()));
+            return Err(FieldError::new(
+                "refwa.links",
+                "empty: name at least one link",
+            ));
         }
         Ok(())
     }

@@ -13,7 +13,7 @@
 use satcc_proto::Duration;
 use serde::Deserialize;
 
-use super::Dur;
+use super::{Dur, FieldError};
 
 /// One `[[snapshots]]` entry.
 #[derive(Clone, Debug, Deserialize)]
@@ -32,20 +32,26 @@ pub struct SnapshotSpec {
 
 impl SnapshotSpec {
     /// Checks entry `i` against the run's `duration`.
-    pub(crate) fn validate(&self, i: usize, duration: Duration) -> Result<(), (String, String)> {
+    pub(crate) fn validate(&self, i: usize, duration: Duration) -> Result<(), FieldError> {
         let at = |f: &str| format!("snapshots[{i}].{f}");
         if self.at.0 >= duration {
-            return Err((at("at"), "must be before the end of the run".into()));
+            return Err(FieldError::new(
+                at("at"),
+                "must be before the end of the run",
+            ));
         }
         if self.down.is_empty() && self.up.is_empty() {
-            return Err((
+            return Err(FieldError::new(
                 format!("snapshots[{i}]"),
-                "changes nothing: give down and/or up".into(),
+                "changes nothing: give down and/or up",
             ));
         }
         for (k, n) in self.up.iter().enumerate() {
             if self.down.contains(n) {
-                return Err((at(&format!("up[{k}]")), format!("'{n}' is also in down")));
+                return Err(FieldError::new(
+                    at(&format!("up[{k}]")),
+                    format!("'{n}' is also in down"),
+                ));
             }
         }
         Ok(())

@@ -214,7 +214,7 @@ fn make_flow(
         config,
         wake: [Instant::MAX; 2],
         app: spec.app.clone(),
-        rate_bps: spec.rate.map_or(0, |r| r.0),
+        rate_bps: spec.options.rate().map_or(0, |r| r.0),
         rng,
         files: VecDeque::new(),
         pushed: 0,
