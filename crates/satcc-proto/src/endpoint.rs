@@ -186,7 +186,10 @@ impl Stats {
 /// `poll_timeout` and wake the endpoint then (a wake-up may come early: an
 /// endpoint checks what is due). Input of another protocol or direction is
 /// ignored and counted in [`Stats::foreign`], never a panic.
-pub trait Endpoint: fmt::Debug {
+///
+/// Endpoints are `Send`: plain data, so a runtime may move one to the
+/// thread that owns its socket.
+pub trait Endpoint: fmt::Debug + Send {
     /// A message arrived.
     fn handle_input(&mut self, now: Instant, message: &Message);
     /// The time [`Endpoint::poll_timeout`] asked for has come.

@@ -17,6 +17,7 @@ pub mod tcp;
 pub mod tfrc;
 pub mod tfrcp;
 pub mod time;
+pub mod wire;
 
 pub use endpoint::{Endpoint, Event, Message, Sender, Stats, Transmit};
 pub use time::{Duration, Instant};
