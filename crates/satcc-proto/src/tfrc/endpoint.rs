@@ -33,7 +33,7 @@ impl Endpoint for TfrcSender {
         // RFC 5348 §4.3: slow start lasts until the first feedback that
         // reports a loss event (p > 0); only feedback changes p, and the
         // driver drains events right after handing feedback in.
-        if !self.ss_exit_reported && TfrcSender::stats(self).p > 0.0 {
+        if !self.ss_exit_reported && self.p > 0.0 {
             self.ss_exit_reported = true;
             return Some(Event::SlowStartExit);
         }

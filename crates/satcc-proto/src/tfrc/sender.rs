@@ -30,7 +30,8 @@ pub struct TfrcSender {
     x: f64,
     /// Cached X_recv (the last reported one, or as §4.4 lowered it).
     x_recv: f64,
-    p: f64,
+    /// Loss event rate p as last reported.
+    pub(super) p: f64,
     /// X_Bps of the last rate update with p > 0.
     x_calc: Option<f64>,
     r: Option<Duration>,

@@ -543,6 +543,9 @@ pub struct Routes {
     /// Per flow, what a packet on its path needs, in one place: the
     /// simulator asks for every hop of every packet.
     fast: Vec<FlowRoute>,
+    /// `links` with each link's tail node: `[link, from]`, so the on-path
+    /// lookup reads one entry.
+    hops: Vec<[u32; 2]>,
     /// [`fingerprint`] of the `up` the routes were built over.
     up_fp: u64,
 }
@@ -659,12 +662,14 @@ impl Routes {
                 },
             )
             .collect();
+        let hops = links.iter().map(|&li| [li, adj.from[li as usize]]).collect();
         Routes {
             adj,
             links,
             path_start,
             flow_paths,
             fast,
+            hops,
             up_fp: fingerprint(up, net.links.len()),
         }
     }
@@ -693,9 +698,10 @@ impl Routes {
             let (a, b) = if dst == r.sink { r.fwd } else { r.rev };
             let i = a.saturating_add(hops);
             if i < b && (dst == r.sink || dst == r.source) {
-                let li = self.links[i as usize];
-                if self.adj.from[li as usize] == node {
-                    return Some(li);
+                if let Some(&[li, from]) = self.hops.get(i as usize) {
+                    if from == node {
+                        return Some(li);
+                    }
                 }
             }
         }
@@ -796,6 +802,7 @@ impl Routes {
             + 4 * (self.links.capacity() + self.path_start.capacity())
             + 8 * self.flow_paths.capacity()
             + std::mem::size_of::<FlowRoute>() * self.fast.capacity()
+            + 8 * self.hops.capacity()
     }
 }
 
