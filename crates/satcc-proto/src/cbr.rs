@@ -102,6 +102,10 @@ impl Sender for CbrSource {
         // A source resuming after a pause does not make up for it.
         self.next = self.next.max(now);
     }
+
+    fn close(&mut self, now: Instant) {
+        self.set_paused(now, true);
+    }
 }
 
 /// A receiver that counts the payload of the datagrams reaching it.

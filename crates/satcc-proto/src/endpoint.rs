@@ -83,8 +83,9 @@ pub enum Event {
     Acked(u64),
     /// Every byte the application offered has been acknowledged.
     AllAcked,
-    /// The sender reacted to a loss (entered loss recovery, or a
-    /// retransmission timeout fired).
+    /// A window-based sender reacted to a loss: it entered loss recovery,
+    /// or a retransmission timeout fired (each backed-off timeout counts).
+    /// Rate-based senders report loss through [`Stats::rate`] instead.
     LossEvent,
     /// A rate-based sender left slow start (RFC 5348 §4.3: the first
     /// feedback that reports a loss event).
@@ -152,7 +153,8 @@ pub struct Stats {
 
 impl Stats {
     /// Adds the counters of a closed connection to `self` (the running
-    /// totals of a flow); state fields are left alone.
+    /// totals of a flow); state fields are left alone. Use one running
+    /// total per side: sender and receiver counters do not mix.
     pub fn accumulate(&mut self, closed: &Stats) {
         self.acked_bytes += closed.acked_bytes;
         self.retransmits += closed.retransmits;
@@ -161,6 +163,9 @@ impl Stats {
         self.sum_rtt += closed.sum_rtt;
         self.delivered_bytes += closed.delivered_bytes;
         self.foreign += closed.foreign;
+        if let Some(n) = closed.feedback_sent {
+            *self.feedback_sent.get_or_insert(0) += n;
+        }
         if let Some(d) = closed.dummy {
             let mine = self.dummy.get_or_insert_with(DummyStats::default);
             mine.acks += d.acks;
@@ -217,10 +222,11 @@ pub trait Sender: Endpoint {
     /// bit rate) stops (`true`) or resumes; others ignore it and send what
     /// they were offered.
     fn set_paused(&mut self, _now: Instant, _paused: bool) {}
-    /// The application closes: send nothing new from now on.
-    fn close(&mut self, now: Instant) {
-        self.set_paused(now, true);
-    }
+    /// The application closes: send nothing new from now on (a reliable
+    /// sender still delivers what it already sent, and reports
+    /// [`Event::AllAcked`] when that is done). Every sender implements it:
+    /// a runtime relies on it to stop a flow.
+    fn close(&mut self, now: Instant);
 }
 
 /// A boxed receiver, the type drivers hold.

@@ -24,6 +24,8 @@ struct Path {
     header: u32,
     /// Drop the forward packets whose index (from 0) is in this list.
     drop: Vec<u64>,
+    /// Close the sender at this time.
+    close_at: Option<Instant>,
 }
 
 /// What a run saw.
@@ -37,6 +39,8 @@ struct Outcome {
     /// Forward packets still on the path when the run ended.
     in_flight: u64,
     feedback: u64,
+    /// New data (not retransmissions, not overhead) sent after the close.
+    new_after_close: u64,
     sender: Stats,
     receiver: Stats,
 }
@@ -49,6 +53,7 @@ impl Path {
             buffer: 50,
             header: 40,
             drop: Vec::new(),
+            close_at: None,
         }
     }
 
@@ -70,8 +75,17 @@ impl Path {
         let mut link_free = Instant::ZERO;
         let mut now = Instant::ZERO;
         start(s);
+        let mut closed = false;
         for _ in 0..2_000_000 {
+            if !closed && self.close_at.is_some_and(|c| now >= c) {
+                s.close(now);
+                closed = true;
+            }
             while let Some(t) = s.poll_transmit(now) {
+                let retransmit = matches!(t.message, Message::TcpData(d) if d.retransmit);
+                if closed && !retransmit && !t.overhead {
+                    out.new_after_close += 1;
+                }
                 let idx = out.sent + out.overhead_sent;
                 if t.overhead {
                     out.overhead_sent += 1;
@@ -98,6 +112,7 @@ impl Path {
                 rev.push_back((now + self.delay, t.message));
             }
             let next = [
+                self.close_at.filter(|_| !closed),
                 s.poll_timeout(),
                 r.poll_timeout(),
                 fwd.front().map(|x| x.0),
@@ -241,7 +256,11 @@ fn tfrc_reports_slow_start_exit_and_rate() {
     assert!(o.receiver.feedback_sent.unwrap_or(0) > 10);
     assert!(o.receiver.loss_event_rate.is_some_and(|p| p > 0.0));
     assert!(o.receiver.delivered_bytes > 1_000_000);
-    assert_eq!(count(&o, Event::Acked(0)), 0);
+    // An unreliable sender acknowledges nothing and reports no window loss.
+    assert!(o
+        .events
+        .iter()
+        .all(|(_, e)| matches!(e, Event::SlowStartExit)));
 }
 
 #[test]
@@ -336,4 +355,49 @@ fn foreign_messages_are_counted_not_obeyed() {
         n += 1;
     }
     assert_eq!(n, tcp::rfc3390_initial_window(1000));
+}
+
+
+/// After `close`, a sender sends no new data: TCP still delivers what it
+/// had sent and reports `AllAcked` when it has; TFRC and TFRCP fall silent.
+#[test]
+fn close_stops_new_data() {
+    let close_at = Instant::ZERO + Duration::from_secs(5);
+    let path = Path {
+        close_at: Some(close_at),
+        // Losses just before the close: TCP must repair them after it.
+        drop: vec![300, 301, 302],
+        ..Path::geo()
+    };
+    let mut pairs: Vec<(Box<dyn Sender>, Box<dyn Endpoint>, bool)> = vec![
+        {
+            let (s, r) = tcp_pair(Variant::Sack, false);
+            (Box::new(s), Box::new(r), true)
+        },
+        {
+            let (s, r) = tcp_pair(Variant::NewReno, true);
+            (Box::new(s), Box::new(r), true)
+        },
+        (
+            Box::new(TfrcSender::new(tfrc::SenderConfig::default(), Instant::ZERO)),
+            Box::new(TfrcReceiver::new(tfrc::ReceiverConfig::default())),
+            false,
+        ),
+        (
+            Box::new(TfrcpSender::new(tfrcp::SenderConfig::default(), Instant::ZERO, 3)),
+            Box::new(TfrcpReceiver::new(tfrcp::ReceiverConfig::default())),
+            false,
+        ),
+    ];
+    for (s, r, reliable) in &mut pairs {
+        let o = path.run(s.as_mut(), r.as_mut(), 30, |s| s.set_unlimited(Instant::ZERO));
+        assert_eq!(o.new_after_close, 0, "{s:?}");
+        assert!(o.sent > 100, "{s:?} sent {} before the close", o.sent);
+        if *reliable {
+            // Everything sent before the close arrives, and the sender says so.
+            assert_eq!(count(&o, Event::AllAcked), 1, "{:?}", o.sender);
+            assert_eq!(o.sender.acked_bytes, o.receiver.delivered_bytes);
+            assert!(o.events.iter().any(|&(t, e)| e == Event::AllAcked && t > close_at));
+        }
+    }
 }

@@ -76,6 +76,10 @@ impl Sender for TcpSender {
     fn set_unlimited(&mut self, _now: Instant) {
         TcpSender::set_unlimited(self);
     }
+
+    fn close(&mut self, _now: Instant) {
+        TcpSender::close(self);
+    }
 }
 
 impl Endpoint for TcpReceiver {

@@ -332,6 +332,14 @@ impl TcpSender {
         self.unlimited = true;
     }
 
+    /// The application closes: no new data from now on. What was already
+    /// sent is still delivered (retransmitted as needed), and
+    /// [`SenderEvent::AllAcked`] reports when it all is.
+    pub fn close(&mut self) {
+        self.unlimited = false;
+        self.pushed_bytes = self.assigned_bytes;
+    }
+
     /// An ACK arrived.
     pub fn handle_input(&mut self, now: Instant, ack: &TcpAck) {
         self.stats.acks_received += 1;

@@ -63,6 +63,10 @@ impl Sender for TfrcSender {
     fn set_unlimited(&mut self, _now: Instant) {
         TfrcSender::set_unlimited(self);
     }
+
+    fn close(&mut self, _now: Instant) {
+        TfrcSender::close(self);
+    }
 }
 
 impl Endpoint for TfrcReceiver {

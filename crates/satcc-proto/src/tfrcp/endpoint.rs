@@ -54,6 +54,10 @@ impl Sender for TfrcpSender {
     fn set_unlimited(&mut self, _now: Instant) {
         TfrcpSender::set_unlimited(self);
     }
+
+    fn close(&mut self, _now: Instant) {
+        TfrcpSender::close(self);
+    }
 }
 
 impl Endpoint for TfrcpReceiver {

@@ -168,6 +168,13 @@ impl TfrcpSender {
         self.unlimited = true;
     }
 
+    /// The application closes: no data is sent from now on (TFRCP does not
+    /// retransmit).
+    pub fn close(&mut self) {
+        self.unlimited = false;
+        self.queued = 0;
+    }
+
     /// Queue `bytes` more application data (sent in packets of at most s
     /// bytes). Ignored once the sender is unlimited.
     pub fn push_data(&mut self, bytes: u64) {

@@ -74,8 +74,9 @@ pub(crate) struct Flow {
     pub tx: TxBytes,
     /// Current connection generation (see [`Packet::conn`]).
     pub(super) conn: u16,
-    /// Counters of the connections closed so far (both endpoints).
-    pub(super) past: Stats,
+    /// Counters of the connections closed so far, sender and receiver.
+    pub(super) past_sender: Stats,
+    pub(super) past_receiver: Stats,
     /// Packets that arrived for a connection already closed.
     pub stale: u64,
     /// Upper bound of the random hold before each data packet is sent.
@@ -90,29 +91,32 @@ impl Flow {
     /// Payload bytes delivered to the receiving application, all
     /// connections.
     pub(crate) fn delivered_bytes(&self) -> u64 {
-        self.past.delivered_bytes + self.receiver.stats().delivered_bytes
+        self.past_receiver.delivered_bytes + self.receiver.stats().delivered_bytes
     }
     /// The sender's counters over all connections, with the current
     /// connection's state.
     pub(crate) fn sender_totals(&self) -> Stats {
         let mut all = self.sender.stats();
-        all.accumulate(&self.past);
+        all.accumulate(&self.past_sender);
+        all
+    }
+    /// The receiver's counters over all connections, with the current
+    /// connection's state.
+    pub(crate) fn receiver_totals(&self) -> Stats {
+        let mut all = self.receiver.stats();
+        all.accumulate(&self.past_receiver);
         all
     }
     /// The current sender's statistics view.
     pub(crate) fn sender_stats(&self) -> Stats {
         self.sender.stats()
     }
-    /// The current receiver's statistics view.
-    pub(crate) fn receiver_stats(&self) -> Stats {
-        self.receiver.stats()
-    }
 
     /// Close the connection and open a fresh one (the previous file is
     /// fully acknowledged; whatever of it is still in flight is ignored).
     fn reconnect(&mut self, now: Instant) {
-        self.past.accumulate(&self.sender.stats());
-        self.past.accumulate(&self.receiver.stats());
+        self.past_sender.accumulate(&self.sender.stats());
+        self.past_receiver.accumulate(&self.receiver.stats());
         self.conn = self.conn.wrapping_add(1);
         let (s, r) = self.config.instantiate(now, &mut self.rng);
         self.sender = s;

@@ -125,7 +125,7 @@ impl Sim {
                 self.flows.iter().map(|f| FlowSample {
                     delivered_bytes: f.delivered_bytes(),
                     sender: f.sender_stats(),
-                    feedback_sent: f.receiver_stats().feedback_sent,
+                    feedback_sent: f.receiver_totals().feedback_sent,
                 }),
                 self.monitored.iter().map(|&li| {
                     let l = &self.links[li];

@@ -32,7 +32,7 @@ impl Sim {
                 0.0
             };
             let sent = f.sender_totals();
-            let received = f.receiver_stats();
+            let received = f.receiver_totals();
             flows.push(FlowSummary {
                 id: f.id,
                 name: f.name.clone(),
