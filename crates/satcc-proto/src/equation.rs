@@ -2,7 +2,7 @@
 //!
 //! Everything here is computed from the closed-form expressions (never
 //! tabulated: Linux's lookup table clamps p at 1e-4, which caps a 600 ms
-//! satellite path at about 2.4 Mbit/s; see `papers/NOTES.md`). This is the
+//! satellite path at about 2.4 Mbit/s; see `docs/papers.md`). This is the
 //! only place in the TFRC code where `f64` arithmetic decides a value.
 
 /// RFC 5348 §3.1: X in bytes/s for segment size `s` bytes, round-trip time
@@ -96,7 +96,7 @@ fn one_minus_one_minus_p_pow(p: f64, w: f64) -> f64 {
 }
 
 /// PFTK's Q(w): the probability that a loss in a window of `w` packets is
-/// detected by a timeout (Padhye et al. 1998; `papers/NOTES.md`).
+/// detected by a timeout (Padhye et al. 1998; `docs/papers.md`).
 fn pftk_q(p: f64, w: f64) -> f64 {
     let a = one_minus_one_minus_p_pow(p, 3.0); // 1-(1-p)^3
     let c = one_minus_p_pow(p, 3.0); // (1-p)^3
@@ -116,7 +116,7 @@ fn pftk_g(p: f64) -> f64 {
 
 /// The full PFTK model with a receiver window (Padhye, Firoiu, Towsley,
 /// Kurose 1998; TFRCP's f(Wmax, R, p, B), paper 004), in **packets/s**,
-/// exactly as `papers/NOTES.md` gives it:
+/// exactly as `docs/papers.md` gives it:
 ///
 /// ```text
 /// Wu   = (2+b)/(3b) + sqrt( 8(1-p)/(3bp) + ((2+b)/(3b))^2 )
@@ -173,7 +173,7 @@ pub fn pftk_rate(r: f64, p: f64, b: f64, t0: f64, wmax: f64) -> f64 {
 }
 
 /// The well-known approximation of the PFTK model, in packets/s
-/// (`papers/NOTES.md`):
+/// (`docs/papers.md`):
 ///
 /// ```text
 /// B ~ min(Wmax/R, 1/(R*sqrt(2bp/3) + T0*min(1, 3*sqrt(3bp/8))*p*(1+32p^2)))

@@ -4,7 +4,7 @@
 //! `handle_input` / `handle_timeout` / `poll_transmit` / `poll_timeout` /
 //! `poll_event`. Nothing in this crate owns a socket, a clock, a thread or a
 //! random source: the simulator and the UDP runtime are two drivers of the
-//! same machines (see `DESIGN.md`).
+//! same machines (see `docs/architecture.md`).
 #![warn(missing_docs)]
 
 pub mod cbr;

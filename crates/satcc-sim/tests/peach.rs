@@ -7,7 +7,7 @@ mod common;
 use common::sim;
 use satcc_sim::report::Summary;
 
-/// The GEO system of paper 002 §V with NOTES.md's choices for the values
+/// The GEO system of paper 002 §V with docs/papers.md's choices for the values
 /// the extraction lost: 10 Mb/s, ~550 ms RTT, a 50-segment priority
 /// buffer, N = 10, rwnd 64, link-error probability `per` on the satellite
 /// hop (data and dummies alike; ACKs return error-free).

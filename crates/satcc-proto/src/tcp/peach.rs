@@ -6,7 +6,7 @@
 use crate::time::{Duration, Instant};
 
 /// TCP-Peach parameters. The paper's equations were lost in extraction;
-/// `../shared/papers/NOTES.md` restores them, and every value that is our
+/// `docs/papers.md` restores them, and every value that is our
 /// reading is a field here.
 #[derive(Clone, Debug)]
 pub struct PeachConfig {
@@ -16,7 +16,7 @@ pub struct PeachConfig {
     pub initial_rtt: Duration,
     /// Allowed dummy segments of a Rapid Recovery as a fraction of W, the
     /// window when the loss was detected: adsn = round(adsn_factor * W).
-    /// Paper 002 eq. (4) is lost; NOTES reads it as W (1.0), the value for
+    /// Paper 002 eq. (4) is lost; docs/papers.md reads it as W (1.0), the value for
     /// which a link-error loss restores cwnd to W (§IV case 1).
     pub adsn_factor: f64,
     /// Dummy ACKs absorbed before cwnd grows again, as a fraction of W:
