@@ -52,10 +52,15 @@ impl Message {
     /// True for messages travelling from a flow's receiver back to its
     /// sender (acknowledgements and feedback).
     pub fn is_reverse(&self) -> bool {
-        matches!(
-            self,
-            Message::TcpAck(_) | Message::TfrcFeedback(_) | Message::TfrcpAck(_)
-        )
+        // Exhaustive on purpose: a new message type must say which way it
+        // goes, or the driver hands ACKs to the receiver.
+        match self {
+            Message::TcpAck(_) | Message::TfrcFeedback(_) | Message::TfrcpAck(_) => true,
+            Message::TcpData(_)
+            | Message::TfrcData(_)
+            | Message::TfrcpData(_)
+            | Message::Datagram { .. } => false,
+        }
     }
 }
 
