@@ -54,14 +54,15 @@ impl RefwaSpec {
     fn yes() -> bool {
         true
     }
+    // Paper 003's defaults live with the controller (satcc_proto::refwa).
     fn default_phi() -> f64 {
-        1.5
+        RefwaConfig::default().phi
     }
     fn default_psi() -> f64 {
-        0.5
+        RefwaConfig::default().psi
     }
     fn default_alpha() -> f64 {
-        1.0
+        RefwaConfig::default().alpha
     }
     fn default_gain() -> f64 {
         RefwaConfig::default().rtt_avg_gain
