@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use satcc_proto::tcp::{self, Variant};
+use satcc_proto::tcp::{self, RtoSsthresh, RttTiming, Variant};
 use satcc_proto::tfrc::FeedbackPolicy;
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
@@ -19,9 +19,50 @@ use satcc_sim::topology::{LinkRole, NetDef};
 
 use crate::Ns2Error;
 
-/// The OTcl TFRCP sender and receiver (paper 004), emitted once into any
-/// script with a TFRCP flow.
+/// The OTcl TFRCP sender and receiver (paper 004), `ns2_tfrcp.tcl` as
+/// written: a template in which [`TFRCP_S2_FALLBACK_M`] stands for S2's
+/// recomputation interval before the first RTT sample. [`tfrcp_tcl`]
+/// fills it in; the export emits the result once into any script with a
+/// TFRCP flow.
 pub const TFRCP_TCL: &str = include_str!("ns2_tfrcp.tcl");
+
+/// The placeholder in [`TFRCP_TCL`] for S2's fallback M, seconds.
+pub const TFRCP_S2_FALLBACK_M: &str = "@S2_FALLBACK_M@";
+
+/// The OTcl TFRCP library with S2's interval M before the first RTT
+/// sample (`tfrcp::SenderConfig::s2_fallback_m`) filled in, as a Tcl
+/// decimal with a point (3 s: `3.0`).
+pub fn tfrcp_tcl(s2_fallback_m: Duration) -> String {
+    let mut m = secs(s2_fallback_m);
+    if !m.contains('.') {
+        m.push_str(".0");
+    }
+    TFRCP_TCL.replace(TFRCP_S2_FALLBACK_M, &m)
+}
+
+/// The TFRCP library of a script with these TFRCP flows: (index in
+/// `flows`, whether the flow runs S2, its `s2_fallback_m`). The OTcl class
+/// holds one fallback M for the script, the S2 flows' (any flow's when
+/// none runs S2: the others never use it); S2 flows that differ in it
+/// cannot share the class and are refused.
+pub(crate) fn tfrcp_library(flows: &[(usize, bool, Duration)]) -> Result<String, Ns2Error> {
+    let s2 = flows.iter().filter(|f| f.1);
+    let Some(&(_, _, m)) = s2.clone().next().or(flows.first()) else {
+        return Ok(tfrcp_tcl(tfrcp::SenderConfig::default().s2_fallback_m));
+    };
+    if let Some(&(fi, _, other)) = s2.clone().find(|f| f.2 != m) {
+        return Err(Ns2Error::unsupported(
+            format!("flows[{fi}].strategy"),
+            format!(
+                "the ns-2 TFRCP takes one S2 interval before the first RTT sample per script \
+                 (s2_fallback_m): {} s here, {} s in an earlier S2 flow",
+                secs(other),
+                secs(m)
+            ),
+        ));
+    }
+    Ok(tfrcp_tcl(m))
+}
 
 /// A generated script and what it is made of.
 #[derive(Clone, Debug)]
@@ -547,7 +588,10 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
     let mfrom = secs_f(sc.record.measure_from.0);
     let starts = satcc_sim::sim::flow_starts(sc);
     let mut reports = Vec::new();
-    let mut tfrcp_lib = false;
+    // Where the TFRCP library goes (before the first TFRCP flow), and
+    // what it is made from.
+    let mut tfrcp_at = None;
+    let mut tfrcp_flows = Vec::new();
     let mut id = 0usize;
     for (fi, f) in sc.flows.iter().enumerate() {
         let at = |x: &str| format!("flows[{fi}].{x}");
@@ -601,7 +645,7 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                             format!("{} has no ns-2 2.35 agent to export to", f.protocol.name()),
                         ));
                     }
-                    write_tcp(&mut g.out, i, &sender, &receiver, hdr);
+                    write_tcp(&mut g.out, i, &sender, &receiver, hdr, &at)?;
                     if let Some(j) = f.send_jitter {
                         // TcpAgent::output holds each packet for
                         // Random::uniform(overhead_), as satcc does.
@@ -741,10 +785,12 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                             "the ns-2 TFRCP sends evenly paced packets only",
                         ));
                     }
-                    if !tfrcp_lib {
-                        g.out.push_str(TFRCP_TCL);
-                        tfrcp_lib = true;
-                    }
+                    tfrcp_at.get_or_insert(g.out.len());
+                    tfrcp_flows.push((
+                        fi,
+                        matches!(sender.strategy, Strategy::RttMultiple { .. }),
+                        sender.s2_fallback_m,
+                    ));
                     let _ = writeln!(
                         g.out,
                         "set tcp_{i} [new Agent/Message/Tfrcp]\n\
@@ -816,6 +862,9 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
         }
     }
 
+    if let Some(pos) = tfrcp_at {
+        g.out.insert_str(pos, &tfrcp_library(&tfrcp_flows)?);
+    }
     write_reporting(&mut g, &reports, &monitored, mfrom, end);
     let _ = writeln!(g.out, "$ns at {} finish\n$ns run", secs(sc.duration.0));
     Ok(Ns2Script {
@@ -826,19 +875,60 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
 }
 
 /// A TCP sender `tcp_i`, every parameter from the simulator's
-/// configuration.
+/// configuration; `at` names a field of the flow. Each setting of the
+/// sender is either written (a variable is set only where satcc's value
+/// differs from the one ns-2 2.35 already runs with, so that scripts of
+/// flows at satcc's defaults do not change), is what ns-2 does anyway, is
+/// one of the two documented default differences (`rtt_timing =
+/// "timestamps"`, `rto_ssthresh = "flightsize"`), or is refused naming
+/// the field. Source references are to ns-2.35's tcp/*.cc and
+/// tcl/lib/ns-default.tcl.
 fn write_tcp(
     out: &mut String,
     i: usize,
     sender: &tcp::SenderConfig,
     receiver: &tcp::ReceiverConfig,
     hdr: u32,
-) {
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), Ns2Error> {
     let agent = match sender.variant {
         Variant::Reno => "Agent/TCP/Reno",
         Variant::NewReno => "Agent/TCP/Newreno",
         Variant::Sack => "Agent/TCP/Sack1",
     };
+    // RTT timing. `timestamps_ false` (ns-default.tcl) is ns-2's Karn
+    // timing: output() times one new segment at a time (rtt_active_,
+    // rtt_seq_, rtt_ts_), reset_rtx_timer() abandons it at a fast
+    // retransmit or a timeout, and newack() samples it when it is
+    // acknowledged, the ACK that ends the backoff (t_backoff_ = 1). That
+    // is what satcc's "karn" models (the same timed segment, abandoned at
+    // the same points; ns-2 also ends the backoff, without a sample, on
+    // partial ACKs of a recovery: partialnewack(), Sack1TcpAgent::recv).
+    // satcc's default, "timestamps" (a
+    // sample from every ACK of new data, each ending the backoff), is
+    // exported as the same `timestamps_ false`: a documented default
+    // difference (docs/ns2.md "TCP RTT timing", docs/validation.md), not
+    // refused. `timestamps_ true` would not be it either: headersize()
+    // adds ts_option_size_ (10 B) to every data packet, newack() ends the
+    // backoff on a timestamp sample only with ts_resetRTO_ (default
+    // false), and the partial ACKs of a NewReno or SACK recovery
+    // (partialnewack(), Sack1TcpAgent::recv) give no sample at all.
+    let timestamps = match sender.rtt_timing {
+        RttTiming::Karn | RttTiming::Timestamps => "false",
+    };
+    // What a timeout halves into ssthresh. ns-2 has no choice here:
+    // TcpAgent::timeout() calls slowdown(CLOSE_SSTHRESH_HALF |
+    // CLOSE_CWND_RESTART), which sets ssthresh_ = windowd() / 2 =
+    // min(cwnd_, window_) / 2 (floored at 2), and the fast-recovery
+    // inflation is not in it (RenoTcpAgent::timeout() zeroes dupwnd_
+    // first; Sack1 never inflates cwnd_). That is satcc's "window".
+    // satcc's default, RFC 5681's "flightsize", has no ns-2 variable and
+    // is exported as the same window halving: a documented default
+    // difference (docs/validation.md, the single-flow TCP cross-check;
+    // docs/ns2.md), not refused.
+    match sender.rto_ssthresh {
+        RtoSsthresh::Window | RtoSsthresh::FlightSize => {}
+    }
     let _ = writeln!(
         out,
         "set tcp_{i} [new {agent}]\n\
@@ -849,7 +939,7 @@ fn write_tcp(
          $tcp_{i} set windowInit_ {iw}\n\
          $tcp_{i} set syn_ false\n\
          $tcp_{i} set delay_growth_ false\n\
-         $tcp_{i} set timestamps_ false\n\
+         $tcp_{i} set timestamps_ {timestamps}\n\
          $tcp_{i} set maxburst_ 0\n\
          $tcp_{i} set tcpTick_ {tick}\n\
          $tcp_{i} set minrto_ {minrto}\n\
@@ -865,6 +955,42 @@ fn write_tcp(
         initrto = secs(sender.initial_rto),
         dup = sender.dupack_threshold,
     );
+    // Limited Transmit (RFC 3042). ns-2's `singledup_` (default 1,
+    // ns-default.tcl) is honoured by all three agents (tcp-reno.cc,
+    // tcp-newreno.cc and tcp-sack1.cc call send_one() on a duplicate ACK
+    // when dupacks_ < numdupacks_ && singledup_), and send_one() (tcp.cc)
+    // sends one new segment within cwnd_ + dupacks_ and the receiver's
+    // window: on each of the first numdupacks_ - 1 duplicate ACKs. satcc
+    // sends on the first two only, as RFC 3042 says, so the two agree for
+    // a dupack threshold of 3 or less and ns-2 cannot express more.
+    if sender.limited_transmit {
+        if sender.dupack_threshold > 3 {
+            return Err(Ns2Error::unsupported(
+                at("limited_transmit"),
+                format!(
+                    "ns-2's Limited Transmit (singledup_) sends a new segment on each of the first \
+                     numdupacks_ - 1 = {} duplicate ACKs, satcc on the first two only: set \
+                     limited_transmit = false or dupack_threshold <= 3",
+                    sender.dupack_threshold - 1
+                ),
+            ));
+        }
+    } else {
+        let _ = writeln!(out, "$tcp_{i} set singledup_ 0");
+    }
+    // NewReno's timer on partial ACKs (RFC 6582 §4.2). ns-2's
+    // `newreno_changes1_` (Agent/TCP/Newreno, default 1, ns-default.tcl):
+    // partialnewack_helper() (tcp-newreno.cc) restarts the timer on every
+    // partial ACK with 0 (Slow-but-Steady) and on the first of a recovery
+    // only with 1 (Impatient; firstpartial_ is cleared when recovery
+    // ends). Only NewReno has the choice, in satcc as in ns-2: Reno leaves
+    // recovery on the first new ACK, and SACK restarts the timer on every
+    // partial ACK in both (Sack1TcpAgent::recv with partial_ack_ false,
+    // ns-2's default), so the field has no effect on those variants.
+    if sender.variant == Variant::NewReno && !sender.newreno_impatient {
+        let _ = writeln!(out, "$tcp_{i} set newreno_changes1_ 0");
+    }
+    Ok(())
 }
 
 /// The procedures and events that print the `FLOW`, `TFRC`, `TFRCP`,

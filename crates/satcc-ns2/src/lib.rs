@@ -94,7 +94,8 @@ mod tests;
 
 pub use error::Ns2Error;
 pub use export::{
-    base_rtts, export, ns2_seed, num_feedback, to_tcl, ExportedLink, Ns2Script, TFRCP_TCL,
+    base_rtts, export, ns2_seed, num_feedback, tfrcp_tcl, to_tcl, ExportedLink, Ns2Script,
+    TFRCP_S2_FALLBACK_M, TFRCP_TCL,
 };
 pub use results::{Ns2Flow, Ns2Link, Ns2Red, Ns2Result, Ns2Tfrc, Ns2Tfrcp};
 pub use run::{ns_available, run_ns2};

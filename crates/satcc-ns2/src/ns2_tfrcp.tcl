@@ -117,7 +117,7 @@ Agent/Message/Tfrcp instproc round_len {} {
     switch [dict get $c_ strategy] {
         s1 { set m [dict get $c_ m] }
         s2 {
-            if {$srtt_ < 0} { set m 3.0 } else { set m [expr {[dict get $c_ k] * $srtt_}] }
+            if {$srtt_ < 0} { set m @S2_FALLBACK_M@ } else { set m [expr {[dict get $c_ k] * $srtt_}] }
         }
         s3 { set m [expr {[dict get $c_ base] + [$rng_ uniform 0 [dict get $c_ spread]]}] }
     }

@@ -363,3 +363,128 @@ fn links_keep_their_ends() {
         "record.links[0]: the ns-2 export cannot monitor link 'access.src0'"
     );
 }
+
+/// The sample with `extra` added to the SACK flow (flows 0-1; a
+/// `protocol = ...` line in it replaces "sack") and `reno_extra` to the
+/// Reno flow (flow 2).
+fn tcp_variant(extra: &str, reno_extra: &str) -> Result<String, Ns2Error> {
+    let (proto, extra) = match extra.strip_prefix("protocol = ") {
+        Some(rest) => rest.split_once('\n').unwrap_or((rest, "")),
+        None => ("\"sack\"", extra),
+    };
+    let toml = SAMPLE
+        .replace("protocol = \"sack\"", &format!("protocol = {proto}"))
+        .replace(
+            "initial_rto = \"3s\"\n",
+            &format!("initial_rto = \"3s\"\n{extra}\n"),
+        )
+        .replace(
+            "delayed_ack = true\n",
+            &format!("delayed_ack = true\n{reno_extra}\n"),
+        );
+    to_tcl(&Scenario::from_toml_str(&toml, "<tcp>", &[]).unwrap())
+}
+
+/// Each TCP sender setting of a flow reaches the script: a non-default
+/// value ns-2 has a variable for is written (and only then, so scripts at
+/// satcc's defaults are unchanged), one ns-2 runs anyway changes nothing,
+/// and one ns-2 cannot express is refused naming the field.
+#[test]
+fn tcp_sender_settings_are_mapped_or_refused() {
+    let base = to_tcl(&sample()).unwrap();
+    for i in 0..3 {
+        assert!(base.contains(&format!("$tcp_{i} set timestamps_ false\n")));
+    }
+    for v in ["singledup_", "newreno_changes1_", "ts_resetRTO_"] {
+        assert!(!base.contains(v), "{v} written at satcc's defaults");
+    }
+
+    // limited_transmit = false: singledup_ 0 on every variant.
+    let t = tcp_variant("limited_transmit = false", "").unwrap();
+    assert!(t.contains("$tcp_0 set singledup_ 0\n"));
+    assert!(t.contains("$tcp_1 set singledup_ 0\n"));
+    assert_eq!(t.matches("singledup_").count(), 2, "the Reno flow keeps it");
+    let t = tcp_variant("", "limited_transmit = false").unwrap();
+    assert!(t.contains("$tcp_2 set singledup_ 0\n"));
+    assert_eq!(t.matches("singledup_").count(), 1);
+
+    // newreno_impatient = false: Slow-but-Steady, newreno_changes1_ 0 on
+    // NewReno; no effect on Reno or SACK, in satcc as in ns-2.
+    let t = tcp_variant("protocol = \"newreno\"\nnewreno_impatient = false", "").unwrap();
+    assert!(t.contains("set tcp_0 [new Agent/TCP/Newreno]\n"));
+    assert!(t.contains("$tcp_0 set newreno_changes1_ 0\n"));
+    assert!(t.contains("$tcp_1 set newreno_changes1_ 0\n"));
+    assert_eq!(t.matches("newreno_changes1_").count(), 2);
+    let nr = tcp_variant("protocol = \"newreno\"", "").unwrap();
+    assert!(
+        !nr.contains("newreno_changes1_"),
+        "Impatient is ns-2's default"
+    );
+    assert_eq!(
+        tcp_variant("newreno_impatient = false", "newreno_impatient = false").unwrap(),
+        base
+    );
+
+    // rtt_timing = "karn" is ns-2's `timestamps_ false`; rto_ssthresh =
+    // "window" is what ns-2's timeout does. Both are already in the script.
+    assert_eq!(
+        tcp_variant("rtt_timing = \"karn\"", "rtt_timing = \"karn\"").unwrap(),
+        base
+    );
+    assert_eq!(
+        tcp_variant("rto_ssthresh = \"window\"", "rto_ssthresh = \"window\"").unwrap(),
+        base
+    );
+
+    // Limited Transmit with a dupack threshold above 3: ns-2's singledup_
+    // sends on numdupacks_ - 1 duplicate ACKs, satcc on two.
+    let e = tcp_variant("dupack_threshold = 4", "").unwrap_err();
+    assert!(e.is_scenario_error());
+    assert_eq!(e.field(), Some("flows[0].limited_transmit"), "{e}");
+    assert!(e.to_string().contains("numdupacks_ - 1 = 3"), "{e}");
+    let e = tcp_variant("", "dupack_threshold = 5").unwrap_err();
+    assert_eq!(e.field(), Some("flows[1].limited_transmit"), "{e}");
+    let t = tcp_variant("dupack_threshold = 4\nlimited_transmit = false", "").unwrap();
+    assert!(t.contains("$tcp_0 set numdupacks_ 4\n$tcp_0 set singledup_ 0\n"));
+    let t = tcp_variant("dupack_threshold = 2", "").unwrap();
+    assert!(t.contains("$tcp_0 set numdupacks_ 2\n"));
+    assert!(!t.contains("singledup_"));
+}
+
+/// TFRCP's S2 interval before the first RTT sample is the sender
+/// configuration's `s2_fallback_m`, not a constant of the OTcl.
+#[test]
+fn tfrcp_s2_fallback_is_the_configs() {
+    let default = satcc_proto::tfrcp::SenderConfig::default().s2_fallback_m;
+    assert_eq!(TFRCP_TCL.matches(TFRCP_S2_FALLBACK_M).count(), 1);
+    let lib = tfrcp_tcl(default);
+    assert!(lib.contains("if {$srtt_ < 0} { set m 3.0 }"), "{lib}");
+    assert!(!lib.contains(TFRCP_S2_FALLBACK_M));
+    assert!(tfrcp_tcl(Duration::from_millis(2500)).contains("{ set m 2.5 }"));
+
+    let toml = SAMPLE.replace(
+        "[[flows]]\nprotocol = \"reno\"",
+        "[[flows]]\nprotocol = \"tfrcp\"\nstrategy = \"s2\"\nk = 10\n[[flows]]\nprotocol = \"reno\"",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<tfrcp>", &[]).unwrap();
+    let m = match ProtocolConfig::from_spec(&sc.flows[1], None) {
+        ProtocolConfig::Tfrcp { sender, .. } => sender.s2_fallback_m,
+        c => panic!("not TFRCP: {c:?}"),
+    };
+    let t = to_tcl(&sc).unwrap();
+    assert!(t.contains(&tfrcp_tcl(m)));
+    assert!(t.contains("$tcp_2 setup {r0 40 strategy s2 "));
+    assert!(!t.contains(TFRCP_S2_FALLBACK_M));
+
+    // One class per script: its S2 flows must agree (flows that do not
+    // run S2 never use the value).
+    let (s3, s5) = (Duration::from_secs(3), Duration::from_secs(5));
+    let lib = crate::export::tfrcp_library(&[(0, false, s5), (1, true, s3), (2, false, s5)]);
+    assert_eq!(lib.unwrap(), tfrcp_tcl(s3));
+    assert_eq!(
+        crate::export::tfrcp_library(&[(0, false, s5)]).unwrap(),
+        tfrcp_tcl(s5)
+    );
+    let e = crate::export::tfrcp_library(&[(0, true, s3), (3, true, s5)]).unwrap_err();
+    assert_eq!(e.field(), Some("flows[3].strategy"), "{e}");
+}

@@ -107,7 +107,7 @@ fn ns2_pftk_matches_rust() {
         (0.1, 0.0, 1.0, 100.0),
         (0.1, 1.0, 1.0, 100.0),
     ];
-    let mut script = String::from(ns2::TFRCP_TCL);
+    let mut script = ns2::tfrcp_tcl(satcc_proto::tfrcp::SenderConfig::default().s2_fallback_m);
     for (r, p, t0, w) in cases {
         script.push_str(&format!("puts [tfrcp_pftk {r} {p} 1.0 {t0} {w}]\n"));
     }
