@@ -179,7 +179,7 @@ impl Series {
     /// `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback`
     /// (columns that do not apply to a protocol are empty).
     pub fn flows_csv(&self) -> String {
-        let mut w = csv_writer();
+        let mut w = csv_writer(self.t.len() * self.flows.len() * 64);
         let _ = w.write_record([
             "time_s",
             "flow",
@@ -193,21 +193,25 @@ impl Series {
             "p",
             "feedback",
         ]);
+        // Numbers are formatted into one reused buffer: the file is most of
+        // what a run writes, and a String per field would cost as much as
+        // the simulation's own bookkeeping.
+        let mut b = Fields::default();
         for (i, t) in self.t.iter().enumerate() {
+            let time = format!("{t:.3}");
             for (id, f) in self.flows.iter().enumerate() {
-                let _ = w.write_record([
-                    &format!("{t:.3}"),
-                    &id.to_string(),
-                    &f.name,
-                    &f.protocol,
-                    &format!("{:.0}", f.goodput_bps[i]),
-                    &num(f.cwnd[i], 2),
-                    &num(f.rtt_s[i], 4),
-                    &num(f.rate_bps[i], 0),
-                    &num(f.x_recv_bps[i], 0),
-                    &num(f.p[i], 6),
-                    &num(f.feedback[i], 0),
-                ]);
+                b.text(&mut w, &time);
+                b.num(&mut w, format_args!("{id}"));
+                b.text(&mut w, &f.name);
+                b.text(&mut w, &f.protocol);
+                b.num(&mut w, format_args!("{:.0}", f.goodput_bps[i]));
+                b.opt(&mut w, f.cwnd[i], 2);
+                b.opt(&mut w, f.rtt_s[i], 4);
+                b.opt(&mut w, f.rate_bps[i], 0);
+                b.opt(&mut w, f.x_recv_bps[i], 0);
+                b.opt(&mut w, f.p[i], 6);
+                b.opt(&mut w, f.feedback[i], 0);
+                let _ = w.write_record(None::<&[u8]>);
             }
         }
         csv_text(w)
@@ -216,7 +220,7 @@ impl Series {
     /// Per-link CSV:
     /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down`.
     pub fn links_csv(&self) -> String {
-        let mut w = csv_writer();
+        let mut w = csv_writer(self.t.len() * self.links.len() * 48);
         let _ = w.write_record([
             "time_s",
             "link",
@@ -230,44 +234,69 @@ impl Series {
             "drops_hook",
             "drops_link_down",
         ]);
+        let mut b = Fields::default();
         for (i, t) in self.t.iter().enumerate() {
+            let time = format!("{t:.3}");
             for l in &self.links {
-                let _ = w.write_record([
-                    &format!("{t:.3}"),
-                    &l.name,
-                    &l.queue_pkts[i].to_string(),
-                    &format!("{:.4}", l.utilization[i]),
-                    &l.drops[i].to_string(),
-                    &l.drops_queue[i].to_string(),
-                    &l.drops_red[i].to_string(),
-                    &l.drops_error[i].to_string(),
-                    &l.drops_ttl[i].to_string(),
-                    &l.drops_hook[i].to_string(),
-                    &l.drops_link_down[i].to_string(),
-                ]);
+                b.text(&mut w, &time);
+                b.text(&mut w, &l.name);
+                b.num(&mut w, format_args!("{}", l.queue_pkts[i]));
+                b.num(&mut w, format_args!("{:.4}", l.utilization[i]));
+                for col in [
+                    &l.drops,
+                    &l.drops_queue,
+                    &l.drops_red,
+                    &l.drops_error,
+                    &l.drops_ttl,
+                    &l.drops_hook,
+                    &l.drops_link_down,
+                ] {
+                    b.num(&mut w, format_args!("{}", col[i]));
+                }
+                let _ = w.write_record(None::<&[u8]>);
             }
         }
         csv_text(w)
     }
 }
 
+/// Writes one record's fields, numbers through a reused buffer.
+#[derive(Default)]
+struct Fields {
+    buf: String,
+}
+
+impl Fields {
+    /// A field the csv writer quotes if it must (names are the user's).
+    fn text(&mut self, w: &mut csv::Writer<Vec<u8>>, s: &str) {
+        let _ = w.write_field(s);
+    }
+    fn num(&mut self, w: &mut csv::Writer<Vec<u8>>, v: std::fmt::Arguments<'_>) {
+        use std::fmt::Write as _;
+        self.buf.clear();
+        let _ = self.buf.write_fmt(v);
+        let _ = w.write_field(&self.buf);
+    }
+    /// A number with `prec` decimals, or an empty field where it does not
+    /// apply (NaN).
+    fn opt(&mut self, w: &mut csv::Writer<Vec<u8>>, v: f64, prec: usize) {
+        if v.is_finite() {
+            self.num(w, format_args!("{v:.prec$}"));
+        } else {
+            let _ = w.write_field("");
+        }
+    }
+}
+
 /// A CSV writer to memory: `,`-separated, `\n`-terminated, a field quoted
 /// only when it holds `,`, `"` or a line break (flow and link names are the
 /// user's; numbers never need it).
-fn csv_writer() -> csv::Writer<Vec<u8>> {
-    csv::Writer::from_writer(Vec::new())
+fn csv_writer(capacity: usize) -> csv::Writer<Vec<u8>> {
+    csv::Writer::from_writer(Vec::with_capacity(capacity))
 }
 
 /// The text written. Writing to memory cannot fail, and every field is a
 /// `&str`, so the bytes are UTF-8.
 fn csv_text(w: csv::Writer<Vec<u8>>) -> String {
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-fn num(v: f64, prec: usize) -> String {
-    if v.is_finite() {
-        format!("{v:.prec$}")
-    } else {
-        String::new()
-    }
 }
