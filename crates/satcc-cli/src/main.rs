@@ -14,8 +14,8 @@ use satcc_sim::scenario::Scenario;
 use satcc_sim::{RunOptions, Sim};
 
 /// Congestion control on satellite links: a deterministic packet-level
-/// simulator of TCP Reno/NewReno/SACK (and, as they land, TFRC, CCID3,
-/// TCP-Peach, REFWA, TFRCP) over GEO, asymmetric and LEO topologies.
+/// simulator of TCP Reno/NewReno/SACK, TFRC, DCCP CCID3, TCP-Peach, REFWA
+/// and TFRCP over GEO, asymmetric and LEO topologies.
 #[derive(Parser, Debug)]
 #[command(name = "satcc", version, propagate_version = true)]
 struct Cli {
@@ -34,7 +34,18 @@ enum Cmd {
     ///   satcc run scenarios/quickstart.toml
     ///   satcc run scenarios/dumbbell.toml --set topology.bottleneck.rate=16Mbps --seed 7
     ///   satcc run scenarios/quickstart.toml --json | jq '.flows[].goodput_bps'
-    ///   satcc run scenarios/quickstart.toml --pcap bottleneck   # then: tshark -r out/quickstart/bottleneck.pcap
+    ///   satcc run scenarios/quickstart.toml --pcap uplink   # then: tshark -r out/quickstart/uplink.pcap
+    ///
+    /// In the tables: jain is Jain's fairness index of the flows' goodputs
+    /// (1/n when one flow gets all, 1 when all are equal); F is the mean
+    /// non-TCP over the mean TCP goodput (1 = TCP-friendly), E = max(F, 1/F),
+    /// FC the largest over the smallest non-TCP goodput (1 = equal); Υ is
+    /// the aggregate window REFWA shares among a link's flows (paper 003).
+    ///
+    /// A run whose estimated memory exceeds --max-memory (default 80% of
+    /// the available memory) is refused before it starts, naming the field
+    /// to change. When stderr is not a terminal, progress is a line every
+    /// 5 s (none with -q or --json).
     #[command(verbatim_doc_comment)]
     Run(RunArgs),
     /// Run one scenario over several values of some fields (and seeds) and
@@ -46,6 +57,9 @@ enum Cmd {
     /// Examples:
     ///   satcc sweep scenarios/ccid3-ipstar.toml --vary flows.0.feedback=standard,dynamic --seeds 5
     ///   satcc sweep scenarios/dumbbell.toml --vary topology.bottleneck.rate=2Mbps,4Mbps,8Mbps --jobs 2
+    ///   satcc sweep scenarios/peach-web.toml --vary flows.0.protocol+flows.0.initial_window=peach-sack:1,sack:4
+    ///
+    /// jain, F, E and FC are as in `satcc run --help`.
     #[command(verbatim_doc_comment)]
     Sweep(sweep::SweepArgs),
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
@@ -75,7 +89,9 @@ struct RunArgs {
     /// Run seed (overrides the file's `seed`).
     #[arg(long)]
     seed: Option<u64>,
-    /// Output directory [default: out/<scenario file stem>].
+    /// Output directory [default: out/<scenario file stem>, with the
+    /// --set overrides and --seed appended when given, e.g.
+    /// out/dumbbell_flows.0.count=4_seed=7; none with --json alone].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print the summary JSON on stdout and nothing else.
@@ -87,9 +103,14 @@ struct RunArgs {
     /// Write no files (summary only).
     #[arg(long)]
     no_files: bool,
-    /// No progress bar.
+    /// No progress on stderr (a bar on a terminal, else a line every few
+    /// seconds).
     #[arg(long, short)]
     quiet: bool,
+    /// Refuse a run whose estimated memory exceeds SIZE, e.g. `2GB`
+    /// [default: 80% of the machine's available memory].
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -113,10 +134,91 @@ pub(crate) fn load_scenario(
     if let Some(s) = seed {
         overrides.push(format!("seed={s}"));
     }
-    Scenario::load(file, &overrides).map_err(|e| {
+    let sc = Scenario::load(file, &overrides).map_err(|e| {
         eprintln!("satcc: {e}");
         ExitCode::from(2)
-    })
+    })?;
+    for w in &sc.warnings {
+        eprintln!("satcc: warning: {}: {w}", file.display());
+    }
+    Ok(sc)
+}
+
+/// The memory a run (or `runs` at once) may take: `--max-memory`, else 80%
+/// of MemAvailable in /proc/meminfo (no limit where that cannot be read).
+/// Returns the limit in bytes and how it was chosen.
+pub(crate) fn memory_limit(opt: Option<&str>) -> Result<Option<(u64, String)>, ExitCode> {
+    if let Some(s) = opt {
+        return match satcc_sim::scenario::units::parse_bytes(s) {
+            Ok(b) => Ok(Some((b, format!("--max-memory {s}")))),
+            Err(e) => {
+                eprintln!("satcc: --max-memory: {e}");
+                Err(ExitCode::from(2))
+            }
+        };
+    }
+    let avail_kb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    });
+    Ok(avail_kb.map(|kb| {
+        (
+            kb * 1024 / 10 * 8,
+            format!(
+                "80% of the {} available; --max-memory to change",
+                satcc_sim::scenario::limits::fmt_bytes(kb * 1024)
+            ),
+        )
+    }))
+}
+
+/// Refuses (exit 2, naming the field and the estimate) a scenario whose
+/// estimated memory, `runs` times over, exceeds `limit`.
+pub(crate) fn check_memory(
+    file: &std::path::Path,
+    sc: &Scenario,
+    series: bool,
+    runs: u64,
+    limit: &Option<(u64, String)>,
+) -> Result<(), ExitCode> {
+    match memory_problem(file, sc, series, runs, limit) {
+        None => Ok(()),
+        Some(m) => {
+            eprintln!("satcc: {m}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Why a scenario (`runs` of it at once) will not fit in `limit`, if so.
+pub(crate) fn memory_problem(
+    file: &std::path::Path,
+    sc: &Scenario,
+    series: bool,
+    runs: u64,
+    limit: &Option<(u64, String)>,
+) -> Option<String> {
+    let (max, how) = limit.as_ref()?;
+    let est = sc.memory_estimate(series);
+    let total = est.bytes.saturating_mul(runs.max(1));
+    if total <= *max {
+        return None;
+    }
+    use satcc_sim::scenario::limits::fmt_bytes;
+    let at_once = if runs > 1 {
+        format!(" ({runs} runs at once; --jobs for fewer)")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{}: {}: the run needs about {}{at_once}, over the limit of {} ({how}): {}",
+        file.display(),
+        est.field,
+        fmt_bytes(total),
+        fmt_bytes(*max),
+        est.why
+    ))
 }
 
 fn run(a: RunArgs) -> ExitCode {
@@ -124,18 +226,27 @@ fn run(a: RunArgs) -> ExitCode {
         Ok(sc) => sc,
         Err(code) => return code,
     };
+    let limit = match memory_limit(a.max_memory.as_deref()) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    // `--json` alone writes no files: its output is the summary on stdout.
+    let no_files = a.no_files || (a.json && a.out.is_none());
+    if let Err(code) = check_memory(&a.file, &sc, !no_files, 1, &limit) {
+        return code;
+    }
     let out_dir = a
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from("out").join(a.file.file_stem().unwrap_or_default()));
-    if !a.no_files || !a.pcap.is_empty() {
+        .unwrap_or_else(|| default_out_dir(&a.file, &a.set, a.seed));
+    if !no_files || !a.pcap.is_empty() {
         if let Err(e) = std::fs::create_dir_all(&out_dir) {
             eprintln!("satcc: {}: cannot create: {e}", out_dir.display());
             return ExitCode::from(2);
         }
     }
     let opts = RunOptions {
-        series: !a.no_files,
+        series: !no_files,
         pcap_links: a.pcap.clone(),
         pcap_dir: Some(out_dir.clone()),
     };
@@ -150,7 +261,7 @@ fn run(a: RunArgs) -> ExitCode {
     run_with_progress(&mut sim, a.quiet || a.json);
     let wall = started.elapsed().as_secs_f64();
     let out = sim.finish(Some(wall));
-    if !a.no_files {
+    if !no_files {
         if let Err(e) = output::write_files(&out_dir, &out) {
             eprintln!("satcc: {}: {e}", out_dir.display());
             return ExitCode::from(1);
@@ -163,7 +274,7 @@ fn run(a: RunArgs) -> ExitCode {
         println!("{}", output::summary_json(&out.summary));
     } else {
         print!("{}", output::summary_table(&out.summary));
-        if !a.no_files {
+        if !no_files {
             println!(
                 "\nwrote {}/{{summary.json, flows.csv, links.csv, goodput.svg}}",
                 out_dir.display()
@@ -176,20 +287,81 @@ fn run(a: RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The default output directory of a run: `out/<file stem>` for the file as
+/// written, and one directory per distinct run otherwise, named from the
+/// overrides and the seed (`out/dumbbell_flows.0.count=4_seed=7`), so that
+/// a run does not overwrite another's results. A name longer than 100
+/// characters is cut and given a hash of the whole.
+pub(crate) fn default_out_dir(
+    file: &std::path::Path,
+    set: &[String],
+    seed: Option<u64>,
+) -> PathBuf {
+    let mut parts: Vec<String> = vec![file
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()];
+    parts.extend(set.iter().map(|s| s.trim().to_string()));
+    if let Some(s) = seed {
+        parts.push(format!("seed={s}"));
+    }
+    // ASCII only, so the name can be cut anywhere; no path separators.
+    let mut name: String = parts
+        .join("_")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '=' | '-' | '+' | '_') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if name.len() > 100 {
+        // FNV-1a: stable across builds and platforms.
+        let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        name.truncate(83);
+        name.push_str(&format!("_{h:016x}"));
+    }
+    PathBuf::from("out").join(name)
+}
+
 /// Advances the simulation in slices, drawing a progress bar on a terminal
-/// once the run has taken more than a second.
+/// once the run has taken more than a second, or, when stderr is not a
+/// terminal, writing a line every 5 s (`SATCC_PROGRESS_SECS` to change).
 pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
     use std::io::IsTerminal;
     let end = sim.end();
     let slices = 200u64;
     let step = (end.as_nanos() / slices).max(1);
     let started = WallClock::now();
-    let show = !quiet && std::io::stderr().is_terminal();
+    let terminal = std::io::stderr().is_terminal();
+    let show = !quiet && terminal;
+    // Not a terminal (a log, CI): a plain line every few seconds.
+    let every = std::env::var("SATCC_PROGRESS_SECS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(5.0);
+    let mut next_line = every;
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut t = 0u64;
     while t < end.as_nanos() {
         t = (t + step).min(end.as_nanos());
         sim.run_until(satcc_proto::Instant(t));
+        if !quiet && !terminal && t < end.as_nanos() {
+            let el = started.elapsed().as_secs_f64();
+            if el >= next_line {
+                let (done, all) = (t as f64 / 1e9, end.as_nanos() as f64 / 1e9);
+                eprintln!(
+                    "satcc: simulated {done:.1}/{all:.1} s ({:.0}%), {el:.0} s elapsed",
+                    100.0 * done / all
+                );
+                next_line = el + every;
+            }
+        }
         if show && bar.is_none() && started.elapsed().as_secs_f64() > 1.0 {
             let b = indicatif::ProgressBar::new(end.as_nanos() / 1_000_000);
             b.set_style(

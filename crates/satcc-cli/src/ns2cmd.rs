@@ -133,6 +133,7 @@ pub fn ns2(a: Ns2Args) -> ExitCode {
     }
     if let Some(x) = fr {
         println!("friendliness F {:.3}  E {:.3}  FC {:.3}", x.f, x.e, x.fc);
+        println!("{}", crate::output::FRIENDLINESS_LEGEND);
     }
     ExitCode::SUCCESS
 }

@@ -168,6 +168,7 @@ pub fn summary_table(s: &Summary) -> String {
         );
     }
     let _ = writeln!(o, "all flows: Jain fairness index {:.3}", s.jain);
+    let _ = writeln!(o, "{JAIN_LEGEND}");
     if let (Some(n), Some(fr)) = (s.normalized_tcp_throughput, s.friendliness) {
         let _ = writeln!(
             o,
@@ -177,6 +178,7 @@ pub fn summary_table(s: &Summary) -> String {
             fr.fc
                 .map_or("unbounded (a flow got nothing)".into(), |x| format!("{x:.2}"))
         );
+        let _ = writeln!(o, "{FRIENDLINESS_LEGEND}");
     }
     let _ = writeln!(o);
     let _ = writeln!(
@@ -219,9 +221,22 @@ pub fn summary_table(s: &Summary) -> String {
                 r.active_flows
             );
         }
+        let _ = writeln!(o, "{REFWA_LEGEND}");
     }
     o
 }
+
+/// Under tables that show Jain's index.
+pub const JAIN_LEGEND: &str =
+    "  jain: Jain's fairness index of the flows' goodputs, 1/n (one flow gets all) to 1 (all equal)";
+/// Under tables that show F, E and FC (paper 004 §III-B).
+pub const FRIENDLINESS_LEGEND: &str =
+    "  F: mean non-TCP / mean TCP goodput (1 = TCP-friendly); E: max(F, 1/F); \
+FC: max / min goodput among the non-TCP flows (1 = equal; large when one of them was starved)";
+/// Under the REFWA table.
+pub const REFWA_LEGEND: &str =
+    "  Υ: the aggregate window (packets) REFWA shares among the flows of the link \
+(paper 003 eq. 2); RTT_avg: their mean RTT; ops/rec: most operations in one recomputation";
 
 fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
@@ -254,7 +269,7 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
         std::fs::write(dir.join("links.csv"), series.links_csv())?;
         std::fs::write(
             dir.join("goodput.svg"),
-            charts_svg(&out.summary.scenario, series),
+            charts_svg(&out.summary.scenario, out.summary.duration_s, series),
         )?;
     }
     Ok(())
@@ -264,7 +279,8 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
 const MAX_FLOW_LINES: usize = 12;
 
 /// Goodput, congestion window and queue length over time, stacked.
-pub fn charts_svg(scenario: &str, s: &Series) -> String {
+/// The x axes run over the run, [0, `duration_s`].
+pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
     let pts = |ys: &[f64], k: f64| -> Vec<(f64, f64)> {
         s.t.iter().zip(ys).map(|(&t, &y)| (t, y * k)).collect()
     };
@@ -302,9 +318,10 @@ pub fn charts_svg(scenario: &str, s: &Series) -> String {
     let mut charts = vec![Chart {
         title: format!("{scenario}: goodput"),
         x_label: "time (s)".into(),
-        y_label: "goodput (Mb/s)".into(),
+        y_label: "goodput (Mb/s, per interval)".into(),
         series: goodput,
         y_min: Some(0.0),
+        x_range: Some((0.0, duration_s)),
     }];
     let cwnd: Vec<PlotSeries> = s
         .flows
@@ -333,6 +350,7 @@ pub fn charts_svg(scenario: &str, s: &Series) -> String {
             y_label: "X (Mb/s)".into(),
             series: rate,
             y_min: Some(0.0),
+            x_range: Some((0.0, duration_s)),
         });
     }
     if !cwnd.is_empty() {
@@ -342,6 +360,7 @@ pub fn charts_svg(scenario: &str, s: &Series) -> String {
             y_label: "cwnd (segments)".into(),
             series: cwnd,
             y_min: Some(0.0),
+            x_range: Some((0.0, duration_s)),
         });
     }
     if !s.links.is_empty() {
@@ -358,6 +377,7 @@ pub fn charts_svg(scenario: &str, s: &Series) -> String {
                 })
                 .collect(),
             y_min: Some(0.0),
+            x_range: Some((0.0, duration_s)),
         });
     }
     stacked_charts_svg(&charts)

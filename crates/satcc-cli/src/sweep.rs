@@ -19,14 +19,21 @@ pub struct SweepArgs {
     /// Scenario file.
     pub file: PathBuf,
     /// A field and the values to try, e.g.
-    /// `--vary flows.0.feedback=standard,dynamic`. Repeat for a grid. Keys
-    /// joined by `+` take the same value together:
-    /// `--vary flows.0.count+flows.1.count=1,8,32`.
+    /// `--vary flows.0.feedback=standard,dynamic`. Repeat for a grid (a
+    /// key may be varied once). Keys joined by `+` take the same value
+    /// together: `--vary flows.0.count+flows.1.count=1,8,32`; or one value
+    /// each, joined by `:` in key order:
+    /// `--vary flows.0.protocol+flows.0.initial_window=sack:1,sack:4`.
     #[arg(long, value_name = "KEY=V1,V2,...", required = true)]
     pub vary: Vec<String>,
     /// Run each point with seeds 1..=N and report the mean (and range).
+    /// At most 1000000 runs in all.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub seeds: u64,
+    /// Refuse a sweep whose runs at once are estimated to exceed SIZE of
+    /// memory, e.g. `4GB` [default: 80% of the available memory].
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
     /// Fixed overrides applied to every run.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -45,12 +52,32 @@ struct Point {
     runs: Vec<Summary>,
 }
 
+/// Most runs a sweep makes (points times seeds).
+pub const MAX_RUNS: u64 = 1_000_000;
+
 fn grid(vary: &[String]) -> Result<Vec<Vec<(String, String)>>, String> {
     let mut points: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    let mut seen: Vec<String> = Vec::new();
+    let mut size: u64 = 1;
     for v in vary {
         let (k, vals) = v
             .split_once('=')
             .ok_or_else(|| format!("--vary {v}: expected KEY=V1,V2,..."))?;
+        for key in k.split('+').map(str::trim) {
+            if seen.iter().any(|s| s == key) {
+                return Err(format!(
+                    "--vary {v}: {key} is already varied (vary a key once; list all its values there)"
+                ));
+            }
+            seen.push(key.to_string());
+        }
+        let n = vals.split(',').filter(|s| !s.trim().is_empty()).count() as u64;
+        size = size.saturating_mul(n.max(1));
+        if size > MAX_RUNS {
+            return Err(format!(
+                "--vary {v}: the grid has more than {MAX_RUNS} points"
+            ));
+        }
         let vals: Vec<&str> = vals
             .split(',')
             .map(str::trim)
@@ -91,7 +118,12 @@ struct Job {
 /// The runs a sweep makes: every point with seeds `1..=seeds`, in output
 /// order, each scenario loaded and checked; Err is the message of the first
 /// that fails.
-fn jobs(a: &SweepArgs, points: &[Vec<(String, String)>], seeds: u64) -> Result<Vec<Job>, String> {
+fn jobs(
+    a: &SweepArgs,
+    points: &[Vec<(String, String)>],
+    seeds: u64,
+    too_big: impl Fn(&Scenario) -> Option<String>,
+) -> Result<Vec<Job>, String> {
     let mut jobs = Vec::new();
     for (pi, p) in points.iter().enumerate() {
         for seed in 1..=seeds {
@@ -113,11 +145,26 @@ fn jobs(a: &SweepArgs, points: &[Vec<(String, String)>], seeds: u64) -> Result<V
                 }
             }
             sets.push(format!("seed={seed}"));
-            let sc = Scenario::load(&a.file, &sets).map_err(|e| e.to_string())?;
+            let sc = Scenario::load(&a.file, &sets).map_err(|mut e| {
+                // An override that cannot be applied: say which option
+                // it came from.
+                if e.file == "--set" && Scenario::load(&a.file, &a.set).is_ok() {
+                    e.file = "--vary".into();
+                }
+                e.to_string()
+            })?;
+            // Before building it: a run that cannot fit in memory, with
+            // as many at once as there are workers.
+            if let Some(m) = too_big(&sc) {
+                return Err(m);
+            }
             // What only building the network finds (e.g. an unknown link
-            // in `record.links`): building is cheap next to running.
-            if let Err(e) = Sim::new(&sc, &RunOptions::default()) {
-                return Err(format!("{}: {e}", a.file.display()));
+            // in `record.links`), once per point: the seed changes draws,
+            // never what the build checks.
+            if seed == 1 {
+                if let Err(e) = Sim::new(&sc, &RunOptions::default()) {
+                    return Err(format!("{}: {e}", a.file.display()));
+                }
             }
             jobs.push(Job {
                 point: pi,
@@ -162,16 +209,42 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let seeds = a.seeds.max(1);
+    if a.seeds == 0 {
+        eprintln!("satcc: sweep: --seeds 0: need at least one seed (--seeds N runs seeds 1..N)");
+        return ExitCode::from(2);
+    }
+    let seeds = a.seeds;
+    let runs = (points.len() as u64).saturating_mul(seeds);
+    if runs > MAX_RUNS {
+        eprintln!(
+            "satcc: sweep: --seeds {seeds}: {} point(s) x {seeds} seeds = {runs} runs, over the limit of {MAX_RUNS}",
+            points.len()
+        );
+        return ExitCode::from(2);
+    }
+    let limit = match crate::memory_limit(a.max_memory.as_deref()) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     // Every scenario is built and checked before the first run, so a typo
     // in the last value fails at once rather than after hours of runs.
-    let jobs = match jobs(&a, &points, seeds) {
+    let at_once = (workers as u64).min(runs);
+    let jobs = match jobs(&a, &points, seeds, |sc| {
+        crate::memory_problem(&a.file, sc, false, at_once, &limit)
+    }) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("satcc: {e}");
             return ExitCode::from(2);
         }
     };
+    let mut warned: Vec<&String> = Vec::new();
+    for w in jobs.iter().flat_map(|j| &j.sc.warnings) {
+        if !warned.contains(&w) {
+            eprintln!("satcc: warning: {}: {w}", a.file.display());
+            warned.push(w);
+        }
+    }
     let runs = match run_all(&a, &points, &jobs, workers) {
         Ok(r) => r,
         Err(e) => {
@@ -290,6 +363,7 @@ fn table(results: &[Point], seeds: u64) -> String {
         results.len(),
         seeds
     );
+    let mut legend_f = false;
     for p in results {
         let label: Vec<String> = p.vary.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(o, "== {}", label.join("  "));
@@ -414,6 +488,7 @@ fn table(results: &[Point], seeds: u64) -> String {
                 mean(&fc),
                 spread(&fc)
             );
+            legend_f = true;
         }
         for l in &first.links {
             let u: Vec<f64> = p
@@ -438,6 +513,10 @@ fn table(results: &[Point], seeds: u64) -> String {
                 );
             }
         }
+    }
+    let _ = writeln!(o, "\n{}", crate::output::JAIN_LEGEND);
+    if legend_f {
+        let _ = writeln!(o, "{}", crate::output::FRIENDLINESS_LEGEND);
     }
     o
 }

@@ -468,3 +468,403 @@ fn sweep_jobs_do_not_change_the_output() {
     ]);
     assert_one_line_error(&bad, "quickstart.toml", &["topology.uplink.rate", "10Mbs"]);
 }
+
+fn satcc_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_satcc"));
+    c.args(args).current_dir(repo_root());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run satcc")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Issue 16 item 1: a run that cannot fit is refused before it is built,
+/// naming the field and the estimate; a sweep has a limit on its runs.
+#[test]
+fn runs_that_will_not_fit_are_refused_at_once() {
+    let started = std::time::Instant::now();
+    let out = satcc(&[
+        "run",
+        "scenarios/dumbbell.toml",
+        "--set",
+        "flows.0.count=10000000",
+    ]);
+    assert!(
+        started.elapsed().as_secs_f64() < 5.0,
+        "refused at once, not after building"
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for n in ["flows[0].count", "needs about", "GB", "over the limit"] {
+        assert!(err.contains(n), "mentions {n:?}: {err}");
+    }
+    // An explicit limit, named in the message.
+    let out = satcc(&[
+        "run",
+        "scenarios/dumbbell.toml",
+        "--set",
+        "flows.0.count=2000",
+        "--max-memory",
+        "10MB",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--max-memory 10MB") && err.contains("flows[0].count"),
+        "{err}"
+    );
+    let out = satcc(&["run", "scenarios/dumbbell.toml", "--max-memory", "lots"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--max-memory"), "{}", stderr(&out));
+    // Sweeps: the number of runs, and memory times the runs at once.
+    let out = satcc(&[
+        "sweep",
+        "scenarios/dumbbell.toml",
+        "--vary",
+        "duration=1s",
+        "--seeds",
+        "100000000",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--seeds 100000000") && err.contains("1000000"),
+        "{err}"
+    );
+    let out = satcc(&[
+        "sweep",
+        "scenarios/dumbbell.toml",
+        "--vary",
+        "flows.0.count=1,10000000",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("flows[0].count") && err.contains("GB"),
+        "{err}"
+    );
+}
+
+/// Issue 16 item 1: progress lines on stderr when it is not a terminal,
+/// none with -q.
+#[test]
+fn run_progress_is_a_line_when_stderr_is_not_a_terminal() {
+    let d = tmpdir("progress");
+    let f = write(&d, "small.toml", SMALL);
+    let env = [("SATCC_PROGRESS_SECS", "0")];
+    let out = satcc_env(&["run", &f, "--no-files"], &env);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("satcc: simulated ") && err.contains("/20.0 s"),
+        "{err}"
+    );
+    let out = satcc_env(&["run", &f, "--no-files", "-q"], &env);
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+/// Issue 16 item 3: what ran as silent nonsense is an error, or a warning.
+#[test]
+fn silent_nonsense_is_an_error_or_a_warning() {
+    let d = tmpdir("nonsense");
+    let graph = r#"
+duration = "10s"
+[topology]
+kind = "graph"
+nodes = [{ name = "a" }, { name = "b" }, { name = "c" }]
+links = [{ from = "a", to = "b", rate = "10Mbps", delay = "10ms" }]
+[[flows]]
+protocol = "sack"
+src = "a"
+dst = "c"
+"#;
+    let cases: &[(&str, String, &[&str])] = &[
+        (
+            "unreachable.toml",
+            graph.into(),
+            &["flows[0].dst", "'c'", "cannot be reached"],
+        ),
+        (
+            "late.toml",
+            SMALL.replace(
+                "start_spread = \"500ms\"\n[[flows]]",
+                "start = \"30s\"\n[[flows]]",
+            ),
+            &["flows[0].start", "end of the run"],
+        ),
+        (
+            "iw0.toml",
+            SMALL.replace("count = 2", "count = 2\ninitial_window = 0"),
+            &["flows[0].initial_window", "at least 1"],
+        ),
+    ];
+    for (name, text, needles) in cases {
+        let f = write(&d, name, text);
+        let out = satcc(&["run", &f, "--no-files"]);
+        assert_one_line_error(&out, name, needles);
+    }
+    // A bare rate runs (as b/s) with a warning.
+    let f = write(&d, "bare.toml", &SMALL.replace("\"2Mbps\"", "2000000"));
+    let out = satcc(&["run", &f, "--no-files", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning")
+            && err.contains("topology.bottleneck.rate")
+            && err.contains("no unit"),
+        "{err}"
+    );
+    // A background flow may be switched off by starting it late: a warning.
+    let f = write(&d, "small.toml", SMALL);
+    let out = satcc(&[
+        "run",
+        &f,
+        "--no-files",
+        "-q",
+        "--set",
+        "flows.1.measured=false",
+        "--set",
+        "flows.1.start=30s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("flows[1].start") && stderr(&out).contains("background"),
+        "{}",
+        stderr(&out)
+    );
+    let out = satcc(&["sweep", &f, "--vary", "duration=1s", "--seeds", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--seeds 0"), "{}", stderr(&out));
+    let out = satcc(&[
+        "sweep",
+        &f,
+        "--vary",
+        "flows.0.count=1,2",
+        "--vary",
+        "flows.1.count+flows.0.count=3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("flows.0.count is already varied"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 16 item 4: errors in the user's words, a suggestion rather than a
+/// list of every field.
+#[test]
+fn errors_say_what_was_expected_and_suggest_a_field() {
+    let d = tmpdir("words");
+    let f = write(
+        &d,
+        "dur.toml",
+        &SMALL.replace("duration = \"20s\"", "duration = true"),
+    );
+    let out = satcc(&["run", &f]);
+    assert_one_line_error(&out, "dur.toml", &["duration", "expected a duration"]);
+    assert!(!stderr(&out).contains("NumOrStr"), "{}", stderr(&out));
+    let f = write(
+        &d,
+        "typo.toml",
+        &SMALL.replace("count = 2", "count = 2\nmin_rtoo = \"1s\""),
+    );
+    let out = satcc(&["run", &f]);
+    assert_one_line_error(
+        &out,
+        "typo.toml",
+        &["flows[0].min_rtoo", "did you mean `min_rto`?"],
+    );
+    assert!(
+        stderr(&out).len() < 200,
+        "no list of every field: {}",
+        stderr(&out)
+    );
+    // Everywhere, not only in flows.
+    let out = satcc(&[
+        "run",
+        "scenarios/dumbbell.toml",
+        "--set",
+        "topology.bottleneck.ratte=1Mbps",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did you mean `rate`?"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 16 item 6: help texts that are current and examples that work.
+#[test]
+fn help_texts_are_current() {
+    let top = String::from_utf8_lossy(&satcc(&["--help"]).stdout).into_owned();
+    assert!(!top.contains("as they land"), "{top}");
+    assert!(top.contains("TFRCP"), "{top}");
+    let run = String::from_utf8_lossy(&satcc(&["run", "--help"]).stdout).into_owned();
+    assert!(
+        run.contains("--pcap uplink") && !run.contains("--pcap bottleneck"),
+        "{run}"
+    );
+    assert!(
+        run.contains("Jain's fairness index") && run.contains("FC"),
+        "{run}"
+    );
+    let sweep = String::from_utf8_lossy(&satcc(&["sweep", "--help"]).stdout).into_owned();
+    assert!(sweep.contains("sack:1,sack:4"), "the a:b syntax: {sweep}");
+    // The run --help example works on the quickstart.
+    let d = tmpdir("helppcap");
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--pcap",
+        "uplink",
+        "--no-files",
+        "-q",
+        "--set",
+        "duration=2s",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(d.join("uplink.pcap").exists());
+    // A bad --vary key is reported as --vary, a bad --set key as --set.
+    let out = satcc(&[
+        "sweep",
+        "scenarios/dumbbell.toml",
+        "--vary",
+        "flows.9.count=1,2",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("satcc: --vary: flows.9"),
+        "{}",
+        stderr(&out)
+    );
+    let out = satcc(&[
+        "sweep",
+        "scenarios/dumbbell.toml",
+        "--vary",
+        "flows.0.count=1",
+        "--set",
+        "flows.9.count=1",
+    ]);
+    assert!(
+        stderr(&out).starts_with("satcc: --set: flows.9"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 16 item 7: a legend under every table that shows jain, F, E, FC.
+#[test]
+fn tables_with_jain_and_friendliness_have_a_legend() {
+    let d = tmpdir("legend");
+    let f = write(
+        &d,
+        "mixed.toml",
+        &SMALL.replace("protocol = \"newreno\"", "protocol = \"tfrc\""),
+    );
+    let out = satcc(&["run", &f, "--no-files", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(o.contains("jain: Jain's fairness index"), "{o}");
+    assert!(
+        o.contains("F: mean non-TCP / mean TCP goodput") && o.contains("FC: max / min"),
+        "{o}"
+    );
+    let out = satcc(&["sweep", &f, "--vary", "duration=5s"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let o = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        o.contains("jain: Jain's fairness index") && o.contains("FC: max / min"),
+        "{o}"
+    );
+}
+
+/// Issue 16 item 8: the plots' x axis ends at the run's duration.
+#[test]
+fn plot_x_axis_ends_at_the_duration() {
+    let d = tmpdir("plotx");
+    let f = write(&d, "small.toml", SMALL);
+    for (dur, last, past) in [
+        ("60s", ">60</text>", ">70</text>"),
+        ("45s", ">40</text>", ">50</text>"),
+    ] {
+        let out_dir = d.join(dur);
+        let out = satcc(&[
+            "run",
+            &f,
+            "-q",
+            "--set",
+            &format!("duration={dur}"),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let svg = std::fs::read_to_string(out_dir.join("goodput.svg")).unwrap();
+        // X tick labels are centred; the first panel's sit at y 361.
+        let xticks: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.contains("y=\"361.00\" text-anchor=\"middle\""))
+            .collect();
+        assert!(xticks.iter().any(|l| l.ends_with(last)), "{xticks:?}");
+        assert!(!xticks.iter().any(|l| l.ends_with(past)), "{xticks:?}");
+        if dur == "60s" {
+            // The last tick at the right edge of the plot.
+            assert!(
+                xticks
+                    .iter()
+                    .any(|l| l.contains("x=\"872.00\"") && l.ends_with(last)),
+                "{xticks:?}"
+            );
+        }
+    }
+}
+
+/// Issue 16 item 5: a run with overrides or a seed gets its own default
+/// directory; `--json` alone writes no files.
+#[test]
+fn distinct_runs_get_distinct_default_directories() {
+    let d = tmpdir("outdirs");
+    let f = write(&d, "outdirs.toml", SMALL);
+    let cwd = repo_root();
+    let base = cwd.join("out");
+    let dirs = [
+        base.join("outdirs"),
+        base.join("outdirs_duration=2s_seed=7"),
+        base.join("outdirs_duration=3s"),
+    ];
+    for x in &dirs {
+        let _ = std::fs::remove_dir_all(x);
+    }
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", f.as_str(), "-q"];
+        args.extend_from_slice(extra);
+        let out = satcc(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // --json alone: the summary on stdout, no directory.
+    run(&["--json", "--set", "duration=3s"]);
+    assert!(!dirs[2].exists(), "--json alone wrote files");
+    run(&["--set", "duration=2s"]);
+    let o = run(&["--set", "duration=2s", "--seed", "7"]);
+    assert!(o.contains("outdirs_duration=2s_seed=7"), "{o}");
+    assert!(dirs[1].join("summary.json").exists());
+    assert!(base
+        .join("outdirs_duration=2s")
+        .join("summary.json")
+        .exists());
+    run(&["--set", "duration=1s"]);
+    let _ = std::fs::remove_dir_all(base.join("outdirs_duration=2s"));
+    let _ = std::fs::remove_dir_all(base.join("outdirs_duration=1s"));
+    for x in &dirs {
+        let _ = std::fs::remove_dir_all(x);
+    }
+}

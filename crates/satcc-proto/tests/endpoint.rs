@@ -357,6 +357,8 @@ fn foreign_messages_are_counted_not_obeyed() {
     assert_eq!(n, tcp::rfc3390_initial_window(1000));
 }
 
+/// A sender, its receiver, and whether the sender retransmits what it sent.
+type Pair = (Box<dyn Sender>, Box<dyn Endpoint>, bool);
 
 /// After `close`, a sender sends no new data: TCP still delivers what it
 /// had sent and reports `AllAcked` when it has; TFRC and TFRCP fall silent.
@@ -369,7 +371,7 @@ fn close_stops_new_data() {
         drop: vec![300, 301, 302],
         ..Path::geo()
     };
-    let mut pairs: Vec<(Box<dyn Sender>, Box<dyn Endpoint>, bool)> = vec![
+    let mut pairs: Vec<Pair> = vec![
         {
             let (s, r) = tcp_pair(Variant::Sack, false);
             (Box::new(s), Box::new(r), true)
@@ -379,25 +381,37 @@ fn close_stops_new_data() {
             (Box::new(s), Box::new(r), true)
         },
         (
-            Box::new(TfrcSender::new(tfrc::SenderConfig::default(), Instant::ZERO)),
+            Box::new(TfrcSender::new(
+                tfrc::SenderConfig::default(),
+                Instant::ZERO,
+            )),
             Box::new(TfrcReceiver::new(tfrc::ReceiverConfig::default())),
             false,
         ),
         (
-            Box::new(TfrcpSender::new(tfrcp::SenderConfig::default(), Instant::ZERO, 3)),
+            Box::new(TfrcpSender::new(
+                tfrcp::SenderConfig::default(),
+                Instant::ZERO,
+                3,
+            )),
             Box::new(TfrcpReceiver::new(tfrcp::ReceiverConfig::default())),
             false,
         ),
     ];
     for (s, r, reliable) in &mut pairs {
-        let o = path.run(s.as_mut(), r.as_mut(), 30, |s| s.set_unlimited(Instant::ZERO));
+        let o = path.run(s.as_mut(), r.as_mut(), 30, |s| {
+            s.set_unlimited(Instant::ZERO)
+        });
         assert_eq!(o.new_after_close, 0, "{s:?}");
         assert!(o.sent > 100, "{s:?} sent {} before the close", o.sent);
         if *reliable {
             // Everything sent before the close arrives, and the sender says so.
             assert_eq!(count(&o, Event::AllAcked), 1, "{:?}", o.sender);
             assert_eq!(o.sender.acked_bytes, o.receiver.delivered_bytes);
-            assert!(o.events.iter().any(|&(t, e)| e == Event::AllAcked && t > close_at));
+            assert!(o
+                .events
+                .iter()
+                .any(|&(t, e)| e == Event::AllAcked && t > close_at));
         }
     }
 }

@@ -662,7 +662,10 @@ impl Routes {
                 },
             )
             .collect();
-        let hops = links.iter().map(|&li| [li, adj.from[li as usize]]).collect();
+        let hops = links
+            .iter()
+            .map(|&li| [li, adj.from[li as usize]])
+            .collect();
         Routes {
             adj,
             links,

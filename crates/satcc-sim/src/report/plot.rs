@@ -33,6 +33,9 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Lower end of the y axis (e.g. `Some(0.0)`); `None` fits the data.
     pub y_min: Option<f64>,
+    /// The x axis as exactly [lo, hi] (e.g. a run's [0, duration]) rather
+    /// than rounded out to nice numbers; `None` fits the data.
+    pub x_range: Option<(f64, f64)>,
 }
 
 /// matplotlib `tab10` / Vega category10.
@@ -129,9 +132,11 @@ fn nice_axis(mut lo: f64, mut hi: f64, fixed_lo: Option<f64>) -> Axis {
     }
     let nlo = match fixed_lo.filter(|f| f.is_finite()) {
         Some(f) => f,
-        None => (lo / step).floor() * step,
+        None => (lo / step + 1e-9).floor() * step,
     };
-    let nhi = (hi / step).ceil() * step;
+    // A value a rounding error past a multiple of the step (60.000000001)
+    // stays on it rather than adding a whole step.
+    let nhi = (hi / step - 1e-9).ceil() * step;
     if !(nlo.is_finite() && nhi.is_finite() && nhi > nlo) {
         return Axis {
             lo: 0.0,
@@ -270,7 +275,11 @@ fn panel(out: &mut String, chart: &Chart, y0: f64, id: usize) {
     let py0 = y0 + MARGIN_T;
     let py1 = py0 + PLOT_H;
     let (dx0, dx1, dy0, dy1) = data_range(chart);
-    let xa = nice_axis(dx0, dx1, None);
+    let mut xa = nice_axis(dx0, dx1, None);
+    if let Some((lo, hi)) = chart.x_range.filter(|(lo, hi)| lo.is_finite() && hi > lo) {
+        xa = nice_axis(lo, hi, Some(lo));
+        xa.hi = hi;
+    }
     let ya = nice_axis(dy0, dy1, chart.y_min);
     let sx = |x: f64| px0 + (x - xa.lo) / (xa.hi - xa.lo) * (px1 - px0);
     let sy = |y: f64| py1 - (y - ya.lo) / (ya.hi - ya.lo) * (py1 - py0);
@@ -561,6 +570,7 @@ mod tests {
                 },
             ],
             y_min: Some(0.0),
+            x_range: None,
         }
     }
 

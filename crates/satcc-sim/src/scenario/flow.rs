@@ -7,7 +7,7 @@
 //! protocol's options, and names a key another protocol owns (`flows[1].k:
 //! applies to protocol "tfrcp" only`).
 
-use satcc_proto::Duration;
+use satcc_proto::{tcp, Duration};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -197,15 +197,15 @@ pub struct TcpOptions {
     /// NewReno: restart the retransmission timer only on the first partial
     /// ACK of a recovery (RFC 6582 §4 "Impatient", ns-2's default); false
     /// restarts it on every partial ACK ("Slow-but-Steady").
-    #[serde(default = "yes")]
+    #[serde(default = "TcpOptions::default_impatient")]
     pub newreno_impatient: bool,
     /// RFC 3042 Limited Transmit (ns-2 `singledup_`, on by default).
-    #[serde(default = "yes")]
+    #[serde(default = "TcpOptions::default_limited_transmit")]
     pub limited_transmit: bool,
     /// The receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
-    #[serde(default = "yes")]
+    #[serde(default = "TcpOptions::default_echo_dummy")]
     pub echo_dummy: bool,
     /// With app kind `onoff`: the rate offered while ON.
     #[serde(default)]
@@ -359,9 +359,19 @@ fn yes() -> bool {
     true
 }
 
+// TCP's defaults live with the protocol (satcc_proto::tcp): written once.
 impl TcpOptions {
     fn default_rwnd() -> u32 {
-        10_000
+        tcp::ReceiverConfig::default().rwnd
+    }
+    fn default_impatient() -> bool {
+        tcp::SenderConfig::default().newreno_impatient
+    }
+    fn default_limited_transmit() -> bool {
+        tcp::SenderConfig::default().limited_transmit
+    }
+    fn default_echo_dummy() -> bool {
+        tcp::ReceiverConfig::default().echo_dummy
     }
 }
 
@@ -443,6 +453,12 @@ impl TcpOptions {
     fn validate(&self, app: &AppSpec) -> Result<(), FieldError> {
         if self.rwnd == 0 {
             return Err(FieldError::new("rwnd", "must be at least 1 segment"));
+        }
+        if self.initial_window == Some(0) {
+            return Err(FieldError::new(
+                "initial_window",
+                "must be at least 1 segment (a window of 0 never sends)",
+            ));
         }
         let onoff = matches!(app, AppSpec::OnOff { .. });
         if self.rate.is_some() && !onoff {
@@ -791,11 +807,16 @@ fn keys_of<T: de::DeserializeOwned>() -> &'static [&'static str] {
 
 /// The option keys protocol `p` takes.
 fn option_keys(p: Protocol) -> Vec<&'static str> {
+    // Exhaustive: a new protocol must say which options it takes.
     let mut keys = match p {
-        _ if p.is_tcp() => keys_of::<TcpOptions>().to_vec(),
+        Protocol::Reno
+        | Protocol::NewReno
+        | Protocol::Sack
+        | Protocol::Peach
+        | Protocol::PeachSack => keys_of::<TcpOptions>().to_vec(),
         Protocol::Tfrc | Protocol::Ccid3 => keys_of::<TfrcFields>().to_vec(),
         Protocol::Tfrcp => keys_of::<TfrcpFields>().to_vec(),
-        _ => keys_of::<CbrOptions>().to_vec(),
+        Protocol::Cbr => keys_of::<CbrOptions>().to_vec(),
     };
     if p.is_peach() {
         keys.extend(keys_of::<PeachOptions>());
@@ -875,7 +896,11 @@ impl<'de> Deserialize<'de> for FlowSpec {
         let c: CommonFields = nested(t)?;
         let typed = |e: FieldError| nested_error::<D::Error>(&e.field, &e.message);
         let options = match protocol {
-            _ if protocol.is_tcp() => {
+            Protocol::Reno
+            | Protocol::NewReno
+            | Protocol::Sack
+            | Protocol::Peach
+            | Protocol::PeachSack => {
                 let mut o: TcpOptions = nested(options)?;
                 if protocol.is_peach() {
                     o.peach = Some(nested(peach)?);
@@ -892,7 +917,7 @@ impl<'de> Deserialize<'de> for FlowSpec {
                     .try_into()
                     .map_err(typed)?,
             ),
-            _ => {
+            Protocol::Cbr => {
                 if !options.contains_key("rate") {
                     return Err(nested_error("rate", "required for protocol \"cbr\""));
                 }
@@ -1097,17 +1122,29 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_key_lists_what_the_protocol_takes() {
+    fn an_unknown_key_suggests_what_the_protocol_takes() {
+        // The full list is what misplaced() hands on; the scenario error
+        // rewrites it as the nearest name, or a pointer to the docs.
+        let m = misplaced("bogus", Protocol::Cbr);
+        assert!(
+            m.starts_with("unknown field `bogus`, expected one of `protocol`, `count`"),
+            "{m}"
+        );
+        assert!(m.ends_with("`rate`, `packet_size`, `low_priority`"), "{m}");
         let (field, message) = error("protocol = \"cbr\"\nrate = 1000\nbogus = 1");
         assert_eq!(field, "flows[0].bogus");
-        assert!(
-            message.starts_with("unknown field `bogus`, expected one of `protocol`, `count`"),
-            "{message}"
+        assert_eq!(
+            message,
+            "unknown field `bogus` (docs/scenario.md lists the fields)"
         );
-        assert!(
-            message.ends_with("`rate`, `packet_size`, `low_priority`"),
-            "{message}"
+        let (field, message) = error("protocol = \"cbr\"\nrate = 1000\npacket_sise = 1");
+        assert_eq!(field, "flows[0].packet_sise");
+        assert_eq!(
+            message,
+            "unknown field `packet_sise`; did you mean `packet_size`?"
         );
+        let (_, message) = error("protocol = \"sack\"\nmin_rtoo = 1");
+        assert_eq!(message, "unknown field `min_rtoo`; did you mean `min_rto`?");
         let (field, message) = error("protocol = \"newrenno\"");
         assert_eq!(field, "flows[0].protocol");
         assert!(message.contains("unknown variant `newrenno`"), "{message}");

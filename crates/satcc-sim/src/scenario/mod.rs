@@ -7,6 +7,7 @@
 
 pub mod constellation;
 pub mod flow;
+pub mod limits;
 pub mod refwa;
 pub mod snapshot;
 pub mod units;
@@ -98,17 +99,42 @@ pub struct Bytes(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
 pub struct Prob(pub f64);
 
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum NumOrStr {
     Int(i64),
     Float(f64),
     Str(String),
 }
 
+impl NumOrStr {
+    /// Reads a number or a string; anything else is refused with what was
+    /// expected (`what`, in the user's words).
+    fn read<'de, D: Deserializer<'de>>(d: D, what: &'static str) -> Result<NumOrStr, D::Error> {
+        struct V(&'static str);
+        impl serde::de::Visitor<'_> for V {
+            type Value = NumOrStr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<NumOrStr, E> {
+                Ok(NumOrStr::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NumOrStr, E> {
+                Ok(i64::try_from(v).map_or(NumOrStr::Float(v as f64), NumOrStr::Int))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<NumOrStr, E> {
+                Ok(NumOrStr::Float(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NumOrStr, E> {
+                Ok(NumOrStr::Str(v.to_string()))
+            }
+        }
+        d.deserialize_any(V(what))
+    }
+}
+
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = match NumOrStr::deserialize(d)? {
+        let s = match NumOrStr::read(d, "a rate such as \"10Mbps\"")? {
             NumOrStr::Int(i) => i.to_string(),
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
@@ -120,7 +146,7 @@ impl<'de> Deserialize<'de> for Rate {
 }
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = match NumOrStr::deserialize(d)? {
+        let s = match NumOrStr::read(d, "a duration such as \"250ms\" or a number of seconds")? {
             NumOrStr::Int(i) => i.to_string(),
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
@@ -132,7 +158,7 @@ impl<'de> Deserialize<'de> for Dur {
 }
 impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = match NumOrStr::deserialize(d)? {
+        let s = match NumOrStr::read(d, "a size such as \"64KB\" or a number of bytes")? {
             NumOrStr::Int(i) => i.to_string(),
             NumOrStr::Float(f) => f.to_string(),
             NumOrStr::Str(s) => s,
@@ -144,7 +170,7 @@ impl<'de> Deserialize<'de> for Bytes {
 }
 impl<'de> Deserialize<'de> for Prob {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = match NumOrStr::deserialize(d)? {
+        let v = match NumOrStr::read(d, "a probability such as 1e-4")? {
             NumOrStr::Int(i) => i as f64,
             NumOrStr::Float(f) => f,
             NumOrStr::Str(s) => s.trim().parse::<f64>().map_err(|_| {
@@ -194,6 +220,11 @@ pub struct Scenario {
     /// topology).
     #[serde(default)]
     pub snapshots: Vec<crate::scenario::snapshot::SnapshotSpec>,
+    /// What was accepted but looks like a mistake (a rate without a
+    /// unit), one line each: `FIELD: PROBLEM`. The scenario runs as
+    /// written; the command line prints these on stderr.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// The network, by kind.
@@ -664,12 +695,25 @@ impl Scenario {
         for o in overrides {
             apply_override(&mut root, o)?;
         }
-        let sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
+        let mut warnings = Vec::new();
+        bare_rates(&root, "", &mut warnings);
+        let mut sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
             let field = e.path().to_string();
             let field = if field == "." { String::new() } else { field };
-            split_nested(field, e.into_inner().to_string()).in_file(file)
+            let mut fe = split_nested(field, e.into_inner().to_string());
+            fe.message = suggest_field(&fe.message);
+            fe.in_file(file)
         })?;
         sc.validate().map_err(|e| e.in_file(file))?;
+        for (i, f) in sc.flows.iter().enumerate() {
+            if f.start.0 >= sc.duration.0 {
+                warnings.push(format!(
+                    "flows[{i}].start: {} s is at or after the end of the run: this background flow never sends",
+                    secs(f.start.0)
+                ));
+            }
+        }
+        sc.warnings = warnings;
         Ok(sc)
     }
 
@@ -756,6 +800,18 @@ impl Scenario {
         let is_graph = matches!(self.topology, Topology::Graph(_));
         for (i, f) in self.flows.iter().enumerate() {
             let at = |field: &str| format!("flows[{i}].{field}");
+            // A background flow (measured = false) may be switched off this
+            // way (a warning); a measured one would report 0 b/s.
+            if f.start.0 >= self.duration.0 && f.measured {
+                return Err(FieldError::new(
+                    at("start"),
+                    format!(
+                        "{} s is at or after the end of the run (duration {} s): the flow would never send",
+                        secs(f.start.0),
+                        secs(self.duration.0)
+                    ),
+                ));
+            }
             if is_graph {
                 for (name, v) in [("src", &f.src), ("dst", &f.dst)] {
                     match v {
@@ -827,6 +883,84 @@ pub(crate) fn check_queue(q: &QueueSpec, at: &str) -> Result<(), FieldError> {
         }
     }
     Ok(())
+}
+
+/// Rate fields written as a bare number (`rate = 10`): read as bits per
+/// second, which is rarely what was meant.
+fn bare_rates(v: &toml::Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        toml::Value::Table(t) => {
+            for (k, x) in t {
+                let p = join_path(path, k);
+                let bare = match x {
+                    toml::Value::Integer(_) | toml::Value::Float(_) => true,
+                    toml::Value::String(s) => s.trim().parse::<f64>().is_ok(),
+                    _ => false,
+                };
+                if bare && matches!(k.as_str(), "rate" | "reverse_rate") {
+                    out.push(format!(
+                        "{p}: {x} has no unit, read as {x} b/s (write the unit: \"{x}bps\", or e.g. \"10Mbps\")",
+                        x = x.to_string().trim_matches('"')
+                    ));
+                } else {
+                    bare_rates(x, &p, out);
+                }
+            }
+        }
+        toml::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                bare_rates(x, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Rewrites serde's "unknown field `x`, expected one of `a`, `b`, ..."
+/// (a list that can run to dozens of names) as a suggestion of the closest
+/// accepted name, or a pointer to the documentation.
+fn suggest_field(msg: &str) -> String {
+    let Some(rest) = msg.strip_prefix("unknown field `") else {
+        return msg.to_string();
+    };
+    let Some((key, expected)) = rest.split_once('`') else {
+        return msg.to_string();
+    };
+    let names: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let best = names
+        .iter()
+        .map(|n| (levenshtein(key, n), *n))
+        .min_by_key(|&(d, _)| d);
+    match best {
+        Some((d, n)) if d <= (key.chars().count() / 3).max(2) => {
+            format!("unknown field `{key}`; did you mean `{n}`?")
+        }
+        Some(_) => format!("unknown field `{key}` (docs/scenario.md lists the fields)"),
+        None => msg.to_string(),
+    }
+}
+
+/// Edit distance between `a` and `b` (insertions, deletions,
+/// substitutions).
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Seconds as a short decimal: `120`, `0.25`.
+fn secs(d: Duration) -> String {
+    let s = format!("{:.6}", d.as_secs_f64());
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn one_line(s: &str) -> String {

@@ -136,10 +136,24 @@ impl Sim {
         }
         sim.refwa = ctrls;
         let mut id = 0u32;
-        for spec in &sc.flows {
+        let graph = matches!(sc.topology, crate::scenario::Topology::Graph(_));
+        for (fi, spec) in sc.flows.iter().enumerate() {
             for _ in 0..spec.count {
                 let (src, dst) = sim.net.endpoints[id as usize];
                 let base_rtt = sim.routes.base_rtt(&sim.net, id);
+                // A graph flow with no path would run at 0 b/s without a
+                // word; snapshots may bring a path up later, so only a
+                // static graph is refused.
+                if graph && base_rtt.is_none() && sc.snapshots.is_empty() {
+                    return Err(crate::SimError {
+                        field: format!("flows[{fi}].dst"),
+                        message: format!(
+                            "node '{}' cannot be reached from '{}': no path of links joins them",
+                            spec.dst.as_deref().unwrap_or("?"),
+                            spec.src.as_deref().unwrap_or("?")
+                        ),
+                    });
+                }
                 let flow = make_flow(id, spec, (src, dst), base_rtt, sc);
                 sim.events.push(
                     flow.start,
