@@ -29,6 +29,13 @@ pub(crate) struct TxBytes {
     pub dummy_ack_bytes: u64,
 }
 
+/// Counters of a flow's closed connections, one running total per side.
+#[derive(Debug, Default)]
+pub(crate) struct PastConnections {
+    pub(super) sender: Stats,
+    pub(super) receiver: Stats,
+}
+
 /// Which of a flow's endpoints a wake-up is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Side {
@@ -53,8 +60,10 @@ pub(crate) struct Flow {
     pub(super) active: bool,
     pub(super) sender: BoxedSender,
     pub(super) receiver: BoxedEndpoint,
-    /// What a fresh connection is built from.
-    pub(super) config: ProtocolConfig,
+    /// What a fresh connection is built from (boxed, as the counters of
+    /// past connections: both are cold, and a small `Flow` keeps the hot
+    /// fields of many flows in cache).
+    pub(super) config: Box<ProtocolConfig>,
     pub(super) wake: [Instant; 2],
     pub(super) app: AppSpec,
     pub(super) rate_bps: u64,
@@ -75,8 +84,7 @@ pub(crate) struct Flow {
     /// Current connection generation (see [`Packet::conn`]).
     pub(super) conn: u16,
     /// Counters of the connections closed so far, sender and receiver.
-    pub(super) past_sender: Stats,
-    pub(super) past_receiver: Stats,
+    pub(super) past: Box<PastConnections>,
     /// Packets that arrived for a connection already closed.
     pub stale: u64,
     /// Upper bound of the random hold before each data packet is sent.
@@ -91,20 +99,20 @@ impl Flow {
     /// Payload bytes delivered to the receiving application, all
     /// connections.
     pub(crate) fn delivered_bytes(&self) -> u64 {
-        self.past_receiver.delivered_bytes + self.receiver.stats().delivered_bytes
+        self.past.receiver.delivered_bytes + self.receiver.stats().delivered_bytes
     }
     /// The sender's counters over all connections, with the current
     /// connection's state.
     pub(crate) fn sender_totals(&self) -> Stats {
         let mut all = self.sender.stats();
-        all.accumulate(&self.past_sender);
+        all.accumulate(&self.past.sender);
         all
     }
     /// The receiver's counters over all connections, with the current
     /// connection's state.
     pub(crate) fn receiver_totals(&self) -> Stats {
         let mut all = self.receiver.stats();
-        all.accumulate(&self.past_receiver);
+        all.accumulate(&self.past.receiver);
         all
     }
     /// The current sender's statistics view.
@@ -115,8 +123,8 @@ impl Flow {
     /// Close the connection and open a fresh one (the previous file is
     /// fully acknowledged; whatever of it is still in flight is ignored).
     fn reconnect(&mut self, now: Instant) {
-        self.past_sender.accumulate(&self.sender.stats());
-        self.past_receiver.accumulate(&self.receiver.stats());
+        self.past.sender.accumulate(&self.sender.stats());
+        self.past.receiver.accumulate(&self.receiver.stats());
         self.conn = self.conn.wrapping_add(1);
         let (s, r) = self.config.instantiate(now, &mut self.rng);
         self.sender = s;
