@@ -4,14 +4,14 @@
 
 use std::collections::VecDeque;
 
-use satcc_proto::endpoint::{BoxedEndpoint, BoxedSender, Event as EpEvent, Message, Stats};
+use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Message, Sender, Stats};
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
 use super::Sim;
 use crate::engine::{AppAction, Event};
 use crate::net::packet::{Packet, INITIAL_TTL};
-use crate::protocols::ProtocolConfig;
+use crate::protocols::{AnyReceiver, AnySender, ProtocolConfig};
 use crate::scenario::{AppSpec, FileMode, Protocol};
 
 /// Wire bytes a flow put on the network, by kind (headers included).
@@ -58,8 +58,8 @@ pub(crate) struct Flow {
     pub(super) start: Instant,
     pub(super) stop: Instant,
     pub(super) active: bool,
-    pub(super) sender: BoxedSender,
-    pub(super) receiver: BoxedEndpoint,
+    pub(super) sender: AnySender,
+    pub(super) receiver: AnyReceiver,
     /// What a fresh connection is built from (boxed, as the counters of
     /// past connections: both are cold, and a small `Flow` keeps the hot
     /// fields of many flows in cache).
