@@ -88,7 +88,7 @@ pub struct SenderConfig {
 /// while Karn's keeps it until a segment sent once is acknowledged. With
 /// 50 Reno flows on a T1 (paper 004 §III-C.1) that is ~40 % more timeouts
 /// than ns-2 with `Timestamps`, the same count with `Karn`
-/// (`tests/ns2_crosscheck.rs`, `reno_timeouts_50_flows`).
+/// (`crates/satcc-ns2/tests/ns2_tfrcp.rs`, `reno_timeouts_50_flows`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum RttTiming {
     /// A sample from every cumulative ACK of new data (timestamps).
