@@ -275,8 +275,10 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Per-flow lines up to this many flows; beyond, one line per protocol.
-const MAX_FLOW_LINES: usize = 12;
+/// Per-flow lines up to this many flows; beyond, per protocol the mean
+/// over its flows with the lowest and highest flow at each sample (eight
+/// overlapping lines of one protocol are a tangle nobody can read).
+const MAX_FLOW_LINES: usize = 6;
 
 /// Goodput, congestion window and queue length over time, stacked.
 /// The x axes run over the run, [0, `duration_s`].
@@ -294,26 +296,51 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
             })
             .collect()
     } else {
-        let mut classes: Vec<(String, Vec<f64>)> = Vec::new();
+        // Per protocol: (name, flows, sum, min, max) at every sample.
+        type Class = (String, usize, Vec<f64>, Vec<f64>, Vec<f64>);
+        let mut classes: Vec<Class> = Vec::new();
+        let n = s.t.len();
         for f in &s.flows {
-            let i = match classes.iter().position(|(p, _)| p == &f.protocol) {
+            let i = match classes.iter().position(|c| c.0 == f.protocol) {
                 Some(i) => i,
                 None => {
-                    classes.push((f.protocol.clone(), vec![0.0; s.t.len()]));
+                    classes.push((
+                        f.protocol.clone(),
+                        0,
+                        vec![0.0; n],
+                        vec![f64::INFINITY; n],
+                        vec![f64::NEG_INFINITY; n],
+                    ));
                     classes.len() - 1
                 }
             };
-            for (acc, g) in classes[i].1.iter_mut().zip(&f.goodput_bps) {
-                *acc += g;
+            let c = &mut classes[i];
+            c.1 += 1;
+            for (k, &g) in f.goodput_bps.iter().enumerate().take(n) {
+                c.2[k] += g;
+                c.3[k] = c.3[k].min(g);
+                c.4[k] = c.4[k].max(g);
             }
         }
-        classes
-            .into_iter()
-            .map(|(p, g)| PlotSeries {
-                name: format!("{p} (sum)"),
-                points: pts(&g, 1e-6),
-            })
-            .collect()
+        let mut lines = Vec::new();
+        for (p, flows, sum, min, max) in classes {
+            let mean: Vec<f64> = sum.iter().map(|x| x / flows as f64).collect();
+            lines.push(PlotSeries {
+                name: format!("{p}: mean of {flows}"),
+                points: pts(&mean, 1e-6),
+            });
+            if flows > 1 {
+                lines.push(PlotSeries {
+                    name: format!("{p}: lowest flow"),
+                    points: pts(&min, 1e-6),
+                });
+                lines.push(PlotSeries {
+                    name: format!("{p}: highest flow"),
+                    points: pts(&max, 1e-6),
+                });
+            }
+        }
+        lines
     };
     let mut charts = vec![Chart {
         title: format!("{scenario}: goodput"),

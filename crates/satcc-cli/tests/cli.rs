@@ -827,6 +827,49 @@ fn plot_x_axis_ends_at_the_duration() {
     }
 }
 
+/// Issue 16 item 8: past a handful of flows the goodput panel shows each
+/// protocol's mean with its lowest and highest flow, not a tangle of lines.
+#[test]
+fn many_flows_plot_per_protocol_mean_and_range() {
+    let d = tmpdir("plotmany");
+    let out_dir = d.join("db8");
+    let out = satcc(&[
+        "run",
+        "scenarios/dumbbell.toml",
+        "-q",
+        "--set",
+        "duration=20s",
+        "--set",
+        "flows.0.count=8",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(out_dir.join("goodput.svg")).unwrap();
+    assert!(svg.contains(": mean of 8"), "no per-protocol mean");
+    assert!(svg.contains(": lowest flow") && svg.contains(": highest flow"));
+    // No per-flow line of the 8 (their labels are NAME#ID).
+    assert!(!svg.contains("#7<"), "per-flow lines drawn");
+    // A few flows: one line each.
+    let few = d.join("db2");
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "-q",
+        "--set",
+        "duration=10s",
+        "--out",
+        few.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(few.join("goodput.svg")).unwrap();
+    assert!(!svg.contains(": mean of"), "few flows are drawn one by one");
+    assert!(
+        svg.contains("#3<"),
+        "each of the quickstart's 4 flows has a line"
+    );
+}
+
 /// Issue 16 item 5: a run with overrides or a seed gets its own default
 /// directory; `--json` alone writes no files.
 #[test]
