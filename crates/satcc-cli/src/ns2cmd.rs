@@ -59,6 +59,19 @@ pub fn ns2(a: Ns2Args) -> ExitCode {
         }
     };
     let fr = r.friendliness(&sc);
+    // The same scenario and seed in satcc, to print beside ns-2's numbers.
+    let ours = match satcc_sim::run(&sc, &satcc_sim::RunOptions::default()) {
+        Ok(o) => o.summary,
+        Err(e) => {
+            eprintln!("satcc: {}: {e}", a.file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let our_goodput = |id: usize| {
+        ours.flows
+            .get(id)
+            .map_or(f64::NAN, |f: &satcc_sim::report::FlowSummary| f.goodput_bps)
+    };
     if a.json {
         let v = serde_json::json!({
             "simulator": "ns-2",
@@ -91,29 +104,47 @@ pub fn ns2(a: Ns2Args) -> ExitCode {
             "friendliness": fr.map(|x| serde_json::json!({
                 "f": x.f, "e": x.e, "fc": x.fc.is_finite().then_some(x.fc),
             })),
+            "satcc": {
+                "flows": ours.flows.iter().map(|f| serde_json::json!({
+                    "id": f.id,
+                    "protocol": f.protocol,
+                    "goodput_bps": f.goodput_bps,
+                    "retransmits": f.retransmits,
+                    "timeouts": f.timeouts,
+                })).collect::<Vec<_>>(),
+                "friendliness": ours.friendliness,
+            },
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         return ExitCode::SUCCESS;
     }
     println!(
-        "ns-2 2.35: {} (seed {}), {:.1} s wall",
+        "ns-2 2.35 and satcc: {} (seed {}), ns-2 {:.1} s wall",
         a.file.display(),
         sc.seed,
         wall
     );
     println!(
-        "{:>4}  {:<8} {:>12} {:>10} {:>8} {:>6}  tfrcp rounds (doubled) p",
-        "flow", "protocol", "goodput", "sent", "rexmit", "RTOs"
+        "{:>4}  {:<8} {:>12} {:>12} {:>7} {:>10} {:>8} {:>6}  tfrcp rounds (doubled) p",
+        "flow", "protocol", "ns-2", "satcc", "diff", "sent", "rexmit", "RTOs"
     );
     for f in &r.flows {
         let extra = f.tfrcp.as_ref().map_or(String::new(), |t| {
             format!("{} ({}) {:.4}", t.rounds, t.doubled, t.mean_lossy_p)
         });
+        let sat = our_goodput(f.id as usize);
+        let diff = if f.goodput_bps > 0.0 {
+            format!("{:+.1}%", 100.0 * (sat - f.goodput_bps) / f.goodput_bps)
+        } else {
+            "-".into()
+        };
         println!(
-            "{:>4}  {:<8} {:>12} {:>10} {:>8} {:>6}  {}",
+            "{:>4}  {:<8} {:>12} {:>12} {:>7} {:>10} {:>8} {:>6}  {}",
             f.id,
             f.protocol,
             fmt_bps(f.goodput_bps),
+            fmt_bps(sat),
+            diff,
             f.packets_sent,
             f.retransmits,
             f.timeouts,
@@ -132,8 +163,18 @@ pub fn ns2(a: Ns2Args) -> ExitCode {
         );
     }
     if let Some(x) = fr {
-        println!("friendliness F {:.3}  E {:.3}  FC {:.3}", x.f, x.e, x.fc);
+        print!("friendliness F {:.3}  E {:.3}  FC {:.3}", x.f, x.e, x.fc);
+        if let Some(y) = &ours.friendliness {
+            print!(
+                "   (satcc: F {:.3}  E {:.3}  FC {})",
+                y.f,
+                y.e,
+                y.fc.map_or("-".into(), |c| format!("{c:.3}"))
+            );
+        }
+        println!();
         println!("{}", crate::output::FRIENDLINESS_LEGEND);
     }
+    println!("goodput, sent, rexmit and RTOs are ns-2's but the satcc column; diff = (satcc - ns-2) / ns-2");
     ExitCode::SUCCESS
 }

@@ -372,6 +372,16 @@ fn ns2_subcommand_exports_runs_and_refuses() {
     let f = v["friendliness"]["f"].as_f64().expect("F");
     assert!(f > 0.0 && f.is_finite(), "{f}");
     assert!(v["flows"][2]["tfrcp"]["rounds"].as_u64().unwrap_or(0) > 5);
+    // satcc's numbers of the same run, beside ns-2's (issue 16 item 6).
+    assert_eq!(v["satcc"]["flows"].as_array().map(Vec::len), Some(4));
+    let ours = v["satcc"]["friendliness"]["f"].as_f64().expect("satcc F");
+    assert!(ours > 0.0 && ours.is_finite(), "{ours}");
+    assert!(
+        v["satcc"]["flows"][0]["goodput_bps"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0
+    );
 
     let out = satcc(&["ns2", "scenarios/peach-geo.toml", "--tcl"]);
     assert_eq!(out.status.code(), Some(2));
