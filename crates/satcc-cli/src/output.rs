@@ -251,28 +251,47 @@ fn truncate(s: &str, n: usize) -> String {
 /// Writes summary.json (deterministic), run.json (timing), CSV series and
 /// the plot.
 pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
+    // Each file is written whole under a temporary name, then renamed: a
+    // run interrupted while writing never leaves a truncated file under a
+    // name a script would read.
     let mut det = out.summary.clone();
     let wall = det.wall_s.take();
-    std::fs::write(dir.join("summary.json"), summary_json(&det) + "\n")?;
+    write_whole(dir.join("summary.json"), summary_json(&det) + "\n")?;
     let run = serde_json::json!({
         "satcc_version": env!("CARGO_PKG_VERSION"),
         "wall_s": wall,
         "events": det.events,
         "events_per_s": wall.map(|w| det.events as f64 / w.max(1e-9)),
     });
-    std::fs::write(
+    write_whole(
         dir.join("run.json"),
         serde_json::to_string_pretty(&run).unwrap_or_default() + "\n",
     )?;
     if let Some(series) = &out.series {
-        std::fs::write(dir.join("flows.csv"), series.flows_csv())?;
-        std::fs::write(dir.join("links.csv"), series.links_csv())?;
-        std::fs::write(
+        write_whole(dir.join("flows.csv"), series.flows_csv())?;
+        write_whole(dir.join("links.csv"), series.links_csv())?;
+        write_whole(
             dir.join("goodput.svg"),
             charts_svg(&out.summary.scenario, out.summary.duration_s, series),
         )?;
     }
     Ok(())
+}
+
+/// Writes `contents` to `.NAME.partial` beside `path`, then renames it to
+/// `path` (a rename within a directory is atomic).
+fn write_whole(path: std::path::PathBuf, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let partial = path.with_file_name(format!(".{name}.partial"));
+    let written =
+        std::fs::write(&partial, contents).and_then(|()| std::fs::rename(&partial, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written
 }
 
 /// Per-flow lines up to this many flows; beyond, per protocol the mean
@@ -408,4 +427,31 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
         });
     }
     stacked_charts_svg(&charts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_whole;
+
+    #[test]
+    fn whole_files_only_under_the_final_name() {
+        let dir = std::env::temp_dir().join(format!("satcc-whole-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("summary.json");
+        write_whole(path.clone(), "{}\n").expect("written");
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "{}\n");
+        // A target that cannot be replaced (a directory): the write fails,
+        // the old content stays, and no partial file is left behind.
+        let blocked = dir.join("blocked");
+        std::fs::create_dir_all(blocked.join("inner")).expect("dir");
+        assert!(write_whole(blocked.clone(), "x").is_err());
+        assert!(blocked.is_dir());
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".partial"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -534,18 +534,17 @@ fn column_paths(
 #[derive(Clone, Debug)]
 pub struct Routes {
     adj: Adj,
-    /// Every distinct (source, destination) path's links, concatenated.
-    links: Vec<u32>,
-    /// Path `p` is `links[path_start[p]..path_start[p + 1]]`.
+    /// Every distinct (source, destination) path's links, concatenated,
+    /// each with its tail node (`[link, from]`: the on-path lookup reads
+    /// one entry).
+    hops: Vec<[u32; 2]>,
+    /// Path `p` is `hops[path_start[p]..path_start[p + 1]]`.
     path_start: Vec<u32>,
     /// Per flow: [forward, reverse] path ids, `NONE` without a route.
     flow_paths: Vec<[u32; 2]>,
     /// Per flow, what a packet on its path needs, in one place: the
     /// simulator asks for every hop of every packet.
     fast: Vec<FlowRoute>,
-    /// `links` with each link's tail node: `[link, from]`, so the on-path
-    /// lookup reads one entry.
-    hops: Vec<[u32; 2]>,
     /// [`fingerprint`] of the `up` the routes were built over.
     up_fp: u64,
 }
@@ -668,7 +667,6 @@ impl Routes {
             .collect();
         Routes {
             adj,
-            links,
             path_start,
             flow_paths,
             fast,
@@ -741,15 +739,14 @@ impl Routes {
             }
             return self.off_path(up, node, dst);
         }
-        let p = &self.links
+        let p = &self.hops
             [self.path_start[pid as usize] as usize..self.path_start[pid as usize + 1] as usize];
-        let from = &self.adj.from;
-        if let Some(&li) = p.get(hops as usize) {
-            if from[li as usize] == node {
+        if let Some(&[li, from]) = p.get(hops as usize) {
+            if from == node {
                 return Some(li);
             }
         }
-        if let Some(&li) = p.iter().find(|&&li| from[li as usize] == node) {
+        if let Some(&[li, _]) = p.iter().find(|&&[_, from]| from == node) {
             return Some(li);
         }
         self.off_path(up, node, dst)
@@ -777,14 +774,17 @@ impl Routes {
     /// The links of flow `flow`'s forward path (source to sink), or with
     /// `reverse` of its reverse path (sink to source); `None` if it has no
     /// route.
-    pub fn path(&self, flow: u32, reverse: bool) -> Option<&[u32]> {
+    pub fn path(&self, flow: u32, reverse: bool) -> Option<Vec<u32>> {
         let pid = self.flow_paths.get(flow as usize)?[usize::from(reverse)];
         if pid == NONE {
             return None;
         }
         Some(
-            &self.links[self.path_start[pid as usize] as usize
-                ..self.path_start[pid as usize + 1] as usize],
+            self.hops[self.path_start[pid as usize] as usize
+                ..self.path_start[pid as usize + 1] as usize]
+                .iter()
+                .map(|h| h[0])
+                .collect(),
         )
     }
 
@@ -796,13 +796,13 @@ impl Routes {
                 acc + net.links[li as usize].delay
             })
         };
-        Some(delay(self.path(flow, false)?) + delay(self.path(flow, true)?))
+        Some(delay(&self.path(flow, false)?) + delay(&self.path(flow, true)?))
     }
 
     /// Bytes held (for a test and for memory estimates).
     pub fn heap_bytes(&self) -> usize {
         self.adj.heap_bytes()
-            + 4 * (self.links.capacity() + self.path_start.capacity())
+            + 4 * self.path_start.capacity()
             + 8 * self.flow_paths.capacity()
             + std::mem::size_of::<FlowRoute>() * self.fast.capacity()
             + 8 * self.hops.capacity()
@@ -856,11 +856,7 @@ mod tests {
                 let f = f as u32;
                 for (rev, (a, b)) in [(false, (s, d)), (true, (d, s))] {
                     let want = table_path(net, &table, a, b);
-                    assert_eq!(
-                        r.path(f, rev),
-                        want.as_deref(),
-                        "flow {f} {a}->{b} budget {budget:?}"
-                    );
+                    assert_eq!(r.path(f, rev), want, "flow {f} {a}->{b} budget {budget:?}");
                     // Along the path, as a packet sees it.
                     let mut x = a;
                     let mut hops = 0;
@@ -1124,7 +1120,7 @@ dst = "a"
                 check(&net, &up);
                 routes.update(&net, &up);
                 let fresh = Routes::build(&net, &up);
-                assert_eq!(routes.links, fresh.links);
+                assert_eq!(routes.hops, fresh.hops);
                 assert_eq!(routes.flow_paths, fresh.flow_paths);
             }
         }
@@ -1208,7 +1204,7 @@ count = 4000
         }
         // The same answers by BFS columns.
         let c = Routes::build_with(&net, &up, 0);
-        assert_eq!(c.links, r.links);
+        assert_eq!(c.hops, r.hops);
         assert_eq!(c.flow_paths, r.flow_paths);
     }
 }

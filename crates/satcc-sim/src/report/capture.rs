@@ -15,6 +15,9 @@ use crate::report::pcap::{PcapWriter, TcpPcap, UdpPcap};
 pub(crate) struct LinkCapture {
     w: Option<PcapWriter<BufWriter<File>>>,
     error: Option<String>,
+    /// The final name, and the name written until the capture is whole.
+    path: std::path::PathBuf,
+    partial: std::path::PathBuf,
 }
 
 /// Node `id` as an address in 10.0.0.0/8 (10.0.0.1 is node 0).
@@ -31,11 +34,18 @@ fn sender_port(id: u32) -> u16 {
 const RECEIVER_PORT: u16 = 5001;
 
 impl LinkCapture {
+    /// Captures into `.LINK.pcap.partial` in `dir`; [`Self::finish`]
+    /// renames it to `LINK.pcap` once it is complete, so a run that fails
+    /// or is interrupted never leaves a partial file under the final name.
     pub(crate) fn create(dir: &Path, link: &str) -> std::io::Result<Self> {
-        let f = File::create(dir.join(format!("{link}.pcap")))?;
+        let path = dir.join(format!("{link}.pcap"));
+        let partial = dir.join(format!(".{link}.pcap.partial"));
+        let f = File::create(&partial)?;
         Ok(LinkCapture {
             w: Some(PcapWriter::new(BufWriter::new(f))?),
             error: None,
+            path,
+            partial,
         })
     }
 
@@ -120,12 +130,17 @@ impl LinkCapture {
 
     /// Flushes the file; the error, if writing failed at any point.
     pub(crate) fn finish(&mut self) -> Result<(), String> {
-        if let Some(w) = self.w.take() {
-            w.into_inner().map_err(|e| e.to_string())?;
-        }
-        match self.error.take() {
-            Some(e) => Err(e),
+        let flushed = match self.w.take() {
+            Some(w) => w.into_inner().map(drop).map_err(|e| e.to_string()),
             None => Ok(()),
+        };
+        let done = match (self.error.take(), flushed) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(())) => std::fs::rename(&self.partial, &self.path).map_err(|e| e.to_string()),
+        };
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.partial);
         }
+        done
     }
 }
