@@ -213,7 +213,7 @@ fn tfrc_mapping() {
         "$tcp_2 set headersize_ 40",
         "$tcp_2 set InitRate_ 1000",
         "$tcp_2 set df_ 0.9",
-        "$tcp_2 set ca_ 0",
+        "$tcp_2 set ca_ 1",
         "$tcp_2 set slow_increase_ 0",
         "$tcp_2 set minrto_ 2.016",
         "set sink_2 [new Agent/TFRCSink]",
@@ -292,22 +292,23 @@ fn initial_window_is_the_simulators() {
 }
 
 /// RFC 5348 §4.5 oscillation damping and §5.5 history discounting switch
-/// ns-2's `ca_` and `discount_`, each on its own: 1 when the flow sets it,
-/// 0 when not (satcc's default; ns-2's default is 1).
+/// ns-2's `ca_` and `discount_`, each on its own. Damping is on unless the
+/// flow turns it off (the RFC's SHOULD); discounting off unless turned on
+/// (the RFC's OPTIONAL; ns-2's default is 1 for both).
 #[test]
 fn damping_and_discounting_are_exported() {
     let toml = SAMPLE.replace(
         "[[flows]]\nprotocol = \"reno\"",
         "[[flows]]\nprotocol = \"tfrc\"\n\
-         [[flows]]\nprotocol = \"tfrc\"\noscillation_damping = true\n\
-         [[flows]]\nprotocol = \"ccid3\"\nhistory_discounting = true\n\
+         [[flows]]\nprotocol = \"tfrc\"\noscillation_damping = false\n\
+         [[flows]]\nprotocol = \"ccid3\"\nhistory_discounting = true\noscillation_damping = false\n\
          [[flows]]\nprotocol = \"tfrc\"\noscillation_damping = true\nhistory_discounting = true\n\
          [[flows]]\nprotocol = \"reno\"",
     );
     let sc = Scenario::from_toml_str(&toml, "<damping>", &[]).unwrap();
     let t = to_tcl(&sc).unwrap();
     // Flows 0-1 are the two SACK instances; 2-5 the TFRC flows above.
-    for (i, ca, discount) in [(2, 0, 0), (3, 1, 0), (4, 0, 1), (5, 1, 1)] {
+    for (i, ca, discount) in [(2, 1, 0), (3, 0, 0), (4, 0, 1), (5, 1, 1)] {
         assert!(
             t.contains(&format!("$tcp_{i} set ca_ {ca}\n")),
             "flow {i}: ca_ {ca}"

@@ -50,7 +50,7 @@
 //! |---|---|---|
 //! | t_RTO = srtt + 4 rttvar (TCP estimator, `tcp_tick_` 0.1, `minrto_` 0): about R on a steady path | t_RTO = 4R (§3.1) | `minrto_ = 4 x base RTT` (floor), `tcp_tick_ 0.001`: t_RTO ≈ 4R when queueing is small; with deep queues ns-2's is up to ~4 x (queueing delay) lower — tolerance |
 //! | RTT filter `df_` 0.95 | q = 0.9 (§4.3) | `df_ 0.9` |
-//! | `ca_ 1`: inter-packet interval scaled by sqrt(R_sample)/R_sqmean | oscillation damping optional (§4.5), off by default in satcc | `ca_` = the flow's `oscillation_damping` (0 here) |
+//! | `ca_ 1`: inter-packet interval scaled by sqrt(R_sample)/R_sqmean | oscillation damping (§4.5, SHOULD), on by default in satcc | `ca_` = the flow's `oscillation_damping` (1 here) |
 //! | `slow_increase_ 1`: the rate grows linearly over an RTT in slow start | X set at each feedback | `slow_increase_ 0` |
 //! | before the first feedback X = `InitRate_` = 300 B/s | 1 packet/s (§4.2) | `InitRate_ = s` |
 //! | `discount_ 1`: history discounting on | optional (§5.5), off by default in satcc | `discount_` = the flow's `history_discounting` (0 here) |

@@ -25,8 +25,10 @@ pub const N_INTERVALS: usize = 8;
 /// 2*(n-i)/(n+2)).
 pub const WEIGHTS: [f64; N_INTERVALS] = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
 
-/// Lower bound on the history discount factor DF (RFC 5348 §5.5: 0.5).
-pub const DISCOUNT_THRESHOLD: f64 = 0.5;
+/// Lower bound on the history discount factor DF (RFC 5348 §5.5: "We
+/// recommend a THRESHOLD of 0.25"; RFC 3448 had 0.5, §9.2 notes the
+/// change).
+pub const DISCOUNT_THRESHOLD: f64 = 0.25;
 
 /// Sequence numbers the duplicate-detection window covers behind the
 /// highest one received.
@@ -121,7 +123,7 @@ impl LossIntervals {
 
     /// The current discount factor DF for an open interval of `i0` packets
     /// (RFC 5348 §5.5): 1 unless discounting is on and I_0 > 2*I_mean, then
-    /// max(0.5, 2*I_mean/I_0). I_mean here is the mean of the closed
+    /// max(THRESHOLD, 2*I_mean/I_0) with THRESHOLD = 0.25. I_mean here is the mean of the closed
     /// intervals (our reading: the open interval is what is being compared
     /// against the history).
     pub fn discount_factor(&self, i0: f64) -> f64 {
@@ -335,7 +337,8 @@ impl LossDetector {
     /// Packets sb+1..sa-1 are lost; their arrival times are interpolated
     /// between the packets around the hole (RFC 5348 §5.2:
     /// T_loss = T_before + (T_after - T_before)*(S_loss - S_before)/(S_after - S_before)),
-    /// and each either joins the current loss event (T_loss < T_start + R)
+    /// and each either joins the current loss event ("If T_old + R >=
+    /// T_new, then S_new is part of the existing loss event")
     /// or starts a new one, which closes the previous interval (§5.3:
     /// I = S_new_start - S_old_start).
     fn gap_lost(
@@ -356,7 +359,8 @@ impl LossDetector {
             let off = ((y - sb) as i128 * d).div_euclid(l);
             Instant((tb.as_nanos() as i128 + off).clamp(0, u64::MAX as i128) as u64)
         };
-        // Smallest y in [x, last] with T(y) >= thr, by monotonicity.
+        // Smallest y in [x, last] with T(y) >= thr, by monotonicity. A new
+        // event needs T(y) > T_old + R, i.e. T(y) >= T_old + R + 1 ns.
         let first_at_or_after = |thr: Instant, x: u64| -> Option<u64> {
             if t_of(x) >= thr {
                 return Some(x);
@@ -384,12 +388,12 @@ impl LossDetector {
                 Some((s0, t0)) => {
                     created += 1;
                     let y = if created > MAX_EVENTS_PER_GAP {
-                        match first_at_or_after(t0 + rtt, last) {
+                        match first_at_or_after(t0 + rtt + Duration::from_nanos(1), last) {
                             Some(y) => y,
                             None => break,
                         }
                     } else {
-                        match first_at_or_after(t0 + rtt, x) {
+                        match first_at_or_after(t0 + rtt + Duration::from_nanos(1), x) {
                             Some(y) => y,
                             None => break,
                         }
@@ -519,25 +523,28 @@ mod tests {
         // I_0 = 150 is not > 2*I_mean = 200: no discounting, same mean.
         assert_eq!(disc.discount_factor(150.0), 1.0);
         assert!(close(disc.mean(150.0).unwrap(), plain.mean(150.0).unwrap()));
-        // I_0 = 1000 > 200: DF = max(0.5, 200/1000) = 0.5.
-        assert_eq!(disc.discount_factor(1000.0), 0.5);
+        // RFC 5348 §5.5: "We recommend a THRESHOLD of 0.25" (RFC 3448's
+        // was 0.5). I_0 = 1000 > 200: DF = max(0.25, 200/1000) = 0.25.
+        assert_eq!(disc.discount_factor(1000.0), 0.25);
+        // I_0 = 500: DF = 200/500 = 0.4, above the threshold.
+        assert!(close(disc.discount_factor(500.0), 0.4));
         // Plain: I_tot0 = 1000 + 500 = 1500 -> 250.
         assert!(close(plain.mean(1000.0).unwrap(), 250.0));
-        // Discounted: I_tot0 = 1000 + 0.5*500 = 1250, W_tot0 = 1 + 0.5*5 = 3.5
-        //   -> 357.14; I_tot1/W_tot1 = 100 -> I_mean = 357.14.
-        assert!(close(disc.mean(1000.0).unwrap(), 1250.0 / 3.5));
+        // Discounted: I_tot0 = 1000 + 0.25*500 = 1125, W_tot0 = 1 + 0.25*5
+        //   = 2.25 -> 500; I_tot1/W_tot1 = 100 -> I_mean = 500.
+        assert!(close(disc.mean(1000.0).unwrap(), 1125.0 / 2.25));
         // I_0 = 300: DF = 200/300 = 2/3; I_tot0 = 300 + (2/3)*500, W_tot0 = 1 + (2/3)*5.
         let df: f64 = 2.0 / 3.0;
         assert!(close(
             disc.mean(300.0).unwrap(),
             (300.0 + df * 500.0) / (1.0 + df * 5.0)
         ));
-        // Closing that long interval folds DF = 0.5 into the old intervals:
-        // closed = 1000 (DF 1), 100 x7 (DF 0.5). I_0 = 0 does not raise it:
-        // I_tot1 = 1000*1 + 0.5*100*(1+1+1+0.8+0.6+0.4+0.2) = 1000 + 250,
-        // W_tot1 = 1 + 0.5*5 = 3.5.
+        // Closing that long interval folds DF = 0.25 into the old intervals:
+        // closed = 1000 (DF 1), 100 x7 (DF 0.25). I_0 = 0 does not raise it:
+        // I_tot1 = 1000*1 + 0.25*100*(1+1+1+0.8+0.6+0.4+0.2) = 1000 + 125,
+        // W_tot1 = 1 + 0.25*5 = 2.25.
         disc.push(1000.0);
-        assert!(close(disc.mean(0.0).unwrap(), 1250.0 / 3.5));
+        assert!(close(disc.mean(0.0).unwrap(), 1125.0 / 2.25));
         plain.push(1000.0);
         assert!(close(plain.mean(0.0).unwrap(), 1500.0 / 6.0));
     }
@@ -607,20 +614,25 @@ mod tests {
 
     #[test]
     fn losses_one_rtt_apart_are_two_events() {
-        // 10 and 20: exactly 100 ms = one RTT apart -> a new event.
+        // RFC 5348 §5.2: "If T_old + R >= T_new, then S_new is part of the
+        // existing loss event." 10 and 20 are exactly 100 ms = one RTT
+        // apart: one event; 10 and 21 (110 ms): two.
         let d = run_with_losses(&[10, 20], 40);
+        assert_eq!(d.loss_events(), 1);
+        let d = run_with_losses(&[10, 21], 40);
         assert_eq!(d.loss_events(), 2);
-        // The closed interval is S_20 - S_10 = 10 packets; first interval is
+        // The closed interval is S_21 - S_10 = 11 packets; first interval is
         // the measured 10 (closure returns its argument).
-        assert_eq!(d.intervals().closed(), &[10.0, 10.0]);
-        // I_0 = 39 - 20 + 1 = 20: I_mean = max(20+10, 10+10)/2 = 15.
+        assert_eq!(d.intervals().closed(), &[11.0, 10.0]);
+        // I_0 = 39 - 21 + 1 = 19: I_mean = max(19+11, 11+10)/2 = 15.
         assert!(close(d.p(), 1.0 / 15.0));
         // A single hole spanning 2.5 RTTs (seq 10..=34 lost) opens events at
-        // 10, 20 and 30 (interpolated times 100, 200, 300 ms).
+        // 10, 21 and 32 (interpolated times 100, 210, 320 ms: each the
+        // first more than one RTT after the previous start).
         let lost: Vec<u64> = (10..35).collect();
         let d = run_with_losses(&lost, 60);
         assert_eq!((d.packets_lost(), d.loss_events()), (25, 3));
-        assert_eq!(d.intervals().closed(), &[10.0, 10.0, 10.0]);
+        assert_eq!(d.intervals().closed(), &[11.0, 11.0, 10.0]);
     }
 
     #[test]

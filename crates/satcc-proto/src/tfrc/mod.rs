@@ -26,9 +26,13 @@ pub use sender::TfrcSender;
 /// no timer is ever armed for "now" over and over.
 pub const MIN_RTT: Duration = Duration::from_micros(10);
 
-/// The feedback interval a receiver uses before any data packet has carried
-/// the sender's RTT estimate (1 s). RFC 5348 leaves this open (§6.3); the
-/// interval is shortened as soon as an RTT arrives.
+/// The observation interval a receiver reports before any data packet has
+/// carried the sender's RTT estimate (1 s). Until then the receiver answers
+/// every data packet (RFC 5348 §6.3: "If the first data packet does not
+/// contain an estimate R_i of the round-trip time, then the receiver sends a
+/// feedback packet for every arriving data packet until a data packet
+/// arrives containing an estimate of the round-trip time"); this interval
+/// only bounds how far back X_recv is measured then.
 pub const FALLBACK_FEEDBACK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// A TFRC data packet (RFC 5348 §3.2.1: sequence number, timestamp, the
@@ -121,7 +125,8 @@ pub struct SenderConfig {
     pub s: u32,
     /// Maximum backoff interval t_mbi (RFC 5348 §4.3: 64 s).
     pub t_mbi: Duration,
-    /// Oscillation damping (RFC 5348 §4.5).
+    /// Oscillation damping (RFC 5348 §4.5; on by default, as the RFC's
+    /// "SHOULD be implemented" asks).
     pub oscillation_damping: bool,
     /// The b of the throughput equation (packets acknowledged per ACK).
     pub b: f64,
@@ -138,7 +143,8 @@ impl Default for SenderConfig {
         SenderConfig {
             s: 1000,
             t_mbi: Duration::from_secs(64),
-            oscillation_damping: false,
+            // §4.5: "this modification SHOULD be implemented".
+            oscillation_damping: true,
             b: 1.0,
             t_gran: Duration::ZERO,
         }
@@ -156,6 +162,10 @@ pub struct ReceiverConfig {
     pub history_discounting: bool,
     /// Packets after a hole that declare it lost (RFC 5348 §5.1).
     pub ndupack: u32,
+    /// The b of the throughput equation used to synthesise the first loss
+    /// interval (§6.3.1); it should equal the sender's (§3.1: b = 1 is
+    /// the RFC's recommendation).
+    pub b: f64,
 }
 
 impl Default for ReceiverConfig {
@@ -165,6 +175,7 @@ impl Default for ReceiverConfig {
             policy: FeedbackPolicy::Standard,
             history_discounting: false,
             ndupack: 3,
+            b: 1.0,
         }
     }
 }

@@ -50,6 +50,18 @@ impl Window {
     }
 }
 
+/// X_target for the first loss interval (RFC 5348 §6.3.1), bytes per
+/// second: the largest X_recv reported so far, at least 0.5/R packets per
+/// second.
+pub fn first_loss_target(max_x_recv: f64, s: u32, rtt: Duration) -> f64 {
+    let floor = 0.5 * f64::from(s.max(1)) / rtt.as_secs_f64().max(1e-9);
+    if max_x_recv.is_finite() {
+        max_x_recv.max(floor)
+    } else {
+        floor
+    }
+}
+
 /// RFC 5348 receiver with a CCID3 feedback policy.
 #[derive(Debug)]
 pub struct TfrcReceiver {
@@ -65,6 +77,14 @@ pub struct TfrcReceiver {
     next_fb: Option<Instant>,
     /// The observation interval O in force.
     obs: Duration,
+    /// The feedback timer last expired at this time with no data received
+    /// since the previous feedback, so none was sent (§6.2). The RFC keeps
+    /// restarting the timer every R_m while idle; we stop it and account
+    /// for the expiries it would have had when data resumes (same reports,
+    /// no events while idle).
+    skipped_at: Option<Instant>,
+    /// The largest X_recv reported so far: X_target of §6.3.1.
+    max_x_recv: f64,
     pending: Option<TfrcFeedback>,
     p: f64,
     pub(super) stats: TfrcReceiverStats,
@@ -89,6 +109,8 @@ impl TfrcReceiver {
             last_fb: None,
             next_fb: None,
             obs: FALLBACK_FEEDBACK_INTERVAL,
+            skipped_at: None,
+            max_x_recv: 0.0,
             pending: None,
             p: 0.0,
             stats: TfrcReceiverStats::default(),
@@ -122,19 +144,18 @@ impl TfrcReceiver {
         }
         let rtt = self.r_m.unwrap_or(FALLBACK_FEEDBACK_INTERVAL);
         let first = self.det.max_seq().is_none();
+        let len = u64::from(d.len);
         // §6.3.1: when the first loss event is detected, synthesise the
-        // first loss interval: find p for which the equation gives X_recv
-        // (t_RTO = 4R, b = 1, §3.1), and use 1/p.
-        let (win, obs, s, len) = (self.win, self.obs, self.cfg.s, u64::from(d.len));
-        let mut synth = |actual: u64| -> f64 {
-            let (x, _, _) = win.measure(now, len, obs);
-            if x > 0.0 && x.is_finite() {
-                let r = rtt.as_secs_f64();
-                1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x, 1.0, 4.0 * r)
-            } else {
-                // No measurable X_recv yet: keep the measured interval.
-                actual.max(1) as f64
-            }
+        // first loss interval: "TFRC approximates this target rate,
+        // X_target, by the maximum value of X_recv so far", and "uses
+        // 0.5/R packets per second as the minimum value for X_target";
+        // find the p for which the equation (t_RTO = 4R, §3.1) gives
+        // X_target, and use 1/p.
+        let x_target = first_loss_target(self.max_x_recv, self.cfg.s, rtt);
+        let (s, b) = (self.cfg.s, self.cfg.b);
+        let mut synth = |_actual: u64| -> f64 {
+            let r = rtt.as_secs_f64();
+            1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
         };
         match self.det.on_packet(d.seq, now, rtt, &mut synth) {
             PacketClass::New => {}
@@ -147,12 +168,23 @@ impl TfrcReceiver {
                 return;
             }
         }
+        // §6.1 step 2: "no feedback packet was sent when the feedback
+        // timer last expired".
+        let resumed = match self.skipped_at.take() {
+            Some(t) => {
+                self.resume_after_idle(now, t);
+                true
+            }
+            None => false,
+        };
         self.stats.packets_received += 1;
         self.stats.delivered_bytes += len;
         self.win.bytes += len;
         self.last_data = Some((now, d.ts));
         self.received_since_fb = true;
-        // §6.1 (2): the new p; (3): feedback at once if p rose.
+        // §6.1 (3): the new p; (4): feedback at once if p rose, "If p <=
+        // p_prev and no feedback packet was sent when the feedback timer
+        // last expired, cause the feedback timer to expire".
         let p = self.det.p();
         let rose = p > self.p;
         self.p = p;
@@ -160,12 +192,29 @@ impl TfrcReceiver {
             // §6.3: the first data packet is answered at once.
             self.win.start = now;
             self.send_feedback(now);
-        } else if rose {
+        } else if rose || resumed || self.r_m.is_none() {
+            // (Without an RTT, §6.3 answers every data packet.)
             self.send_feedback(now);
-        } else if self.next_fb.is_none() {
-            // Data again after an idle spell: re-arm the timer.
-            self.next_fb = Some(now + self.obs);
         }
+    }
+
+    /// Data arrives after the feedback timer expired empty at `t`: the
+    /// timer the RFC keeps running would have expired again every O since
+    /// (§6.2: "the feedback timer is restarted to expire after R_m
+    /// seconds"). X_recv is measured from the latest of those expiries,
+    /// going back one more interval when it is less than O ago (§6.2 step
+    /// 2's "MAY be calculated over a longer time interval"); no data
+    /// arrived in either, so the report is about one packet per R_m, the
+    /// minimum §6.2 notes, never bytes divided by the whole idle time.
+    fn resume_after_idle(&mut self, now: Instant, t: Instant) {
+        let o = self.obs.as_nanos().max(1);
+        let k = now.saturating_since(t).as_nanos() / o;
+        let latest = Instant(t.as_nanos() + k * o);
+        self.win = Window {
+            start: latest,
+            bytes: 0,
+            prev: Some((0, self.obs)),
+        };
     }
 
     /// Prepare a feedback packet (RFC 5348 §6.2 steps 1-4).
@@ -182,6 +231,9 @@ impl TfrcReceiver {
             p: self.p,
         });
         self.stats.x_recv = x_recv;
+        if x_recv.is_finite() {
+            self.max_x_recv = self.max_x_recv.max(x_recv);
+        }
         self.win = Window {
             start: now,
             bytes: 0,
@@ -202,9 +254,14 @@ impl TfrcReceiver {
                 if self.received_since_fb {
                     self.send_feedback(now);
                 } else {
-                    // No data since the last report: nothing to send. The
-                    // RFC restarts the timer; it would only fire empty
-                    // until data arrives, so it sleeps until then.
+                    // §6.2: "If no data packets have been received since
+                    // the last feedback was sent, then no feedback packet
+                    // is sent, and the feedback timer is restarted". It
+                    // would only fire empty until data arrives, so it
+                    // sleeps; `resume_after_idle` accounts for the
+                    // expiries it skips, and the next data packet is
+                    // answered at once (§6.1 step 4).
+                    self.skipped_at = Some(t);
                     self.next_fb = None;
                 }
             }

@@ -2,12 +2,16 @@
 //! on feedback with X_recv_set, the no-feedback timer, oscillation damping
 //! and paced transmission.
 //!
-//! Data-limited senders (§4.3 step 4, §8.2) are handled in simplified form:
-//! the interval since the previous feedback counts as data-limited when the
-//! send queue ran dry every time a packet left (the sender never had a
-//! packet waiting behind the one it sent). A bulk source
-//! ([`TfrcSender::set_unlimited`]) is never data-limited, so for it the
-//! rules reduce to the RFC's "typical behaviour" branch.
+//! Data-limited intervals (§4.3 step 4) are detected with the procedure of
+//! §8.2.1: the sender remembers two times it was *not* data-limited (it
+//! sent a packet with more data waiting), and a feedback packet covering
+//! (t_new − R, t_new] that contains neither was a data-limited interval.
+//! A bulk source ([`TfrcSender::set_unlimited`]) is never data-limited, so
+//! for it the rules reduce to the RFC's "typical behaviour" branch.
+//!
+//! "A new loss event or an increase in the loss event rate p" (§4.3 step 4)
+//! is seen as an increase in p: the §3.2.2 feedback carries p and nothing
+//! else about loss events.
 
 use std::collections::VecDeque;
 
@@ -52,12 +56,10 @@ pub struct TfrcSender {
     nfb_deadline: Instant,
     /// Nothing sent since the no-feedback timer was last set (§4.4).
     idle_since_nfb: bool,
-    /// Since the last feedback: the queue was found empty at a send
-    /// opportunity (`dry`), or a packet left with more data waiting
-    /// (`busy`). The interval was data-limited if dry and not busy (§8.2,
-    /// simplified).
-    dry: bool,
-    busy: bool,
+    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next.
+    not_limited: [Instant; 2],
+    t_new: Instant,
+    t_next: Instant,
     feedback_seen: bool,
     pub(super) stats: TfrcSenderStats,
     /// The endpoint interface has reported the exit from slow start.
@@ -91,8 +93,9 @@ impl TfrcSender {
             pacer: Pacer::new(now),
             nfb_deadline: now + Duration::from_secs(2), // §4.2
             idle_since_nfb: true,
-            dry: false,
-            busy: false,
+            not_limited: [Instant::ZERO; 2],
+            t_new: Instant::ZERO,
+            t_next: Instant::ZERO,
             feedback_seen: false,
             stats: TfrcSenderStats::default(),
             ss_exit_reported: false,
@@ -141,14 +144,19 @@ impl TfrcSender {
         w_init / r.as_secs_f64()
     }
 
-    /// The inter-packet interval t_ipi = s/X_inst (§4.6).
+    /// The inter-packet interval t_ipi = s/X_inst (§4.6), with X_inst at
+    /// least s/t_mbi (§4.5: "If (X_inst < s/t_mbi) X_inst = s/t_mbi").
     fn ipi(&self) -> Ipi {
-        Ipi::from_rate(self.s, self.x * self.damping)
+        Ipi::from_rate(self.s, self.x_inst())
     }
 
-    /// t_delta = min(t_ipi/2, t_gran/2) in ns (§4.6).
+    /// t_delta = min(t_ipi, t_gran, rtt)/2 in ns (§8.3: "never to send a
+    /// packet more than a round-trip time before its nominal send time").
     fn t_delta(&self, ipi: Ipi) -> u64 {
-        ipi.half_ns().min(self.cfg.t_gran.as_nanos() / 2)
+        let rtt_half = self.r.map_or(u64::MAX, |r| r.as_nanos() / 2);
+        ipi.half_ns()
+            .min(self.cfg.t_gran.as_nanos() / 2)
+            .min(rtt_half)
     }
 
     /// After X changed: bring the next send forward to one new t_ipi after
@@ -248,12 +256,19 @@ impl TfrcSender {
             self.x_recv_set.clear();
             self.x_recv_set.push_back((f64::INFINITY, now));
         }
+        // §4.3 (3): RTO = max(4R, 2s/X), with the X in force before this
+        // feedback's update (step 4); step 6 arms the no-feedback timer
+        // with it.
+        let rto = self.nofeedback_interval();
         let p_prev = self.p;
         self.p = p;
         self.x_recv = x_recv;
-        // §4.3 (4): recv_limit from X_recv_set.
-        let data_limited = self.dry && !self.busy;
-        let recv_limit = if data_limited && self.feedback_seen {
+        // §4.3 (4): recv_limit from X_recv_set. "If the feedback packet
+        // reports a receive rate X_recv of zero (i.e., the first feedback
+        // packet), the sender does not consider that the entire interval
+        // covered by the feedback packet was a data-limited interval."
+        let data_limited = self.covered_interval_data_limited(fb.ts_echo, r, now) && x_recv > 0.0;
+        let recv_limit = if data_limited {
             // The whole interval was data-limited (§4.3 (4), §8.2).
             if p > p_prev {
                 for e in &mut self.x_recv_set {
@@ -285,13 +300,41 @@ impl TfrcSender {
                 self.tld = Some(now);
             }
         }
-        // §4.3 (6): restart the no-feedback timer.
-        self.nfb_deadline = now + self.nofeedback_interval();
+        // §4.3 (6): "Reset the nofeedback timer to expire after RTO
+        // seconds."
+        self.nfb_deadline = now + rto;
         self.idle_since_nfb = true;
-        self.dry = false;
-        self.busy = false;
         self.feedback_seen = true;
         self.reschedule();
+    }
+
+    /// §8.2.1, "When a feedback packet is received, is this interval
+    /// data-limited": the interval (t_new − R, t_new] is data-limited
+    /// unless NotLimited1 or NotLimited2 falls in it.
+    fn covered_interval_data_limited(&mut self, t_new: Instant, r: Duration, now: Instant) -> bool {
+        self.t_new = t_new;
+        self.t_next = now;
+        // t_old = t_new - R may lie before time zero: compare t + R > t_new.
+        let inside = |t: Instant| {
+            t <= t_new
+                && u128::from(t.as_nanos()) + u128::from(r.as_nanos())
+                    > u128::from(t_new.as_nanos())
+        };
+        let limited = !(inside(self.not_limited[0]) || inside(self.not_limited[1]));
+        if self.not_limited[0] <= t_new && self.not_limited[1] > t_new {
+            self.not_limited[0] = self.not_limited[1];
+        }
+        limited
+    }
+
+    /// §8.2.1, "After sending a segment: If (sender has sent all it is
+    /// allowed to send)": the sender is not data-limited now.
+    fn note_not_limited(&mut self, now: Instant) {
+        if self.not_limited[0] <= self.t_new {
+            self.not_limited[0] = now;
+        } else if self.not_limited[1] <= self.t_next {
+            self.not_limited[1] = now;
+        }
     }
 
     /// Update_Limits(timer_limit) of RFC 5348 §4.4.
@@ -311,6 +354,9 @@ impl TfrcSender {
         self.stats.nofeedback_expiries += 1;
         let floor = self.t_mbi_floor();
         let recover_rate = self.r.map(|r| self.initial_rate(r));
+        // §4.4: "X_recv = max (X_recv_set);" (Infinity while the initial
+        // item is still there, in the first two RTTs).
+        let x_recv = self.max_x_recv_set();
         if !self.feedback_seen {
             // No RTT sample and no feedback yet: halve X, unless the sender
             // has been idle since the timer was set.
@@ -319,16 +365,16 @@ impl TfrcSender {
             }
         } else if self.idle_since_nfb
             && recover_rate.is_some_and(|rr| {
-                (self.p == 0.0 && self.x < 2.0 * rr) || (self.p > 0.0 && self.x_recv < rr)
+                (self.p == 0.0 && self.x < 2.0 * rr) || (self.p > 0.0 && x_recv < rr)
             })
         {
             // Idle, and already at or below the recovery rate: do nothing.
         } else if self.p == 0.0 {
             // No X_Bps yet: halve the allowed sending rate.
             self.x = (self.x / 2.0).max(floor);
-        } else if self.x_calc.unwrap_or(f64::INFINITY) > 2.0 * self.x_recv {
+        } else if self.x_calc.unwrap_or(f64::INFINITY) > 2.0 * x_recv {
             // 2*X_recv was already limiting the rate: halve it via X_recv.
-            self.update_limits(self.x_recv, now);
+            self.update_limits(x_recv, now);
         } else {
             // The rate was limited by X_Bps: halve that.
             self.update_limits(self.x_calc.unwrap_or(0.0) / 2.0, now);
@@ -357,8 +403,6 @@ impl TfrcSender {
             return None;
         }
         if !self.has_data() {
-            // A send opportunity with nothing to send (§8.2).
-            self.dry = true;
             return None;
         }
         self.pacer.on_send(now, ipi);
@@ -375,9 +419,8 @@ impl TfrcSender {
             self.nfb_deadline = now + Duration::from_secs(2);
         }
         if self.has_data() {
-            self.busy = true;
-        } else {
-            self.dry = true;
+            // More is waiting: the rate, not the application, limits.
+            self.note_not_limited(now);
         }
         self.idle_since_nfb = false;
         let d = TfrcData {
@@ -429,9 +472,10 @@ impl TfrcSender {
         self.x
     }
 
-    /// The pacing rate X_inst (= X without oscillation damping, §4.5).
+    /// The pacing rate X_inst (= X without oscillation damping, §4.5), at
+    /// least s/t_mbi.
     pub fn x_inst(&self) -> f64 {
-        self.x * self.damping
+        (self.x * self.damping).max(self.t_mbi_floor())
     }
 
     /// When the no-feedback timer expires next.

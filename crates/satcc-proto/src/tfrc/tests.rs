@@ -56,6 +56,9 @@ fn sender_first_feedback_sets_initial_rate_and_rtt_ewma() {
     assert_eq!(s.nofeedback_deadline(), at_ms(500 + 1600));
     // Next packet goes out one new t_ipi (100 ms) after the last send.
     assert_eq!(s.poll_timeout(), Some(at_ms(100)));
+    // The sender sends (rate-limited, more waiting) before each feedback
+    // echoes that time, so no interval it covers is data-limited (§8.2.1).
+    drain(&mut s, at_ms(500));
     // §4.3 (2): R = 0.9*400 + 0.1*500 = 410 ms.
     s.handle_input(at_ms(1000), &fb(at_ms(500), Duration::ZERO, 3000.0, 0.0));
     assert_eq!(s.stats().rtt, Some(ms(410)));
@@ -65,17 +68,20 @@ fn sender_first_feedback_sets_initial_rate_and_rtt_ewma() {
     assert!(rel(s.x(), 20_000.0) < 1e-12, "{}", s.x());
     // Now Infinity is older than 2R = 820 ms and gone:
     // x_recv = 9000 and >= R since tld: X = max(min(2X, 18000), 9756) = 18000.
+    drain(&mut s, at_ms(1090));
     s.handle_input(at_ms(1500), &fb(at_ms(1090), Duration::ZERO, 9000.0, 0.0));
     assert!(rel(s.x(), 18_000.0) < 1e-12, "{}", s.x());
     // A feedback less than R after the last doubling does not double.
     s.handle_input(at_ms(1600), &fb(at_ms(1190), Duration::ZERO, 90_000.0, 0.0));
     assert!(rel(s.x(), 18_000.0) < 1e-12, "{}", s.x());
     // Next one, R later: doubles to 36000 (recv_limit 180000).
-    s.handle_input(at_ms(2000), &fb(at_ms(1590), Duration::ZERO, 90_000.0, 0.0));
+    drain(&mut s, at_ms(1600));
+    s.handle_input(at_ms(2010), &fb(at_ms(1600), Duration::ZERO, 90_000.0, 0.0));
     assert!(rel(s.x(), 36_000.0) < 1e-12, "{}", s.x());
     // X_recv collapses to 1000 and the 90000 entry is older than 2R:
     // recv_limit = 2000 < 2X, but X never drops below initial_rate:
     // X = max(min(72000, 2000), 4000/0.41) = 9756.
+    drain(&mut s, at_ms(2590));
     s.handle_input(at_ms(3000), &fb(at_ms(2590), Duration::ZERO, 1000.0, 0.0));
     assert!(rel(s.x(), 4000.0 / 0.41) < 1e-9, "{}", s.x());
     assert!(rel(s.recv_limit(), 2000.0) < 1e-12);
@@ -89,16 +95,20 @@ fn sender_congestion_avoidance_uses_equation_and_recv_limit() {
     s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
     // p = 1 %, R = 0.4 s: X_Bps = tfrc_rate(1000, 0.4, 0.01, 1, 1.6) ~ 28 kB/s.
     let x_bps = tfrc_rate(1000.0, 0.4, 0.01, 1.0, 1.6);
+    drain(&mut s, at_ms(400));
     s.handle_input(at_ms(800), &fb(at_ms(400), Duration::ZERO, 1e6, 0.01));
     assert!(rel(s.x(), x_bps) < 1e-12);
     assert_eq!(s.stats().x_calc, Some(x_bps));
     // recv_limit binds: entries newer than 2R are {1e6 @0.8, 5000 @1.2}...
     // the max is still 1e6. After 2R only the small ones remain.
+    drain(&mut s, at_ms(800));
     s.handle_input(at_ms(1200), &fb(at_ms(800), Duration::ZERO, 5000.0, 0.01));
     assert!(rel(s.x(), x_bps) < 1e-12);
+    drain(&mut s, at_ms(1300));
     s.handle_input(at_ms(1700), &fb(at_ms(1300), Duration::ZERO, 5000.0, 0.01));
     assert!(rel(s.x(), 10_000.0) < 1e-12, "{}", s.x());
     // Floor s/t_mbi: a huge p and tiny X_recv.
+    drain(&mut s, at_ms(2200));
     s.handle_input(at_ms(2600), &fb(at_ms(2200), Duration::ZERO, 0.0, 1.0));
     assert!(rel(s.x(), 1000.0 / 64.0) < 1e-12, "{}", s.x());
 }
@@ -115,6 +125,17 @@ fn sender_after(x_recv: f64, p: f64) -> TfrcSender {
 /// Send whatever is due up to `t` (so the sender is not idle).
 fn drain(s: &mut TfrcSender, t: Instant) {
     while s.poll_transmit(t).is_some() {}
+}
+
+/// A sender in congestion avoidance: the first feedback at 400 ms (R =
+/// 400 ms) and a second at 1300 ms, both reporting (x_recv, p). By then
+/// the initial Infinity of X_recv_set is older than 2R and gone (§4.3,
+/// Update X_recv_set), so max(X_recv_set) = x_recv.
+fn sender_in_ca(x_recv: f64, p: f64) -> TfrcSender {
+    let mut s = sender_after(x_recv, p);
+    drain(&mut s, at_ms(900));
+    s.handle_input(at_ms(1300), &fb(at_ms(900), Duration::ZERO, x_recv, p));
+    s
 }
 
 #[test]
@@ -159,7 +180,7 @@ fn nofeedback_in_slow_start_halves_x() {
 #[test]
 fn nofeedback_when_recv_limit_bound_halves_x_recv() {
     // p = 1 %, R = 0.4: X_calc = 28083 > 2*X_recv = 10000.
-    let mut s = sender_after(5000.0, 0.01);
+    let mut s = sender_in_ca(5000.0, 0.01);
     let x_calc = s.stats().x_calc.unwrap();
     assert!(x_calc > 10_000.0);
     let t = s.nofeedback_deadline();
@@ -193,7 +214,7 @@ fn nofeedback_when_equation_bound_halves_x_calc() {
 fn nofeedback_while_idle_below_recover_rate_keeps_x() {
     // p > 0 and X_recv = 5000 < recover_rate = 4000/0.4 = 10000, and the
     // sender sent nothing since the timer was set: no change.
-    let mut s = sender_after(5000.0, 0.01);
+    let mut s = sender_in_ca(5000.0, 0.01);
     let x = s.x();
     let t = s.nofeedback_deadline();
     s.handle_timeout(t);
@@ -748,4 +769,324 @@ fn closed_loop_is_deterministic() {
     let b = closed_loop_rate(FeedbackPolicy::Standard, 9);
     assert_eq!(a.0.to_bits(), b.0.to_bits());
     assert_eq!(a.2.feedback_sent, b.2.feedback_sent);
+}
+
+// ------------------------------------------- RFC 5348, sentence by sentence
+
+/// Feeds one data packet and returns the feedback it triggered, if any.
+fn rx_at(r: &mut TfrcReceiver, t: Instant, d: TfrcData) -> Option<TfrcFeedback> {
+    r.handle_input(t, &d);
+    r.poll_transmit(t)
+}
+
+/// Runs the receiver's feedback timer up to `t`, returning the reports.
+fn rx_tick(r: &mut TfrcReceiver, t: Instant) -> Vec<TfrcFeedback> {
+    let mut out = Vec::new();
+    while let Some(w) = r.poll_timeout() {
+        if w > t {
+            break;
+        }
+        r.handle_timeout(w);
+        out.extend(r.poll_transmit(w));
+    }
+    out
+}
+
+#[test]
+fn rfc5348_6_3_1_first_interval_from_the_maximum_x_recv_so_far() {
+    // "TFRC approximates this target rate, X_target, by the maximum value
+    // of X_recv so far." A receiver in slow start: 50 packets per 100 ms
+    // RTT (500 kB/s) for 1 s, then the rate doubles to 1 MB/s for 150 ms
+    // and a packet is lost. The reports so far said at most 500 kB/s (the
+    // doubled rate has not been reported yet), so the first interval must
+    // give the equation rate 500 kB/s, not the 1 MB/s the current window
+    // sees.
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    let mut seq = 0u64;
+    let mut max_reported: f64 = 0.0;
+    for i in 0..500u64 {
+        let t = Instant(i * 2_000_000);
+        for f in rx_tick(&mut r, t) {
+            max_reported = max_reported.max(f.x_recv);
+        }
+        if let Some(f) = rx_at(&mut r, t, data(seq, t, 100)) {
+            max_reported = max_reported.max(f.x_recv);
+        }
+        seq += 1;
+    }
+    assert!(rel(max_reported, 500_000.0) < 0.01, "{max_reported}");
+    // 1 MB/s: a packet every 1 ms; seq 550 (50 ms in) is lost.
+    for i in 0..150u64 {
+        let t = Instant(1_000_000_000 + i * 1_000_000);
+        for f in rx_tick(&mut r, t) {
+            // The timer reports the faster rate only from here on; stop
+            // before it does (150 ms > R = 100 ms would report it).
+            max_reported = max_reported.max(f.x_recv);
+        }
+        if seq != 550 {
+            rx_at(&mut r, t, data(seq, t, 100));
+        }
+        seq += 1;
+        if r.loss_detector().loss_events() > 0 {
+            break;
+        }
+    }
+    assert_eq!(r.loss_detector().loss_events(), 1);
+    let i1 = r.loss_intervals().closed()[0];
+    // The synthetic interval is 1/p for the p at which the equation gives
+    // X_target = max X_recv so far (t_RTO = 4R, b = 1).
+    let want = 1.0 / tfrc_loss_rate_for(1000.0, 0.1, max_reported, 1.0, 0.4);
+    assert!(rel(i1, want) < 1e-6, "I_1 {i1} want {want}");
+    // The window's own rate (about 1 MB/s) would give a much longer one.
+    let too_long = 1.0 / tfrc_loss_rate_for(1000.0, 0.1, 1_000_000.0, 1.0, 0.4);
+    assert!(i1 < 0.5 * too_long, "{i1} vs {too_long}");
+}
+
+#[test]
+fn rfc5348_6_3_1_first_interval_floor_is_half_a_packet_per_rtt() {
+    // "The TFRC receiver uses 0.5/R packets per second as the minimum
+    // value for X_target when initializing the first loss interval."
+    assert!(rel(receiver::first_loss_target(0.0, 1000, ms(200)), 2500.0) < 1e-12);
+    assert!(rel(receiver::first_loss_target(100.0, 1000, ms(200)), 2500.0) < 1e-12);
+    assert!(rel(receiver::first_loss_target(9000.0, 1000, ms(200)), 9000.0) < 1e-12);
+    assert!(rel(receiver::first_loss_target(f64::NAN, 1000, ms(200)), 2500.0) < 1e-12);
+    // A loss detected before any report measured a rate (the first
+    // report says X_recv = 0, §6.3): X_target is the floor, 2.5 kB/s for
+    // s = 1000 and R = 200 ms. Seq 1 is lost, seq 2..4 reveal it at 40 ms.
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    for seq in [0u64, 2, 3, 4] {
+        let t = at_ms(10 * seq);
+        rx_at(&mut r, t, data(seq, t, 200));
+    }
+    assert_eq!(r.loss_detector().loss_events(), 1);
+    let i1 = r.loss_intervals().closed()[0];
+    let want = 1.0 / tfrc_loss_rate_for(1000.0, 0.2, 2500.0, 1.0, 0.8);
+    assert!(rel(i1, want) < 1e-6, "I_1 {i1} want {want}");
+}
+
+#[test]
+fn rfc5348_6_1_data_after_idle_is_answered_at_once_over_one_rtt() {
+    // §6.1 (4): "If p <= p_prev and no feedback packet was sent when the
+    // feedback timer last expired, cause the feedback timer to expire and
+    // perform the actions described in Section 6.2." §6.2: "the feedback
+    // timer is restarted to expire after R_m seconds", so X_recv covers
+    // about one R_m, never the whole idle time.
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    for i in 0..50u64 {
+        let t = at_ms(10 * i);
+        rx_tick(&mut r, t);
+        rx_at(&mut r, t, data(i, t, 200));
+    }
+    // Silence for 10 s: the timer fires empty and sleeps.
+    let reports = rx_tick(&mut r, at_ms(10_490));
+    assert!(reports.len() <= 2);
+    assert_eq!(r.poll_timeout(), None);
+    let before = r.stats().feedback_sent;
+    // One packet at 10.5 s: feedback at once (the old receiver waited an
+    // interval and divided 1000 bytes by the 10 s of silence).
+    let f = rx_at(&mut r, at_ms(10_500), data(50, at_ms(10_500), 200))
+        .expect("feedback at the first packet after idle");
+    assert_eq!(r.stats().feedback_sent, before + 1);
+    // One packet over between R_m and 2 R_m: 2500..5000 B/s.
+    assert!(
+        (2500.0..=5000.0).contains(&f.x_recv),
+        "X_recv {} after idle",
+        f.x_recv
+    );
+    assert_eq!(r.poll_timeout(), Some(at_ms(10_700)));
+}
+
+#[test]
+fn rfc5348_6_3_without_rtt_every_packet_is_answered() {
+    // "If the first data packet does not contain an estimate R_i of the
+    // round-trip time, then the receiver sends a feedback packet for every
+    // arriving data packet until a data packet arrives containing an
+    // estimate of the round-trip time."
+    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    let no_rtt = |seq: u64, t: Instant| TfrcData {
+        seq,
+        len: 1000,
+        ts: t,
+        rtt: None,
+    };
+    for seq in 0..3u64 {
+        let t = at_ms(300 * seq);
+        assert!(rx_at(&mut r, t, no_rtt(seq, t)).is_some(), "packet {seq}");
+    }
+    // With an RTT, the next packet shortly after is not answered.
+    assert!(rx_at(&mut r, at_ms(700), data(3, at_ms(700), 200)).is_none());
+    assert!(rx_at(&mut r, at_ms(710), data(4, at_ms(710), 200)).is_none());
+}
+
+#[test]
+fn rfc5348_4_4_nofeedback_uses_max_x_recv_set_infinity_at_first() {
+    // §4.4: "X_recv = max (X_recv_set);" and §4.3: "recv_limit is set to
+    // Infinity for the first two round-trip times". In the first two RTTs
+    // max(X_recv_set) is Infinity, so X_Bps > 2*X_recv is false and the
+    // rate limited by X_Bps is halved: Update_Limits(X_Bps/2), whatever
+    // the last report said.
+    let mut s = sender_after(5000.0, 0.01);
+    let x_calc = s.stats().x_calc.unwrap();
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    // Update_Limits(X_Bps/2): X_recv_set = {X_Bps/4}; X = min(X_Bps, X_Bps/2).
+    assert!(
+        rel(s.x(), x_calc / 2.0) < 1e-12,
+        "{} vs {}",
+        s.x(),
+        x_calc / 2.0
+    );
+    // Once Infinity has aged out, the same report binds through X_recv.
+    let mut s = sender_in_ca(5000.0, 0.01);
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(rel(s.x(), 5000.0) < 1e-12, "{}", s.x());
+}
+
+#[test]
+fn rfc5348_4_4_idle_in_slow_start_below_twice_recover_rate_keeps_x() {
+    // "Else if (((p>0 && X_recv < recover_rate) or (p==0 && X < 2 *
+    // recover_rate)), and sender has been idle ever since nofeedback timer
+    // was set) { Do nothing; }" -- the p = 0 branch.
+    let mut s = sender_after(0.0, 0.0);
+    // X = initial_rate = 10 kB/s < 2 * recover_rate = 20 kB/s.
+    let x = s.x();
+    let t = s.nofeedback_deadline();
+    s.handle_timeout(t);
+    assert_eq!(s.x(), x, "idle: not halved");
+    // Not idle: "Else if (p==0) { X = max(X/2, s/t_mbi); }".
+    let t = s.nofeedback_deadline();
+    drain(&mut s, t);
+    s.handle_timeout(t);
+    assert!(rel(s.x(), x / 2.0) < 1e-12);
+}
+
+#[test]
+fn rfc5348_4_3_data_limited_interval_rules() {
+    // §4.3 (4): "If (the entire interval covered by the feedback packet
+    // was a data-limited interval) { If (the feedback packet reports a new
+    // loss event or an increase in the loss event rate p) { Halve entries
+    // in X_recv_set; X_recv = 0.85 * X_recv; Maximize X_recv_set();
+    // recv_limit = max (X_recv_set); } Else { Maximize X_recv_set();
+    // recv_limit = 2 * max (X_recv_set); } }"
+    let run = |p2: f64| {
+        let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+        // An application that offers one packet at a time: every send
+        // empties the queue, so the sender is data-limited (§8.2.1).
+        s.push_data(1000);
+        s.poll_transmit(Instant::ZERO).unwrap();
+        s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.01));
+        for k in 1..=4u64 {
+            s.push_data(1000);
+            let t = at_ms(400 * k);
+            assert!(s.poll_transmit(t).is_some());
+        }
+        // A report covering (1200, 1600]: nothing sent with data waiting.
+        s.handle_input(at_ms(2000), &fb(at_ms(1600), Duration::ZERO, 8000.0, p2));
+        s
+    };
+    // p rose: recv_limit = max(X_recv_set) = 0.85 * 8000 (the halved
+    // Infinity is dropped by Maximize).
+    let s = run(0.02);
+    assert!(
+        rel(s.recv_limit() / 2.0, 0.85 * 8000.0) < 1e-12,
+        "{}",
+        s.recv_limit()
+    );
+    let x_bps = tfrc_rate(1000.0, 0.4, 0.02, 1.0, 1.6);
+    assert!(rel(s.x(), x_bps.min(0.85 * 8000.0)) < 1e-12, "{}", s.x());
+    // p unchanged: recv_limit = 2 * max(X_recv_set) = 16000.
+    let s = run(0.01);
+    assert!(rel(s.recv_limit(), 16_000.0) < 1e-12, "{}", s.recv_limit());
+    // A bulk sender on the same reports is not data-limited: typical
+    // branch, X_recv_set keeps Infinity for two RTTs.
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(400), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.01));
+    drain(&mut s, at_ms(600));
+    s.handle_input(at_ms(1000), &fb(at_ms(600), Duration::ZERO, 8000.0, 0.02));
+    assert!(s.recv_limit().is_infinite());
+}
+
+#[test]
+fn rfc5348_8_2_2_x_recv_set_keeps_two_rtts() {
+    // "Delete from X_recv_set values older than two round-trip times."
+    let mut s = sender_in_ca(50_000.0, 0.0001);
+    // R = 400 ms. A smaller report 500 ms later keeps the larger one
+    // (younger than 2R); 2R after the larger one, it is gone.
+    drain(&mut s, at_ms(1400));
+    s.handle_input(
+        at_ms(1800),
+        &fb(at_ms(1400), Duration::ZERO, 10_000.0, 0.0001),
+    );
+    assert!(rel(s.recv_limit(), 100_000.0) < 1e-12);
+    drain(&mut s, at_ms(1800));
+    s.handle_input(
+        at_ms(2200),
+        &fb(at_ms(1800), Duration::ZERO, 10_000.0, 0.0001),
+    );
+    assert!(rel(s.recv_limit(), 20_000.0) < 1e-12, "{}", s.recv_limit());
+}
+
+#[test]
+fn rfc5348_4_5_damping_is_on_by_default_and_x_inst_has_a_floor() {
+    // §4.5: "this modification SHOULD be implemented".
+    assert!(SenderConfig::default().oscillation_damping);
+    // "If (X_inst < s/t_mbi) X_inst = s/t_mbi;" -- a sender at the floor
+    // whose RTT jumps does not pace below one packet per t_mbi.
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(100), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    drain(&mut s, at_ms(100));
+    // p = 1: X = X_Bps, about 41 B/s; then an RTT sample 100x larger
+    // drives X_Bps below s/t_mbi and the damping factor to about 0.2.
+    s.handle_input(at_ms(200), &fb(at_ms(100), Duration::ZERO, 0.0, 1.0));
+    assert!(s.x() < 50.0);
+    drain(&mut s, at_ms(200));
+    s.handle_input(at_ms(10_300), &fb(at_ms(200), Duration::ZERO, 0.0, 1.0));
+    assert!(s.x_inst() >= 1000.0 / 64.0 - 1e-9, "{}", s.x_inst());
+}
+
+#[test]
+fn rfc5348_4_3_rto_of_step_3_uses_x_before_the_update() {
+    // Step 3 "RTO = max(4*R, 2*s/X)" comes before step 4 changes X, and
+    // step 6 "Reset the nofeedback timer to expire after RTO seconds".
+    // R = 100 ms; X = X_Bps(p = 1), about 41 B/s: the next report finds
+    // 2s/X of about 48 s > 4R, even though it raises X.
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(100), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    drain(&mut s, at_ms(100));
+    s.handle_input(at_ms(200), &fb(at_ms(100), Duration::ZERO, 0.0, 1.0));
+    let x_old = tfrc_rate(1000.0, 0.1, 1.0, 1.0, 0.4);
+    assert!(rel(s.x(), x_old) < 1e-12);
+    drain(&mut s, at_ms(200));
+    s.handle_input(at_ms(300), &fb(at_ms(200), Duration::ZERO, 1e6, 0.001));
+    assert!(s.x() > 100_000.0);
+    let rto = Duration::from_secs_f64(2000.0 / x_old);
+    assert_eq!(s.nofeedback_deadline(), at_ms(300) + rto);
+}
+
+#[test]
+fn rfc5348_8_3_t_delta_never_exceeds_half_an_rtt() {
+    // §8.3: "t_delta = min(t_ipi, t_gran, rtt)/2". A coarse 1 s timer
+    // granularity over a 10 ms RTT may send at most 5 ms early.
+    let cfg = SenderConfig {
+        t_gran: Duration::from_secs(1),
+        ..SenderConfig::default()
+    };
+    let mut s = TfrcSender::new(cfg, Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(10), &fb(Instant::ZERO, Duration::ZERO, 0.0, 0.0));
+    // X = 4000 B/s / 0.01 s... initial_rate = 4000/0.01 = 400 kB/s,
+    // t_ipi = 2.5 ms: t_delta = min(2.5, 1000, 10)/2 = 1.25 ms.
+    drain(&mut s, at_ms(10));
+    let due = s.poll_timeout().unwrap();
+    assert!(due >= at_ms(10) + Duration::from_micros(1250), "{due:?}");
 }

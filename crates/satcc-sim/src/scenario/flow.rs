@@ -240,14 +240,25 @@ pub struct PeachOptions {
 }
 
 /// Options of a TFRC or CCID3 flow.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TfrcOptions {
     /// The receiver's feedback policy; always `Standard` for `tfrc`.
     pub feedback: FeedbackSpec,
-    /// RFC 5348 §4.5 oscillation damping.
+    /// RFC 5348 §4.5 oscillation damping (default on: "SHOULD be
+    /// implemented").
     pub oscillation_damping: bool,
-    /// RFC 5348 §5.5 history discounting.
+    /// RFC 5348 §5.5 history discounting (OPTIONAL; default off).
     pub history_discounting: bool,
+}
+
+impl Default for TfrcOptions {
+    fn default() -> Self {
+        TfrcOptions {
+            feedback: FeedbackSpec::default(),
+            oscillation_damping: TfrcFields::damping_default(),
+            history_discounting: false,
+        }
+    }
 }
 
 /// CCID3's feedback policy, written `feedback = "standard" | "dynamic"`
@@ -662,10 +673,17 @@ struct TfrcFields {
     feedback: Option<FeedbackKind>,
     #[serde(default)]
     rtt_ref: Option<Dur>,
-    #[serde(default)]
+    /// On by default: RFC 5348 §4.5 says damping "SHOULD be implemented".
+    #[serde(default = "TfrcFields::damping_default")]
     oscillation_damping: bool,
     #[serde(default)]
     history_discounting: bool,
+}
+
+impl TfrcFields {
+    fn damping_default() -> bool {
+        true
+    }
 }
 
 /// `strategy` as written.
