@@ -1,7 +1,7 @@
 //! STFRC: the sender-based TFRC rate controller for Saratoga of paper 000
-//! ("Sender-based TCP-friendly rate control for Saratoga": §3 gives the
-//! algorithm, §4 and Table 1 the parameters, §5 the symmetry ratio and
-//! the STATUS frequency).
+//! (`docs/papers.md`; its §3 gives the algorithm, §4 and Table 1 the
+//! parameters, §5 the symmetry ratio and the STATUS frequency; see also
+//! `docs/stfrc.md`).
 //!
 //! The Saratoga receiver is unchanged (§3-a). Only the sender runs TFRC:
 //!
