@@ -13,6 +13,7 @@ pub mod equation;
 mod pacer;
 pub mod refwa;
 pub mod rng;
+pub mod saratoga;
 pub mod tcp;
 pub mod tfrc;
 pub mod tfrcp;
