@@ -26,9 +26,11 @@ use super::wire::{
 use crate::endpoint::Message;
 use crate::time::Instant;
 
-/// Holes a [`SaraStatus`] carries inline (3, like TCP's SACK blocks with
-/// timestamps: with three, `size_of::<Message>()` does not grow).
-pub const STATUS_INLINE_HOLES: usize = 3;
+/// Holes a [`SaraStatus`] carries inline: 2, so that a STATUS (72 bytes)
+/// is no larger than a `TcpAck` and `size_of::<Message>()` stays 80. The
+/// receiver lists the lowest holes first and sets the incomplete flag;
+/// the rest follow in later STATUS frames (one per request).
+pub const STATUS_INLINE_HOLES: usize = 2;
 
 /// The 16-byte timestamp our sender puts in DATA for `t`.
 pub fn ts_from_instant(t: Instant) -> [u8; TIMESTAMP_LEN] {
@@ -102,7 +104,7 @@ const F_VOLUNTARY: u8 = 4;
 const F_TS: u8 = 8;
 
 /// STATUS (§4.5) with at most [`STATUS_INLINE_HOLES`] holes. The flags
-/// are packed in one byte (accessors below) to keep the message at 88
+/// are packed in one byte (accessors below) to keep the message at 72
 /// bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SaraStatus {

@@ -1094,6 +1094,16 @@ impl Repr {
                         count: c.remaining(),
                     });
                 }
+                // §4.3: the transfer's offsets reach the file size, so the
+                // frame's descriptor must hold it.
+                if size > descriptor.max_value() {
+                    return Err(Error::Unrepresentable {
+                        frame: "METADATA",
+                        field: "file size in the transfer descriptor",
+                        value: size,
+                        bits: descriptor.bits(),
+                    });
+                }
                 Repr::Metadata(Metadata {
                     descriptor,
                     session,
@@ -1324,6 +1334,14 @@ impl Repr {
                     | (x.entry.properties.code() << 8)
                     | ((x.entry.descriptor.code() as u16) << 6);
                 out.extend_from_slice(&eflags.to_be_bytes());
+                if x.entry.size > x.descriptor.max_value() {
+                    return Err(Error::Unrepresentable {
+                        frame: name,
+                        field: "file size in the transfer descriptor",
+                        value: x.entry.size,
+                        bits: x.descriptor.bits(),
+                    });
+                }
                 put(&mut out, x.entry.descriptor, x.entry.size, "file size")?;
                 out.extend_from_slice(&x.entry.mtime.to_be_bytes());
                 out.extend_from_slice(&x.entry.ctime.to_be_bytes());

@@ -287,10 +287,10 @@ impl fmt::Display for WireProtocol {
 }
 
 /// The longest header [`encode`] writes (a Saratoga STATUS with a
-/// timestamp and three 128-bit holes: 8 + 16 + 8 * 16 bytes; the longest
+/// timestamp and two 128-bit holes: 8 + 16 + 6 * 16 bytes; the longest
 /// DCCP-Ack is 52): a buffer of `MAX_HEADER_LEN + s` bytes holds any packet
 /// of payload size `s`.
-pub const MAX_HEADER_LEN: usize = 152;
+pub const MAX_HEADER_LEN: usize = 120;
 
 /// A message in its wire form, the one conversion both `encode` and
 /// `header_len` go through.
