@@ -17,7 +17,8 @@
 //!
 //! When nothing is left to send but the transfer is not acknowledged, the
 //! sender re-sends its last new DATA frame with a STATUS request every
-//! [`SaratogaConfig::status_request_interval`] (a lost final DATA or lost
+//! [`SaratogaConfig::status_request_interval`] (at least two smoothed
+//! RTTs; a lost final DATA or lost
 //! STATUS would otherwise stall the transfer; re-sending the *last* frame
 //! makes the receiver's hole list cover everything). After
 //! [`SaratogaConfig::inactivity_timeout`] without a valid STATUS it gives
@@ -352,6 +353,9 @@ impl SaratogaSender {
     }
 
     fn remember_retx(&mut self, now: Instant, s: u64, e: u64) {
+        if !self.cfg.timestamps {
+            return;
+        }
         if self.recent_retx.len() >= self.cfg.max_retx_ranges.max(1) {
             self.recent_retx.pop_front();
         }
@@ -424,6 +428,9 @@ impl SaratogaSender {
             self.metadata_due = true;
         }
         // Re-sent since the echoed DATA left: still in flight, not holes.
+        // Without an echo (a voluntary STATUS, or timestamps off) there is
+        // no telling, and the holes are taken as they are: a duplicate
+        // costs a frame, a hole never re-sent would stall the transfer.
         let in_flight: Vec<(u64, u64)> = match echo {
             Some(t) => {
                 while self.recent_retx.front().is_some_and(|r| r.0 < t) {
@@ -431,7 +438,12 @@ impl SaratogaSender {
                 }
                 self.recent_retx.iter().map(|r| (r.1, r.2)).collect()
             }
-            None => self.recent_retx.iter().map(|r| (r.1, r.2)).collect(),
+            None => {
+                if !self.cfg.timestamps {
+                    self.recent_retx.clear();
+                }
+                Vec::new()
+            }
         };
         let holes = s.holes();
         // What the list speaks for: up to its last hole when incomplete,
@@ -516,13 +528,23 @@ impl SaratogaSender {
             return;
         }
         if !self.has_work() && self.last_frame.is_some() {
-            let due = self
-                .last_request
-                .map_or(now, |t| t + self.cfg.status_request_interval);
+            let due = self.last_request.map_or(now, |t| t + self.probe_interval());
             if now >= due {
                 self.probe_due = true;
             }
         }
+    }
+
+    /// Time from the last STATUS request to a probe: the STATUS request
+    /// interval, but at least two smoothed RTTs once measured (on a path
+    /// whose RTT exceeds the interval, an earlier probe would only
+    /// duplicate the last frame while its STATUS is on its way).
+    fn probe_interval(&self) -> Duration {
+        let rtts = self
+            .stats
+            .srtt
+            .map_or(Duration::ZERO, |r| r.saturating_mul(2));
+        self.cfg.status_request_interval.max(rtts)
     }
 
     /// When the sender next needs waking.
@@ -536,7 +558,7 @@ impl SaratogaSender {
         } else if self.last_frame.is_some() {
             let probe = self
                 .last_request
-                .map_or(self.pacer.due(), |r| r + self.cfg.status_request_interval);
+                .map_or(self.pacer.due(), |r| r + self.probe_interval());
             t = t.min(probe);
         }
         Some(t)

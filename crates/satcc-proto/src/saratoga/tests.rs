@@ -227,6 +227,10 @@ fn put_completes_under_one_percent_loss_of_data_and_status() {
         assert_delivered_exactly(&r, size);
         assert!(s.is_complete(), "seed {seed}");
         let ss = s.sender_stats();
+        eprintln!(
+            "seed {seed}: {} dropped, done at {}, {ss:?}",
+            t.dropped, t.end
+        );
         // Repairs cost little more than the losses.
         assert!(
             ss.retransmits < 4 * t.dropped + 10,
@@ -633,4 +637,26 @@ fn status_holes_truncate_through_the_wire_with_the_incomplete_flag() {
     };
     assert_eq!(b.holes.len(), STATUS_INLINE_HOLES);
     assert!(b.incomplete);
+}
+
+#[test]
+fn put_without_timestamps_completes_under_loss() {
+    let c = SaratogaConfig {
+        timestamps: false,
+        ..cfg()
+    };
+    let size = 300_000;
+    let mut s = SaratogaSender::new(c.clone(), 16_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, size);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let t = run(&mut s, &mut r, ms(100), at_ms(120_000), |i, _| i % 9 == 2);
+    assert!(t.dropped > 20);
+    assert_delivered_exactly(&r, size);
+    assert!(s.is_complete());
+    assert!(t
+        .sent
+        .iter()
+        .all(|(_, m)| !matches!(m, Message::SaraData(d) if d.ts.is_some())));
+    // No RTT samples without timestamps.
+    assert_eq!(Endpoint::stats(&s).rtt_samples, 0);
 }
