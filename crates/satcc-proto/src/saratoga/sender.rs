@@ -216,6 +216,12 @@ impl SaratogaSender {
         self.file_size
     }
 
+    /// The end of the new data sent so far: every offset below it has been
+    /// sent at least once.
+    pub fn sent_end(&self) -> u64 {
+        self.next_new
+    }
+
     /// Every byte there is to send has been acknowledged.
     pub fn is_complete(&self) -> bool {
         self.started && self.acked >= self.end()
