@@ -138,6 +138,17 @@ impl SaratogaReceiver {
             .is_some_and(|s| self.received.contains(0, s))
     }
 
+    /// Verifies a received file's bytes (the runtime's, which holds them):
+    /// `None` until [`Self::is_complete`]; then whether `file` has the
+    /// METADATA size and checksum (§4.3; always true for no checksum).
+    pub fn verify(&self, file: &[u8]) -> Option<bool> {
+        if !self.is_complete() {
+            return None;
+        }
+        let size = self.file_size()?;
+        Some(file.len() as u64 == size && self.checksum.verify(file))
+    }
+
     /// The received ranges.
     pub fn received(&self) -> &RangeSet {
         &self.received

@@ -742,3 +742,49 @@ fn hostile_input_never_panics_nor_is_believed() {
         }
     }
 }
+
+#[test]
+fn receiver_verifies_size_and_checksum_of_the_runtime_bytes() {
+    let file: Vec<u8> = (0..2500u32).map(|i| (i * 7) as u8).collect();
+    for kind in [
+        wire::ChecksumType::None,
+        wire::ChecksumType::Crc32,
+        wire::ChecksumType::Md5,
+        wire::ChecksumType::Sha1,
+    ] {
+        let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+        let meta = SaraMetadata {
+            session: 77,
+            descriptor: DescriptorSize::D16,
+            file_size: 2500,
+            checksum: wire::Checksum::compute(kind, &file),
+            name: 0,
+        };
+        r.handle_input(Instant::ZERO, &Message::SaraMetadata(meta));
+        assert_eq!(r.verify(&file), None, "not complete yet");
+        for off in [0u64, 1000, 2000] {
+            let d = SaraData {
+                session: 77,
+                descriptor: DescriptorSize::D16,
+                offset: off,
+                len: (2500 - off).min(1000) as u32,
+                request_status: false,
+                eod: off == 2000,
+                ts: None,
+            };
+            r.handle_input(Instant::ZERO, &Message::SaraData(d));
+        }
+        assert!(r.is_complete());
+        assert_eq!(r.checksum().kind(), kind);
+        assert_eq!(r.verify(&file), Some(true));
+        let mut bad = file.clone();
+        bad[1234] ^= 1;
+        assert_eq!(r.verify(&bad), Some(kind == wire::ChecksumType::None));
+        assert_eq!(r.verify(&file[..2499]), Some(false));
+        // The voluntary STATUS at completion.
+        let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+            panic!("voluntary STATUS");
+        };
+        assert!(st.voluntary() && st.progress == 2500 && st.holes().is_empty());
+    }
+}
