@@ -16,6 +16,7 @@
 
 use std::fmt;
 
+use crate::saratoga::{SaraData, SaraMetadata, SaraRequest, SaraStatus};
 use crate::tcp::{TcpAck, TcpData};
 use crate::tfrc::{TfrcData, TfrcFeedback};
 use crate::tfrcp::{TfrcpAck, TfrcpData};
@@ -46,20 +47,38 @@ pub enum Message {
         /// Payload bytes.
         len: u32,
     },
+    /// Saratoga REQUEST (draft-wood-tsvwg-saratoga-22 §4.2), requester to
+    /// responder: the data receiver's side of a GET.
+    SaraRequest(SaraRequest),
+    /// Saratoga METADATA (§4.3), file sender to receiver.
+    SaraMetadata(SaraMetadata),
+    /// Saratoga DATA (§4.4), file sender to receiver; payload bytes are not
+    /// carried (offset and length are).
+    SaraData(SaraData),
+    /// Saratoga STATUS (§4.5), file receiver to sender.
+    SaraStatus(SaraStatus),
 }
 
 impl Message {
     /// True for messages travelling from a flow's receiver back to its
-    /// sender (acknowledgements and feedback).
+    /// sender (acknowledgements and feedback; for Saratoga, where the
+    /// flow's receiver is the side that receives the file, STATUS and a
+    /// GET's REQUEST).
     pub fn is_reverse(&self) -> bool {
         // Exhaustive on purpose: a new message type must say which way it
         // goes, or the driver hands ACKs to the receiver.
         match self {
-            Message::TcpAck(_) | Message::TfrcFeedback(_) | Message::TfrcpAck(_) => true,
+            Message::TcpAck(_)
+            | Message::TfrcFeedback(_)
+            | Message::TfrcpAck(_)
+            | Message::SaraStatus(_)
+            | Message::SaraRequest(_) => true,
             Message::TcpData(_)
             | Message::TfrcData(_)
             | Message::TfrcpData(_)
-            | Message::Datagram { .. } => false,
+            | Message::Datagram { .. }
+            | Message::SaraMetadata(_)
+            | Message::SaraData(_) => false,
         }
     }
 }

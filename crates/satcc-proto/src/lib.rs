@@ -13,6 +13,7 @@ pub mod equation;
 mod pacer;
 pub mod refwa;
 pub mod rng;
+pub mod saratoga;
 pub mod stfrc;
 pub mod tcp;
 pub mod tfrc;

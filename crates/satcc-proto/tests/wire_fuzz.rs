@@ -672,6 +672,7 @@ fn error_name(e: &WireError) -> &'static str {
         WireError::MissingOption(_) => "MissingOption",
         WireError::Unrepresentable(_) => "Unrepresentable",
         WireError::Unsupported => "Unsupported",
+        WireError::Saratoga(_) => "Saratoga",
     }
 }
 

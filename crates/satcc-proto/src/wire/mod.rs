@@ -15,6 +15,12 @@
 //! | [`WireProtocol::Tfrcp`] | `TfrcpData`, `TfrcpAck` | our compact header (no standard exists) | [`compact`] |
 //! | [`WireProtocol::Datagram`] | `Datagram` | our compact header | [`compact`] |
 //!
+//! | [`WireProtocol::Saratoga`] | `SaraRequest`, `SaraMetadata`, `SaraData`, `SaraStatus` | draft-wood-tsvwg-saratoga-22 §4 | [`crate::saratoga::wire`] |
+//!
+//! Saratoga file names travel as 16-hex-digit renderings of the messages'
+//! name keys (see [`crate::saratoga::msg`]); a runtime with real names
+//! uses [`crate::saratoga::wire::Repr`] directly.
+//!
 //! TCP's messages have no codec here (the UDP runtime carries datagram
 //! protocols): [`encode`] answers [`WireError::Unsupported`].
 //!
@@ -161,6 +167,7 @@
 use std::fmt;
 
 use crate::endpoint::Message;
+use crate::saratoga::{msg as sara_msg, wire as sara};
 use crate::time::Instant;
 
 mod bytes;
@@ -206,6 +213,8 @@ pub enum WireError {
     Unrepresentable(&'static str),
     /// The message has no wire format here (TCP segments).
     Unsupported,
+    /// A Saratoga frame is malformed (the error names the field).
+    Saratoga(sara::Error),
 }
 
 impl fmt::Display for WireError {
@@ -223,6 +232,7 @@ impl fmt::Display for WireError {
             WireError::MissingOption(kind) => write!(f, "required option {kind} missing"),
             WireError::Unrepresentable(what) => write!(f, "cannot encode: {what}"),
             WireError::Unsupported => write!(f, "message has no wire format"),
+            WireError::Saratoga(e) => write!(f, "saratoga: {e}"),
         }
     }
 }
@@ -239,6 +249,8 @@ pub enum WireProtocol {
     Tfrcp,
     /// Plain datagrams (CBR): the compact header, type 3.
     Datagram,
+    /// Saratoga frames (draft-wood-tsvwg-saratoga-22), UDP port 7542.
+    Saratoga,
 }
 
 impl WireProtocol {
@@ -249,6 +261,10 @@ impl WireProtocol {
             Message::TfrcData(_) | Message::TfrcFeedback(_) => Some(WireProtocol::Dccp),
             Message::TfrcpData(_) | Message::TfrcpAck(_) => Some(WireProtocol::Tfrcp),
             Message::Datagram { .. } => Some(WireProtocol::Datagram),
+            Message::SaraRequest(_)
+            | Message::SaraMetadata(_)
+            | Message::SaraData(_)
+            | Message::SaraStatus(_) => Some(WireProtocol::Saratoga),
             Message::TcpData(_) | Message::TcpAck(_) => None,
         }
     }
@@ -259,6 +275,7 @@ impl WireProtocol {
             WireProtocol::Dccp => "dccp",
             WireProtocol::Tfrcp => "tfrcp",
             WireProtocol::Datagram => "datagram",
+            WireProtocol::Saratoga => "saratoga",
         }
     }
 }
@@ -269,22 +286,27 @@ impl fmt::Display for WireProtocol {
     }
 }
 
-/// The longest header [`encode`] writes (a DCCP-Ack with 4-byte elapsed
-/// times): a buffer of `MAX_HEADER_LEN + s` bytes holds any packet of
-/// payload size `s`.
-pub const MAX_HEADER_LEN: usize = 52;
+/// The longest header [`encode`] writes (a Saratoga STATUS with a
+/// timestamp and two 128-bit holes: 8 + 16 + 6 * 16 bytes; the longest
+/// DCCP-Ack is 52): a buffer of `MAX_HEADER_LEN + s` bytes holds any packet
+/// of payload size `s`.
+pub const MAX_HEADER_LEN: usize = 120;
 
 /// A message in its wire form, the one conversion both `encode` and
 /// `header_len` go through.
 enum Wire {
     Dccp(dccp::Repr),
     Compact(compact::Repr),
+    Saratoga(sara::Repr),
 }
 
 impl Wire {
     fn of(msg: &Message) -> Result<Wire, WireError> {
         match WireProtocol::of(msg) {
             Some(WireProtocol::Dccp) => ccid3::to_repr(msg).map(Wire::Dccp),
+            Some(WireProtocol::Saratoga) => sara_msg::to_repr(msg)
+                .map(Wire::Saratoga)
+                .ok_or(WireError::Unsupported),
             Some(_) => compact::Repr::from_message(msg).map(Wire::Compact),
             None => Err(WireError::Unsupported),
         }
@@ -294,6 +316,7 @@ impl Wire {
         match self {
             Wire::Dccp(r) => r.header_len(),
             Wire::Compact(r) => r.header_len(),
+            Wire::Saratoga(r) => r.header_len(),
         }
     }
 
@@ -301,6 +324,7 @@ impl Wire {
         match self {
             Wire::Dccp(r) => r.buffer_len(),
             Wire::Compact(r) => r.buffer_len(),
+            Wire::Saratoga(r) => r.buffer_len(),
         }
     }
 }
@@ -334,6 +358,9 @@ pub fn encode(msg: &Message, buf: &mut [u8]) -> Result<usize, WireError> {
     match wire {
         Wire::Dccp(r) => r.emit(&mut dccp::Packet::new_unchecked(out))?,
         Wire::Compact(r) => r.emit(&mut compact::Packet::new_unchecked(out))?,
+        Wire::Saratoga(r) => r
+            .emit(&mut sara::Frame::new_unchecked(out))
+            .map_err(WireError::Saratoga)?,
     }
     Ok(n)
 }
@@ -364,6 +391,19 @@ pub fn decode(protocol: WireProtocol, buf: &[u8], now: Instant) -> Result<Messag
                 return Err(WireError::BadType(repr.packet_type() as u8));
             }
             repr.to_message()
+        }
+        WireProtocol::Saratoga => {
+            let frame = sara::Frame::new_checked(buf).map_err(WireError::Saratoga)?;
+            let repr = sara::Repr::parse(&frame).map_err(WireError::Saratoga)?;
+            sara_msg::from_repr(&repr).map_err(|e| match e {
+                sara_msg::ToMessageError::Beacon => WireError::BadType(0),
+                sara_msg::ToMessageError::NameNotKey => {
+                    WireError::BadHeader("saratoga name is not a 16-hex-digit key")
+                }
+                sara_msg::ToMessageError::PayloadTooLong => {
+                    WireError::BadHeader("payload longer than 2^32 - 1 bytes")
+                }
+            })
         }
     }
 }

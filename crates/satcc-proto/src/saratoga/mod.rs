@@ -1,0 +1,130 @@
+//! Saratoga (draft-wood-tsvwg-saratoga-22): a UDP file-transfer protocol
+//! for satellite links with negative-acknowledgement (hole list) recovery.
+//!
+//! Layout: [`wire`] (frames ⇄ bytes, §4), [`sender`] (the side that sends
+//! a file: a PUT's initiator or a GET's responder), [`receiver`] (a PUT's
+//! destination or a GET's requester), [`ranges`] (the bounded received-
+//! range set), [`rate`] (the pluggable sending rate: fixed, or STFRC
+//! later). See `docs/saratoga.md` for the implemented subset and the
+//! choices made where the draft leaves one.
+//!
+//! The sans-IO messages of [`msg`] are what the simulator carries
+//! ([`crate::Message::SaraData`] and its siblings): typed, `Copy`, no payload bytes (like
+//! `TcpData`, a DATA message carries its offset and length; a runtime
+//! reads/writes the file at that offset). File names are carried as a
+//! `u64` key the runtime maps to a path ([`msg`] and `docs/saratoga.md`).
+
+use crate::time::{Duration, Instant};
+
+pub mod msg;
+pub mod ranges;
+pub mod rate;
+pub mod receiver;
+pub mod sender;
+#[cfg(test)]
+mod tests;
+pub mod wire;
+
+pub use msg::{SaraData, SaraMetadata, SaraRequest, SaraStatus, STATUS_INLINE_HOLES};
+pub use ranges::RangeSet;
+pub use rate::{FixedRate, RateController, StatusInfo};
+pub use receiver::SaratogaReceiver;
+pub use sender::SaratogaSender;
+pub use wire::{ChecksumType, DescriptorSize, RequestType};
+
+/// File size announced by an endless bulk sender
+/// ([`crate::Sender::set_unlimited`]): the largest 64-bit offset, so the
+/// METADATA uses the 64-bit descriptor and the transfer never ends within
+/// any experiment (2^64 - 1 bytes at 10 Gb/s is ~470 years).
+pub const UNLIMITED_SIZE: u64 = u64::MAX;
+
+/// Why an endpoint gave up a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// Nothing was heard from the peer for
+    /// [`SaratogaConfig::inactivity_timeout`] (§3: a session with no
+    /// activity is abandoned).
+    InactivityTimeout {
+        /// When the endpoint last heard a valid frame of the session.
+        last_heard: Instant,
+    },
+    /// The peer sent a STATUS with a non-zero error code (§4.5).
+    PeerError(u8),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::InactivityTimeout { last_heard } => {
+                write!(f, "inactivity timeout: nothing heard since {last_heard}")
+            }
+            Failure::PeerError(c) => write!(f, "peer reported STATUS error code {c}"),
+        }
+    }
+}
+
+/// Parameters of a Saratoga endpoint. The draft names the timers but
+/// leaves their values to implementations; the defaults are ours, cited.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaratogaConfig {
+    /// Session id (§4: chosen by the initiator; a GET responder takes the
+    /// requester's).
+    pub session: u32,
+    /// Payload bytes per DATA frame (§4.4: a DATA frame should fit the
+    /// path MTU; 1024 is the reference implementation's buffer size).
+    pub payload: u32,
+    /// Bytes below Saratoga on the wire (IPv4 + UDP, 28), counted by the
+    /// pacer so that a fixed rate is a wire rate.
+    pub lower_header_bytes: u32,
+    /// Put a timestamp (§4.4, bit 12) in every DATA that requests a
+    /// STATUS, so the STATUS echo gives an RTT sample and lets the sender
+    /// tell a STATUS that predates its latest retransmissions.
+    pub timestamps: bool,
+    /// Request a STATUS (DATA bit 15) at least every this many DATA frames
+    /// (§4.4 leaves the frequency open; 100 as the reference
+    /// implementation's `datacounter`). 0 disables the count rule.
+    pub status_every_frames: u32,
+    /// STATUS request interval: request a STATUS at least this often while
+    /// sending, and, when nothing is left to send but the transfer is not
+    /// acknowledged, re-send the last DATA with a STATUS request this long
+    /// after the last request (§4.4, §4.5; default 1 s).
+    pub status_request_interval: Duration,
+    /// Inactivity timeout: give up after hearing nothing valid from the
+    /// peer this long (§3 leaves the value open; default 60 s, the order
+    /// of the reference implementation's 58 s transfer timeout).
+    pub inactivity_timeout: Duration,
+    /// Receiver: the most disjoint received ranges kept. A DATA frame that
+    /// would need another is dropped (and re-sent later as a hole), so a
+    /// peer cannot grow the receiver's memory without bound.
+    pub max_ranges: usize,
+    /// Sender: the most hole ranges queued for retransmission.
+    pub max_retx_ranges: usize,
+    /// Checksum announced in METADATA (§4.3). The simulator carries no
+    /// payload; a runtime computes it over the file.
+    pub checksum: wire::Checksum,
+    /// GET requester: REQUEST retransmission interval until METADATA or
+    /// DATA arrives (§4.2; default 1 s).
+    pub request_retry: Duration,
+    /// Receiver: send a voluntary STATUS (bit 15) when the file becomes
+    /// complete, so the sender learns it without waiting for a request.
+    pub voluntary_status_on_complete: bool,
+}
+
+impl Default for SaratogaConfig {
+    fn default() -> Self {
+        SaratogaConfig {
+            session: 1,
+            payload: 1024,
+            lower_header_bytes: 28,
+            timestamps: true,
+            status_every_frames: 100,
+            status_request_interval: Duration::from_secs(1),
+            inactivity_timeout: Duration::from_secs(60),
+            max_ranges: 4096,
+            max_retx_ranges: 4096,
+            checksum: wire::Checksum::None,
+            request_retry: Duration::from_secs(1),
+            voluntary_status_on_complete: true,
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! The sans-IO Saratoga messages and their conversion to wire frames.
+//!
+//! They are the payload of [`Message::SaraRequest`], [`Message::SaraMetadata`],
+//! [`Message::SaraData`] and [`Message::SaraStatus`]: `Copy` values without
+//! payload bytes or strings, small enough that `Message` does not grow.
+//!
+//! - A file name travels as a `u64` key. [`to_repr`] writes it as 16
+//!   lower-case hex digits and [`from_repr`] reads that form back; a
+//!   runtime with real names builds the [`wire::Repr`] itself (or replaces
+//!   `name` in the `Repr` before emitting it).
+//! - A STATUS carries at most [`STATUS_INLINE_HOLES`] holes inline. A
+//!   longer list is truncated to the first ones and the "hole list
+//!   incomplete" flag (§4.5, bit 14) set: exactly what the draft's flag is
+//!   for ("the holes listed are not all the holes"). The sender repairs
+//!   those, and the next STATUS lists the rest.
+//! - A timestamp is the draft's opaque 16-byte timestamp/nonce (§4.4).
+//!   Our sender writes [`ts_from_instant`]: byte 0 is the timestamp type
+//!   0 ("local interpretation"), bytes 1-8 the [`Instant`] in ns,
+//!   big-endian, the rest zero; the receiver echoes the 16 bytes as they
+//!   came.
+
+use super::wire::{
+    self, Checksum, DescriptorSize, DirEntry, Properties, Repr, RequestType, TransferType,
+    TIMESTAMP_LEN,
+};
+use crate::endpoint::Message;
+use crate::time::Instant;
+
+/// Holes a [`SaraStatus`] carries inline: 2, so that a STATUS (72 bytes)
+/// is no larger than a `TcpAck` and `size_of::<Message>()` stays 80. The
+/// receiver lists the lowest holes first and sets the incomplete flag;
+/// the rest follow in later STATUS frames (one per request).
+pub const STATUS_INLINE_HOLES: usize = 2;
+
+/// The 16-byte timestamp our sender puts in DATA for `t`.
+pub fn ts_from_instant(t: Instant) -> [u8; TIMESTAMP_LEN] {
+    let mut b = [0u8; TIMESTAMP_LEN];
+    b[1..9].copy_from_slice(&t.as_nanos().to_be_bytes());
+    b
+}
+
+/// The [`Instant`] in a timestamp of ours (type byte 0); `None` for
+/// another type.
+pub fn instant_from_ts(ts: &[u8; TIMESTAMP_LEN]) -> Option<Instant> {
+    if ts[0] != 0 {
+        return None;
+    }
+    let mut n = [0u8; 8];
+    n.copy_from_slice(&ts[1..9]);
+    Some(Instant(u64::from_be_bytes(n)))
+}
+
+/// REQUEST (§4.2): the requester asks for a transaction on a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaraRequest {
+    /// Session id, chosen by the requester.
+    pub session: u32,
+    /// Largest descriptor the requester handles.
+    pub descriptor: DescriptorSize,
+    /// Get, put, ...
+    pub kind: RequestType,
+    /// The file's name key.
+    pub name: u64,
+}
+
+/// METADATA (§4.3): the file's size, checksum and name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaraMetadata {
+    /// Session id.
+    pub session: u32,
+    /// Descriptor size of the transfer's offsets.
+    pub descriptor: DescriptorSize,
+    /// File size in bytes ([`super::UNLIMITED_SIZE`] for an endless bulk
+    /// transfer).
+    pub file_size: u64,
+    /// Checksum of the whole file.
+    pub checksum: Checksum,
+    /// The file's name key.
+    pub name: u64,
+}
+
+/// DATA (§4.4) without its payload bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaraData {
+    /// Session id.
+    pub session: u32,
+    /// Descriptor size of `offset`.
+    pub descriptor: DescriptorSize,
+    /// Offset of the first payload byte.
+    pub offset: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Asks for a STATUS (bit 15).
+    pub request_status: bool,
+    /// Carries the file's last byte (bit 16).
+    pub eod: bool,
+    /// Timestamp/nonce (bit 12).
+    pub ts: Option<[u8; TIMESTAMP_LEN]>,
+}
+
+const F_METADATA_MISSING: u8 = 1;
+const F_INCOMPLETE: u8 = 2;
+const F_VOLUNTARY: u8 = 4;
+const F_TS: u8 = 8;
+
+/// STATUS (§4.5) with at most [`STATUS_INLINE_HOLES`] holes. The flags
+/// are packed in one byte (accessors below) to keep the message at 72
+/// bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaraStatus {
+    /// Progress indicator: the lowest offset not yet received.
+    pub progress: u64,
+    /// Offset of the DATA frame this STATUS answers.
+    pub in_response_to: u64,
+    holes: [(u64, u64); STATUS_INLINE_HOLES],
+    ts: [u8; TIMESTAMP_LEN],
+    /// Session id.
+    pub session: u32,
+    /// Descriptor size of the offsets.
+    pub descriptor: DescriptorSize,
+    /// Error code (§4.5), 0 for success.
+    pub error: u8,
+    flags: u8,
+    n_holes: u8,
+}
+
+impl SaraStatus {
+    /// A STATUS without holes, timestamp or flags (requested, metadata
+    /// received, list complete).
+    pub fn new(
+        session: u32,
+        descriptor: DescriptorSize,
+        progress: u64,
+        in_response_to: u64,
+    ) -> SaraStatus {
+        SaraStatus {
+            progress,
+            in_response_to,
+            holes: [(0, 0); STATUS_INLINE_HOLES],
+            ts: [0; TIMESTAMP_LEN],
+            session,
+            descriptor,
+            error: 0,
+            flags: 0,
+            n_holes: 0,
+        }
+    }
+
+    /// The holes listed.
+    pub fn holes(&self) -> &[(u64, u64)] {
+        &self.holes[..usize::from(self.n_holes).min(STATUS_INLINE_HOLES)]
+    }
+
+    /// Sets the hole list from `holes` (in order): the first
+    /// [`STATUS_INLINE_HOLES`] are kept and, if there were more, the
+    /// incomplete flag is set (§4.5 bit 14).
+    pub fn set_holes<I: IntoIterator<Item = (u64, u64)>>(&mut self, holes: I) {
+        self.holes = [(0, 0); STATUS_INLINE_HOLES];
+        self.n_holes = 0;
+        let mut more = false;
+        for h in holes {
+            if usize::from(self.n_holes) == STATUS_INLINE_HOLES {
+                more = true;
+                break;
+            }
+            self.holes[usize::from(self.n_holes)] = h;
+            self.n_holes += 1;
+        }
+        self.set_flag(F_INCOMPLETE, more);
+    }
+
+    fn set_flag(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+
+    /// METADATA has been received (bit 13 clear).
+    pub fn metadata_received(&self) -> bool {
+        self.flags & F_METADATA_MISSING == 0
+    }
+    /// Sets [`Self::metadata_received`].
+    pub fn set_metadata_received(&mut self, yes: bool) {
+        self.set_flag(F_METADATA_MISSING, !yes);
+    }
+    /// The hole list is incomplete (bit 14).
+    pub fn incomplete(&self) -> bool {
+        self.flags & F_INCOMPLETE != 0
+    }
+    /// Sets [`Self::incomplete`] (after [`Self::set_holes`], which sets it).
+    pub fn set_incomplete(&mut self, yes: bool) {
+        self.set_flag(F_INCOMPLETE, yes);
+    }
+    /// Sent voluntarily, not requested (bit 15).
+    pub fn voluntary(&self) -> bool {
+        self.flags & F_VOLUNTARY != 0
+    }
+    /// Sets [`Self::voluntary`].
+    pub fn set_voluntary(&mut self, yes: bool) {
+        self.set_flag(F_VOLUNTARY, yes);
+    }
+    /// The echoed timestamp (bit 12).
+    pub fn timestamp(&self) -> Option<[u8; TIMESTAMP_LEN]> {
+        (self.flags & F_TS != 0).then_some(self.ts)
+    }
+    /// Sets [`Self::timestamp`].
+    pub fn set_timestamp(&mut self, ts: Option<[u8; TIMESTAMP_LEN]>) {
+        self.ts = ts.unwrap_or([0; TIMESTAMP_LEN]);
+        self.set_flag(F_TS, ts.is_some());
+    }
+}
+
+/// The 16-hex-digit name [`to_repr`] writes for a name key.
+pub fn name_of_key(key: u64) -> Vec<u8> {
+    format!("{key:016x}").into_bytes()
+}
+
+/// The key of a name in [`name_of_key`]'s form.
+pub fn key_of_name(name: &[u8]) -> Option<u64> {
+    if name.len() != 16
+        || !name
+            .iter()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+    {
+        return None;
+    }
+    u64::from_str_radix(std::str::from_utf8(name).ok()?, 16).ok()
+}
+
+/// The wire frame of a Saratoga message; `None` for other messages.
+pub fn to_repr(msg: &Message) -> Option<Repr> {
+    Some(match *msg {
+        Message::SaraRequest(r) => Repr::Request(wire::Request {
+            descriptor: r.descriptor,
+            session: r.session,
+            streams: false,
+            udp_lite: false,
+            kind: r.kind,
+            name: name_of_key(r.name),
+            auth: Vec::new(),
+        }),
+        Message::SaraMetadata(m) => Repr::Metadata(wire::Metadata {
+            descriptor: m.descriptor,
+            session: m.session,
+            transfer: TransferType::File,
+            terminated: false,
+            udp_lite: false,
+            checksum: m.checksum,
+            entry: DirEntry {
+                properties: Properties::File,
+                descriptor: m.descriptor,
+                size: m.file_size,
+                mtime: 0,
+                ctime: 0,
+                path: name_of_key(m.name),
+            },
+        }),
+        Message::SaraData(d) => Repr::Data(wire::Data {
+            descriptor: d.descriptor,
+            session: d.session,
+            transfer: TransferType::File,
+            request_status: d.request_status,
+            eod: d.eod,
+            timestamp: d.ts,
+            offset: d.offset,
+            payload_len: d.len as usize,
+        }),
+        Message::SaraStatus(s) => Repr::Status(wire::Status {
+            descriptor: s.descriptor,
+            session: s.session,
+            metadata_received: s.metadata_received(),
+            incomplete: s.incomplete(),
+            voluntary: s.voluntary(),
+            error: s.error,
+            timestamp: s.timestamp(),
+            progress: s.progress,
+            in_response_to: s.in_response_to,
+            holes: s.holes().to_vec(),
+        }),
+        _ => return None,
+    })
+}
+
+/// Why a parsed frame has no sans-IO message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToMessageError {
+    /// BEACONs are not part of a transfer's message flow.
+    Beacon,
+    /// A name that is not a 16-hex-digit key (a runtime with real names
+    /// handles the [`Repr`] itself).
+    NameNotKey,
+    /// A DATA payload longer than 2^32 - 1 bytes.
+    PayloadTooLong,
+}
+
+/// The sans-IO message of a parsed frame. A STATUS hole list longer than
+/// [`STATUS_INLINE_HOLES`] is truncated with the incomplete flag set.
+pub fn from_repr(repr: &Repr) -> Result<Message, ToMessageError> {
+    Ok(match repr {
+        Repr::Beacon(_) => return Err(ToMessageError::Beacon),
+        Repr::Request(r) => Message::SaraRequest(SaraRequest {
+            session: r.session,
+            descriptor: r.descriptor,
+            kind: r.kind,
+            name: key_of_name(&r.name).ok_or(ToMessageError::NameNotKey)?,
+        }),
+        Repr::Metadata(m) => Message::SaraMetadata(SaraMetadata {
+            session: m.session,
+            descriptor: m.descriptor,
+            file_size: m.entry.size,
+            checksum: m.checksum,
+            name: key_of_name(&m.entry.path).ok_or(ToMessageError::NameNotKey)?,
+        }),
+        Repr::Data(d) => Message::SaraData(SaraData {
+            session: d.session,
+            descriptor: d.descriptor,
+            offset: d.offset,
+            len: u32::try_from(d.payload_len).map_err(|_| ToMessageError::PayloadTooLong)?,
+            request_status: d.request_status,
+            eod: d.eod,
+            ts: d.timestamp,
+        }),
+        Repr::Status(s) => {
+            let mut m = SaraStatus::new(s.session, s.descriptor, s.progress, s.in_response_to);
+            m.error = s.error;
+            m.set_metadata_received(s.metadata_received);
+            m.set_voluntary(s.voluntary);
+            m.set_timestamp(s.timestamp);
+            m.set_holes(s.holes.iter().copied());
+            if s.incomplete {
+                m.set_incomplete(true);
+            }
+            Message::SaraStatus(m)
+        }
+    })
+}

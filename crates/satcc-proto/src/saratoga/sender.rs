@@ -1,0 +1,677 @@
+//! The sending side of a Saratoga transfer: a PUT's initiator, or a GET's
+//! responder (draft-wood-tsvwg-saratoga-22 §3).
+//!
+//! It sends METADATA (§4.3), then DATA (§4.4) paced at the rate its
+//! [`RateController`] allows, requesting a STATUS (bit 15) by the rules of
+//! [`SaratogaConfig`] and always on the frame that carries the end of the
+//! file (bit 16). Each valid STATUS (§4.5) moves the acknowledged point to
+//! its progress indicator and queues its holes for retransmission, which
+//! goes before new data. A STATUS whose offsets are impossible (beyond
+//! what was sent, holes unordered or overlapping, holes below the progress
+//! indicator) is rejected and counted, never trusted.
+//!
+//! Duplicate retransmission is avoided with the echoed timestamp: a
+//! STATUS reflects every DATA sent before the DATA whose timestamp it
+//! echoes (frames travel in order), so holes retransmitted after that
+//! time are still in flight and are not queued again.
+//!
+//! When nothing is left to send but the transfer is not acknowledged, the
+//! sender re-sends its last new DATA frame with a STATUS request every
+//! [`SaratogaConfig::status_request_interval`] (at least two smoothed
+//! RTTs; a lost final DATA or lost
+//! STATUS would otherwise stall the transfer; re-sending the *last* frame
+//! makes the receiver's hole list cover everything). After
+//! [`SaratogaConfig::inactivity_timeout`] without a valid STATUS it gives
+//! up ([`SaratogaSender::failure`]).
+
+use std::collections::VecDeque;
+
+use super::msg::{instant_from_ts, ts_from_instant};
+use super::rate::{FixedRate, RateController, StatusInfo};
+use super::wire::{check_holes, DescriptorSize, RequestType, TIMESTAMP_LEN};
+use super::{
+    Failure, RangeSet, SaraData, SaraMetadata, SaraStatus, SaratogaConfig, UNLIMITED_SIZE,
+};
+use crate::endpoint::{Endpoint, Event, Message, RateStats, Sender, Stats, Transmit};
+use crate::pacer::{Ipi, Pacer};
+use crate::time::{Duration, Instant};
+
+/// Why a STATUS was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusReject {
+    /// Another session's.
+    WrongSession,
+    /// Before anything was sent.
+    Unexpected,
+    /// Progress indicator beyond the data sent.
+    Progress,
+    /// In-response-to offset beyond the data sent.
+    InResponseTo,
+    /// A hole beyond the data sent, below the progress indicator, empty,
+    /// or out of order / overlapping.
+    Holes,
+}
+
+/// Sender counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SaratogaSenderStats {
+    /// DATA frames sent (new and retransmitted).
+    pub data_sent: u64,
+    /// DATA frames re-sent (holes and probes).
+    pub retransmits: u64,
+    /// Of those, probes: the last frame re-sent to draw a STATUS.
+    pub probes: u64,
+    /// METADATA frames sent.
+    pub metadata_sent: u64,
+    /// DATA frames that requested a STATUS.
+    pub status_requests: u64,
+    /// Valid STATUS frames received.
+    pub status_received: u64,
+    /// STATUS frames rejected as impossible or foreign to the session.
+    pub status_rejected: u64,
+    /// The last rejection's reason.
+    pub last_reject: Option<StatusReject>,
+    /// Progress indicator: bytes acknowledged from offset 0.
+    pub acked_bytes: u64,
+    /// RTT samples from echoed timestamps.
+    pub rtt_samples: u64,
+    /// Their sum.
+    pub sum_rtt: Duration,
+    /// Smoothed RTT (1/8 gain), once sampled.
+    pub srtt: Option<Duration>,
+    /// REQUESTs refused (GET responder: another file or request type).
+    pub requests_rejected: u64,
+    /// Messages of another protocol or direction.
+    pub foreign: u64,
+}
+
+/// What starts the transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// PUT: starts when the application offers data.
+    Put,
+    /// GET responder: starts on a REQUEST for this file.
+    GetResponder { name: u64, size: u64 },
+}
+
+/// The Saratoga sender (PUT initiator or GET responder).
+#[derive(Debug)]
+pub struct SaratogaSender {
+    cfg: SaratogaConfig,
+    rc: Box<dyn RateController>,
+    role: Role,
+    session: u32,
+    name: u64,
+    /// File size once known.
+    file_size: Option<u64>,
+    descriptor: DescriptorSize,
+    /// Next new offset to send.
+    next_new: u64,
+    /// No new data past `next_new` (the application closed).
+    closed: bool,
+    metadata_due: bool,
+    /// Progress indicator as last validly reported.
+    acked: u64,
+    /// Holes queued for retransmission.
+    retx: RangeSet,
+    /// Ranges re-sent, with when: not queued again by a STATUS that
+    /// predates them.
+    recent_retx: VecDeque<(Instant, u64, u64)>,
+    pacer: Pacer,
+    frames_since_request: u32,
+    last_request: Option<Instant>,
+    last_heard: Instant,
+    /// The last new DATA frame (offset, len), re-sent as a probe.
+    last_frame: Option<(u64, u32)>,
+    probe_due: bool,
+    started: bool,
+    failure: Option<Failure>,
+    all_acked_reported: bool,
+    events: VecDeque<Event>,
+    stats: SaratogaSenderStats,
+}
+
+impl SaratogaSender {
+    /// A PUT sender at a fixed rate of `rate_bps` bits per second on the
+    /// wire. It sends nothing until [`Sender::offer`] (a file of that many
+    /// bytes) or [`Sender::set_unlimited`] (an endless transfer of
+    /// [`UNLIMITED_SIZE`] bytes with 64-bit offsets).
+    pub fn new(cfg: SaratogaConfig, rate_bps: u64, now: Instant) -> SaratogaSender {
+        SaratogaSender::with_rate_controller(cfg, Box::new(FixedRate::new(rate_bps)), now)
+    }
+
+    /// A PUT sender whose rate a controller (STFRC, ...) sets.
+    pub fn with_rate_controller(
+        cfg: SaratogaConfig,
+        rc: Box<dyn RateController>,
+        now: Instant,
+    ) -> SaratogaSender {
+        let retx = RangeSet::new(cfg.max_retx_ranges);
+        SaratogaSender {
+            session: cfg.session,
+            cfg,
+            rc,
+            role: Role::Put,
+            name: 0,
+            file_size: None,
+            descriptor: DescriptorSize::D16,
+            next_new: 0,
+            closed: false,
+            metadata_due: false,
+            acked: 0,
+            retx,
+            recent_retx: VecDeque::new(),
+            pacer: Pacer::new(now),
+            frames_since_request: 0,
+            last_request: None,
+            last_heard: now,
+            last_frame: None,
+            probe_due: false,
+            started: false,
+            failure: None,
+            all_acked_reported: false,
+            events: VecDeque::new(),
+            stats: SaratogaSenderStats::default(),
+        }
+    }
+
+    /// A GET responder serving one file, `name` (key) of `size` bytes: it
+    /// waits for a REQUEST (get or get+delete) for that name and answers
+    /// with METADATA and DATA in the requester's session (§3, §4.2).
+    pub fn get_responder(
+        cfg: SaratogaConfig,
+        rc: Box<dyn RateController>,
+        name: u64,
+        size: u64,
+        now: Instant,
+    ) -> SaratogaSender {
+        let mut s = SaratogaSender::with_rate_controller(cfg, rc, now);
+        s.role = Role::GetResponder { name, size };
+        s.name = name;
+        s
+    }
+
+    /// Sets the name key announced in METADATA (PUT; default 0).
+    pub fn set_name(&mut self, name: u64) {
+        self.name = name;
+    }
+
+    /// Why the sender gave up, if it did.
+    pub fn failure(&self) -> Option<Failure> {
+        self.failure
+    }
+
+    /// The counters.
+    pub fn sender_stats(&self) -> SaratogaSenderStats {
+        self.stats
+    }
+
+    /// The session id.
+    pub fn session(&self) -> u32 {
+        self.session
+    }
+
+    /// The file size, once known.
+    pub fn file_size(&self) -> Option<u64> {
+        self.file_size
+    }
+
+    /// The end of the new data sent so far: every offset below it has been
+    /// sent at least once.
+    pub fn sent_end(&self) -> u64 {
+        self.next_new
+    }
+
+    /// Every byte there is to send has been acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.started && self.acked >= self.end()
+    }
+
+    /// The end of the data to deliver: the file size, or where the
+    /// application closed.
+    fn end(&self) -> u64 {
+        let size = self.file_size.unwrap_or(0);
+        if self.closed {
+            self.next_new.min(size)
+        } else {
+            size
+        }
+    }
+
+    fn start(&mut self, size: u64, now: Instant) {
+        self.file_size = Some(size);
+        self.descriptor = DescriptorSize::smallest_for(size);
+        self.started = true;
+        self.metadata_due = true;
+        self.last_heard = now;
+        self.pacer = Pacer::new(now);
+    }
+
+    fn frame_wire_len(&self, payload: u32, ts: bool) -> f64 {
+        let ts = if ts { TIMESTAMP_LEN } else { 0 };
+        f64::from(payload)
+            + (8 + ts + self.descriptor.bytes()) as f64
+            + f64::from(self.cfg.lower_header_bytes)
+    }
+
+    fn ipi(&self, wire_len: f64) -> Ipi {
+        Ipi::from_rate(wire_len.max(1.0), self.rc.rate_bytes_per_sec())
+    }
+
+    fn has_work(&self) -> bool {
+        self.metadata_due || !self.retx.is_empty() || self.next_new < self.end() || self.probe_due
+    }
+
+    fn active(&self) -> bool {
+        self.started && self.failure.is_none() && !self.is_complete()
+    }
+
+    fn wants_status(&mut self, now: Instant, eod: bool, end_of_round: bool) -> bool {
+        let by_count = self.cfg.status_every_frames > 0
+            && self.frames_since_request + 1 >= self.cfg.status_every_frames;
+        let by_time = self
+            .last_request
+            .is_none_or(|t| now.saturating_since(t) >= self.cfg.status_request_interval);
+        // Ask the controller every time, so that it sees each opportunity.
+        let by_rc = self.rc.want_status_request(now);
+        by_rc || by_count || by_time || eod || end_of_round
+    }
+
+    fn data_frame(&mut self, now: Instant, offset: u64, len: u32, request: bool) -> SaraData {
+        let eod = self
+            .file_size
+            .is_some_and(|s| s != UNLIMITED_SIZE && offset + u64::from(len) == s);
+        let ts = (request && self.cfg.timestamps).then(|| ts_from_instant(now));
+        if request {
+            self.frames_since_request = 0;
+            self.last_request = Some(now);
+            self.stats.status_requests += 1;
+        } else {
+            self.frames_since_request += 1;
+        }
+        self.stats.data_sent += 1;
+        self.rc.on_data_sent(now, offset, len, request);
+        SaraData {
+            session: self.session,
+            descriptor: self.descriptor,
+            offset,
+            len,
+            request_status: request,
+            eod,
+            ts,
+        }
+    }
+
+    /// The next frame to send now, if the pacer allows one.
+    pub fn poll_message(&mut self, now: Instant) -> Option<Message> {
+        if !self.started || self.failure.is_some() || self.pacer.due() > now {
+            return None;
+        }
+        if self.metadata_due {
+            self.metadata_due = false;
+            self.stats.metadata_sent += 1;
+            let m = SaraMetadata {
+                session: self.session,
+                descriptor: self.descriptor,
+                file_size: self.file_size.unwrap_or(0),
+                checksum: self.cfg.checksum,
+                name: self.name,
+            };
+            // METADATA: about 8 + 2 + d + 8 + 17 bytes plus the checksum.
+            let len =
+                35.0 + self.descriptor.bytes() as f64 + 4.0 * m.checksum.kind().words() as f64;
+            let ipi = self.ipi(len + f64::from(self.cfg.lower_header_bytes));
+            self.pacer.on_send(now, ipi);
+            return Some(Message::SaraMetadata(m));
+        }
+        let payload = u64::from(self.cfg.payload.max(1));
+        let d = if let Some((s, e)) = self.retx.first() {
+            let len = (e - s).min(payload);
+            self.retx.remove(s, s + len);
+            self.remember_retx(now, s, s + len);
+            self.stats.retransmits += 1;
+            let end_of_round = self.retx.is_empty();
+            let eod = self.file_size.is_some_and(|f| s + len == f);
+            let req = self.wants_status(now, eod, end_of_round);
+            self.data_frame(now, s, len as u32, req)
+        } else if self.next_new < self.end() {
+            let off = self.next_new;
+            let len = (self.end() - off).min(payload);
+            self.next_new += len;
+            self.last_frame = Some((off, len as u32));
+            let eod = self
+                .file_size
+                .is_some_and(|f| off + len == f && f != UNLIMITED_SIZE);
+            let req = self.wants_status(now, eod, false);
+            self.data_frame(now, off, len as u32, req)
+        } else if self.probe_due {
+            self.probe_due = false;
+            let (off, len) = self.last_frame?;
+            self.stats.retransmits += 1;
+            self.stats.probes += 1;
+            self.data_frame(now, off, len, true)
+        } else {
+            return None;
+        };
+        let ipi = self.ipi(self.frame_wire_len(d.len, d.ts.is_some()));
+        self.pacer.on_send(now, ipi);
+        Some(Message::SaraData(d))
+    }
+
+    fn remember_retx(&mut self, now: Instant, s: u64, e: u64) {
+        if !self.cfg.timestamps {
+            return;
+        }
+        if self.recent_retx.len() >= self.cfg.max_retx_ranges.max(1) {
+            self.recent_retx.pop_front();
+        }
+        self.recent_retx.push_back((now, s, e));
+    }
+
+    /// Checks a STATUS against what was sent (§4.5: offsets within the
+    /// transfer, holes in order, disjoint, non-empty, at or above the
+    /// progress indicator).
+    fn validate(&self, s: &SaraStatus) -> Result<(), StatusReject> {
+        if s.session != self.session {
+            return Err(StatusReject::WrongSession);
+        }
+        if !self.started || self.file_size.is_none() {
+            return Err(StatusReject::Unexpected);
+        }
+        // The receiver cannot have seen past the highest byte sent.
+        let sent = self.next_new;
+        if s.progress > sent {
+            return Err(StatusReject::Progress);
+        }
+        if s.in_response_to > sent {
+            return Err(StatusReject::InResponseTo);
+        }
+        let holes = s.holes();
+        if check_holes(holes).is_err() || holes.iter().any(|&(a, b)| a < s.progress || b > sent) {
+            return Err(StatusReject::Holes);
+        }
+        Ok(())
+    }
+
+    /// A STATUS arrived.
+    pub fn on_status(&mut self, now: Instant, s: &SaraStatus) {
+        if self.failure.is_some() {
+            return;
+        }
+        if let Err(why) = self.validate(s) {
+            self.stats.status_rejected += 1;
+            self.stats.last_reject = Some(why);
+            return;
+        }
+        self.stats.status_received += 1;
+        self.last_heard = now;
+        if s.error != 0 {
+            self.failure = Some(Failure::PeerError(s.error));
+            return;
+        }
+        let echo = s
+            .timestamp()
+            .and_then(|t| instant_from_ts(&t))
+            .filter(|&t| t <= now);
+        if let Some(t) = echo {
+            let rtt = now - t;
+            self.stats.rtt_samples += 1;
+            self.stats.sum_rtt += rtt;
+            self.stats.srtt = Some(match self.stats.srtt {
+                None => rtt,
+                Some(sr) => Duration((sr.0 / 8) * 7 + rtt.0 / 8),
+            });
+        }
+        if s.progress > self.acked {
+            let delta = s.progress - self.acked;
+            self.acked = s.progress;
+            self.stats.acked_bytes = self.acked;
+            self.retx.remove(0, self.acked);
+            self.events.push_back(Event::Acked(delta));
+        }
+        if !s.metadata_received() {
+            // §4.5 bit 13: the receiver lacks METADATA; send it again.
+            self.metadata_due = true;
+        }
+        // Re-sent since the echoed DATA left: still in flight, not holes.
+        // Without an echo (a voluntary STATUS, or timestamps off) there is
+        // no telling, and the holes are taken as they are: a duplicate
+        // costs a frame, a hole never re-sent would stall the transfer.
+        let in_flight: Vec<(u64, u64)> = match echo {
+            Some(t) => {
+                while self.recent_retx.front().is_some_and(|r| r.0 < t) {
+                    self.recent_retx.pop_front();
+                }
+                self.recent_retx.iter().map(|r| (r.1, r.2)).collect()
+            }
+            None => {
+                if !self.cfg.timestamps {
+                    self.recent_retx.clear();
+                }
+                Vec::new()
+            }
+        };
+        let holes = s.holes();
+        // What the list speaks for: up to its last hole when incomplete,
+        // else every byte sent before the echoed DATA (up to the offset it
+        // answers, whose frame arrived).
+        let span_end = if s.incomplete() {
+            holes.last().map_or(self.acked, |h| h.1)
+        } else {
+            s.in_response_to.max(holes.last().map_or(0, |h| h.1))
+        };
+        self.retx.remove(self.acked, span_end);
+        for &(a, b) in holes {
+            let a = a.max(self.acked);
+            if a >= b {
+                continue;
+            }
+            let mut piece = RangeSet::new(usize::MAX);
+            piece.insert(a, b);
+            for &(x, y) in &in_flight {
+                piece.remove(x, y);
+            }
+            for (x, y) in piece.iter() {
+                let _ = self.retx.insert(x, y);
+            }
+        }
+        let info = StatusInfo {
+            now,
+            progress: s.progress,
+            in_response_to: s.in_response_to,
+            holes,
+            incomplete: s.incomplete(),
+            ts_echo: echo,
+            voluntary: s.voluntary(),
+        };
+        self.rc.on_status(&info);
+        self.check_complete();
+        if self.has_work() {
+            self.pacer
+                .reschedule(self.ipi(self.frame_wire_len(self.cfg.payload, false)));
+        }
+    }
+
+    fn check_complete(&mut self) {
+        if self.is_complete() && !self.all_acked_reported {
+            self.all_acked_reported = true;
+            self.retx.clear();
+            self.probe_due = false;
+            self.events.push_back(Event::AllAcked);
+        }
+    }
+
+    /// GET responder: a REQUEST arrived.
+    fn on_request(&mut self, now: Instant, kind: RequestType, name: u64, session: u32) {
+        match self.role {
+            Role::GetResponder { name: mine, size }
+                if name == mine && matches!(kind, RequestType::Get | RequestType::GetDelete) =>
+            {
+                if !self.started {
+                    self.session = session;
+                    self.start(size, now);
+                } else if session == self.session {
+                    // A repeated REQUEST: our METADATA was lost.
+                    self.metadata_due = true;
+                    self.last_heard = now;
+                } else {
+                    self.stats.requests_rejected += 1;
+                }
+            }
+            _ => self.stats.requests_rejected += 1,
+        }
+    }
+
+    /// Timers: inactivity and the end-of-data probe.
+    pub fn on_timeout(&mut self, now: Instant) {
+        if !self.active() {
+            return;
+        }
+        if now >= self.last_heard + self.cfg.inactivity_timeout {
+            self.failure = Some(Failure::InactivityTimeout {
+                last_heard: self.last_heard,
+            });
+            return;
+        }
+        if !self.has_work() && self.last_frame.is_some() {
+            let due = self.last_request.map_or(now, |t| t + self.probe_interval());
+            if now >= due {
+                self.probe_due = true;
+            }
+        }
+    }
+
+    /// Time from the last STATUS request to a probe: the STATUS request
+    /// interval, but at least two smoothed RTTs once measured (on a path
+    /// whose RTT exceeds the interval, an earlier probe would only
+    /// duplicate the last frame while its STATUS is on its way).
+    fn probe_interval(&self) -> Duration {
+        let rtts = self
+            .stats
+            .srtt
+            .map_or(Duration::ZERO, |r| r.saturating_mul(2));
+        self.cfg.status_request_interval.max(rtts)
+    }
+
+    /// When the sender next needs waking.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        if !self.active() {
+            return None;
+        }
+        let mut t = self.last_heard + self.cfg.inactivity_timeout;
+        if self.has_work() {
+            t = t.min(self.pacer.due());
+        } else if self.last_frame.is_some() {
+            let probe = self
+                .last_request
+                .map_or(self.pacer.due(), |r| r + self.probe_interval());
+            t = t.min(probe);
+        }
+        Some(t)
+    }
+}
+
+impl Endpoint for SaratogaSender {
+    fn handle_input(&mut self, now: Instant, message: &Message) {
+        match message {
+            Message::SaraStatus(s) => self.on_status(now, s),
+            Message::SaraRequest(r) => self.on_request(now, r.kind, r.name, r.session),
+            _ => self.stats.foreign += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.on_timeout(now);
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let m = self.poll_message(now)?;
+        let payload_len = match m {
+            Message::SaraData(d) => d.len,
+            _ => 0,
+        };
+        Some(Transmit {
+            message: m,
+            payload_len,
+            low_priority: false,
+            overhead: false,
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.next_timeout()
+    }
+
+    fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    fn stats(&self) -> Stats {
+        let s = &self.stats;
+        Stats {
+            srtt: s.srtt,
+            rate: Some(RateStats {
+                x_bps: self.rc.rate_bytes_per_sec() * 8.0,
+                x_recv_bps: f64::NAN,
+                p: self.rc.loss_event_rate().unwrap_or(0.0),
+            }),
+            acked_bytes: s.acked_bytes,
+            retransmits: s.retransmits,
+            timeouts: u64::from(matches!(
+                self.failure,
+                Some(Failure::InactivityTimeout { .. })
+            )),
+            rtt_samples: s.rtt_samples,
+            sum_rtt: s.sum_rtt,
+            foreign: s.foreign,
+            ..Stats::default()
+        }
+    }
+}
+
+impl Sender for SaratogaSender {
+    /// PUT: the first offer starts a transfer of a file of `bytes` bytes
+    /// (METADATA announces the size). A later offer grows the file and
+    /// announces the new size in a fresh METADATA (our extension: a file
+    /// still being written). A GET responder ignores it.
+    fn offer(&mut self, now: Instant, bytes: u64) {
+        if self.role != Role::Put || self.closed || bytes == 0 {
+            return;
+        }
+        match self.file_size {
+            None => self.start(bytes, now),
+            Some(s) if s != UNLIMITED_SIZE => {
+                let n = s.saturating_add(bytes);
+                self.file_size = Some(n);
+                self.descriptor = self.descriptor.max(DescriptorSize::smallest_for(n));
+                self.metadata_due = true;
+                if self.all_acked_reported {
+                    self.all_acked_reported = false;
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// PUT: an endless transfer, a file of [`UNLIMITED_SIZE`] bytes with
+    /// 64-bit offsets (for bulk experiments; it never completes).
+    fn set_unlimited(&mut self, now: Instant) {
+        if self.role != Role::Put || self.closed {
+            return;
+        }
+        if self.file_size.is_none() {
+            self.start(UNLIMITED_SIZE, now);
+        } else {
+            self.file_size = Some(UNLIMITED_SIZE);
+            self.descriptor = DescriptorSize::D64;
+            self.metadata_due = true;
+        }
+    }
+
+    /// Sends no new data; what was sent is still repaired until
+    /// acknowledged, then [`Event::AllAcked`].
+    fn close(&mut self, _now: Instant) {
+        self.closed = true;
+        self.check_complete();
+    }
+}

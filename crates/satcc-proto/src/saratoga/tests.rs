@@ -1,0 +1,790 @@
+//! Saratoga protocol tests: PUT and GET end to end over a small in-test
+//! link with loss, STATUS validation, hole retransmission, timers.
+
+use super::rate::FixedRate;
+use super::sender::StatusReject;
+use super::*;
+use crate::endpoint::{Endpoint, Event, Message, Sender};
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn at_ms(ms: u64) -> Instant {
+    Instant::ZERO + Duration::from_millis(ms)
+}
+
+/// What the in-test link saw.
+#[derive(Default, Debug)]
+struct Trace {
+    /// (time, message) of everything handed to the link, both ways.
+    sent: Vec<(Instant, Message)>,
+    dropped: u64,
+    sender_events: Vec<Event>,
+    end: Instant,
+}
+
+/// Runs a sender and a receiver over a link of one-way `delay` until both
+/// are idle or `limit`; `drop(i, msg)` drops the i-th message (counted
+/// over both directions, from 0).
+fn run(
+    snd: &mut dyn Endpoint,
+    rcv: &mut dyn Endpoint,
+    delay: Duration,
+    limit: Instant,
+    mut drop: impl FnMut(u64, &Message) -> bool,
+) -> Trace {
+    let mut trace = Trace::default();
+    // In flight: (arrival, seq, to_sender, message).
+    let mut flight: Vec<(Instant, u64, bool, Message)> = Vec::new();
+    let mut seq = 0u64;
+    let mut now = Instant::ZERO;
+    loop {
+        for to_sender in [false, true] {
+            let ep: &mut dyn Endpoint = if to_sender { &mut *rcv } else { &mut *snd };
+            while let Some(t) = ep.poll_transmit(now) {
+                trace.sent.push((now, t.message));
+                assert_eq!(t.message.is_reverse(), to_sender, "{:?}", t.message);
+                if drop(seq, &t.message) {
+                    trace.dropped += 1;
+                } else {
+                    flight.push((now + delay, seq, to_sender, t.message));
+                }
+                seq += 1;
+            }
+        }
+        while let Some(e) = snd.poll_event() {
+            trace.sender_events.push(e);
+        }
+        let next_arrival = flight.iter().map(|f| (f.0, f.1)).min();
+        let next = [
+            next_arrival.map(|a| a.0),
+            snd.poll_timeout(),
+            rcv.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(next) = next else { break };
+        if next > limit {
+            break;
+        }
+        now = now.max(next);
+        // Deliver everything due, in order.
+        flight.sort_by_key(|f| (f.0, f.1));
+        while flight.first().is_some_and(|f| f.0 <= now) {
+            let (_, _, to_sender, m) = flight.remove(0);
+            if to_sender {
+                snd.handle_input(now, &m);
+            } else {
+                rcv.handle_input(now, &m);
+            }
+        }
+        if snd.poll_timeout().is_some_and(|t| t <= now) {
+            snd.handle_timeout(now);
+        }
+        if rcv.poll_timeout().is_some_and(|t| t <= now) {
+            rcv.handle_timeout(now);
+        }
+    }
+    trace.end = now;
+    trace
+}
+
+fn cfg() -> SaratogaConfig {
+    SaratogaConfig {
+        session: 77,
+        payload: 1000,
+        ..SaratogaConfig::default()
+    }
+}
+
+fn put_pair(size: u64, rate_bps: u64) -> (SaratogaSender, SaratogaReceiver) {
+    let mut s = SaratogaSender::new(cfg(), rate_bps, Instant::ZERO);
+    s.offer(Instant::ZERO, size);
+    (s, SaratogaReceiver::new(cfg(), Instant::ZERO))
+}
+
+fn assert_delivered_exactly(r: &SaratogaReceiver, size: u64) {
+    assert!(r.is_complete());
+    assert_eq!(r.received().iter().collect::<Vec<_>>(), vec![(0, size)]);
+    assert_eq!(r.receiver_stats().delivered_bytes, size);
+    assert_eq!(Endpoint::stats(r).delivered_bytes, size);
+}
+
+fn is_data(m: &Message) -> bool {
+    matches!(m, Message::SaraData(_))
+}
+
+#[test]
+fn message_stays_small() {
+    let size = std::mem::size_of::<Message>();
+    eprintln!("size_of::<Message>() = {size}");
+    // TcpAck (72 bytes) makes it 80; Saratoga must not grow it.
+    assert!(size <= 80, "{size}");
+    assert!(std::mem::size_of::<SaraStatus>() <= std::mem::size_of::<crate::tcp::TcpAck>());
+    // Drivers hold boxed endpoints.
+    let _tx: crate::endpoint::BoxedSender =
+        Box::new(SaratogaSender::new(cfg(), 1_000_000, Instant::ZERO));
+    let _rx: crate::endpoint::BoxedEndpoint = Box::new(SaratogaReceiver::new(cfg(), Instant::ZERO));
+}
+
+#[test]
+fn put_without_loss_is_exact_and_needs_no_retransmission() {
+    let size = 100_500;
+    let (mut s, mut r) = put_pair(size, 8_000_000);
+    let t = run(&mut s, &mut r, ms(50), at_ms(60_000), |_, _| false);
+    assert_delivered_exactly(&r, size);
+    assert!(s.is_complete());
+    let st = Endpoint::stats(&s);
+    assert_eq!(st.acked_bytes, size);
+    assert_eq!(st.retransmits, 0);
+    assert_eq!(st.rate.expect("rate").x_bps, 8_000_000.0);
+    assert!(
+        st.srtt.is_some_and(|r| r >= ms(100) && r < ms(200)),
+        "{:?}",
+        st.srtt
+    );
+    let acked: u64 = t
+        .sender_events
+        .iter()
+        .map(|e| if let Event::Acked(n) = e { *n } else { 0 })
+        .sum();
+    assert_eq!(acked, size);
+    assert_eq!(t.sender_events.last(), Some(&Event::AllAcked));
+    // 101 DATA frames (the last of 500 bytes), one METADATA first.
+    let data: Vec<SaraData> = t
+        .sent
+        .iter()
+        .filter_map(|(_, m)| {
+            if let Message::SaraData(d) = m {
+                Some(*d)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(data.len(), 101);
+    assert!(
+        matches!(t.sent[0].1, Message::SaraMetadata(m) if m.file_size == size
+        && m.descriptor == DescriptorSize::D32 && m.session == 77)
+    );
+    let last = data.last().expect("data");
+    assert!(last.eod && last.request_status && last.len == 500 && last.offset == 100_000);
+    assert!(data[..100].iter().all(|d| !d.eod));
+    // Paced at 8 Mb/s: 1000 + 8 + 4 (+16 ts) + 28 bytes ~ 1.04 ms apart.
+    let t_first = t.sent.iter().find(|(_, m)| is_data(m)).expect("data").0;
+    let t_last = t
+        .sent
+        .iter()
+        .rev()
+        .find(|(_, m)| is_data(m))
+        .expect("data")
+        .0;
+    let span = (t_last - t_first).as_secs_f64();
+    assert!((0.100..0.110).contains(&span), "{span}");
+    // Feedback counted at the receiver.
+    assert!(Endpoint::stats(&r).feedback_sent.unwrap_or(0) >= 2);
+}
+
+#[test]
+fn put_recovers_from_periodic_loss_status_loss_and_a_lost_last_data() {
+    let size = 257_123;
+    let (mut s, mut r) = put_pair(size, 16_000_000);
+    let mut eod_dropped = false;
+    let mut status_seen = 0;
+    let t = run(&mut s, &mut r, ms(100), at_ms(120_000), |i, m| match m {
+        Message::SaraData(d) if d.eod && !eod_dropped => {
+            eod_dropped = true;
+            true
+        }
+        Message::SaraStatus(_) => {
+            status_seen += 1;
+            status_seen % 3 == 1
+        }
+        _ => i % 7 == 3,
+    });
+    assert!(eod_dropped);
+    assert!(t.dropped > 30, "{}", t.dropped);
+    assert_delivered_exactly(&r, size);
+    assert!(s.is_complete());
+    let ss = s.sender_stats();
+    assert!(ss.retransmits >= t.dropped / 2, "{ss:?}");
+    assert!(ss.probes >= 1, "{ss:?}");
+    assert_eq!(ss.status_rejected, 0);
+    assert_eq!(Endpoint::stats(&s).acked_bytes, size);
+    assert_eq!(t.sender_events.last(), Some(&Event::AllAcked));
+}
+
+#[test]
+fn put_completes_under_one_percent_loss_of_data_and_status() {
+    for seed in 1..=4u64 {
+        let size = 2_000_000;
+        let (mut s, mut r) = put_pair(size, 20_000_000);
+        let mut rng = Rng::new(seed);
+        let t = run(&mut s, &mut r, ms(250), at_ms(300_000), |_, _| {
+            rng.below(100) == 0
+        });
+        assert!(t.dropped > 5, "seed {seed}: {}", t.dropped);
+        assert_delivered_exactly(&r, size);
+        assert!(s.is_complete(), "seed {seed}");
+        let ss = s.sender_stats();
+        eprintln!(
+            "seed {seed}: {} dropped, done at {}, {ss:?}",
+            t.dropped, t.end
+        );
+        // Repairs cost little more than the losses.
+        assert!(
+            ss.retransmits < 4 * t.dropped + 10,
+            "seed {seed}: {ss:?} {}",
+            t.dropped
+        );
+        assert_eq!(ss.status_rejected, 0);
+    }
+}
+
+#[test]
+fn get_end_to_end_with_loss() {
+    let size = 123_456;
+    let name = 0xABCD;
+    let snd_cfg = SaratogaConfig {
+        session: 0, // the responder takes the requester's session
+        ..cfg()
+    };
+    let mut s = SaratogaSender::get_responder(
+        snd_cfg,
+        Box::new(FixedRate::new(10_000_000)),
+        name,
+        size,
+        Instant::ZERO,
+    );
+    let mut r = SaratogaReceiver::get(cfg(), name, Instant::ZERO);
+    let (mut req_dropped, mut meta_dropped) = (false, false);
+    let t = run(&mut s, &mut r, ms(100), at_ms(120_000), |i, m| match m {
+        Message::SaraRequest(_) if !req_dropped => {
+            req_dropped = true;
+            true
+        }
+        Message::SaraMetadata(_) if !meta_dropped => {
+            meta_dropped = true;
+            true
+        }
+        Message::SaraData(d) if d.eod => i % 2 == 0,
+        _ => i % 11 == 5,
+    });
+    assert!(req_dropped && meta_dropped);
+    assert_delivered_exactly(&r, size);
+    assert_eq!(r.file_size(), Some(size));
+    assert_eq!(r.name(), Some(name));
+    assert!(s.is_complete());
+    assert_eq!(s.session(), 77);
+    let requests = t
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m, Message::SaraRequest(q) if q.kind == RequestType::Get && q.name == name))
+        .count();
+    assert!(requests >= 2, "the lost REQUEST was repeated: {requests}");
+    // METADATA was re-sent after a STATUS said it was missing (bit 13).
+    assert!(s.sender_stats().metadata_sent >= 2);
+}
+
+#[test]
+fn get_responder_ignores_other_files() {
+    let mut s = SaratogaSender::get_responder(
+        cfg(),
+        Box::new(FixedRate::new(1_000_000)),
+        5,
+        1000,
+        Instant::ZERO,
+    );
+    let req = SaraRequest {
+        session: 9,
+        descriptor: DescriptorSize::D64,
+        kind: RequestType::Get,
+        name: 6,
+    };
+    s.handle_input(Instant::ZERO, &Message::SaraRequest(req));
+    assert!(s.poll_transmit(Instant::ZERO).is_none());
+    assert_eq!(s.sender_stats().requests_rejected, 1);
+    assert_eq!(s.poll_timeout(), None);
+}
+
+#[test]
+fn sender_gives_up_after_the_inactivity_timeout() {
+    let (mut s, mut r) = put_pair(50_000, 8_000_000);
+    // Every STATUS is lost.
+    let t = run(&mut s, &mut r, ms(50), at_ms(200_000), |_, m| {
+        matches!(m, Message::SaraStatus(_))
+    });
+    let f = s.failure().expect("gave up");
+    assert!(matches!(f, Failure::InactivityTimeout { last_heard } if last_heard == Instant::ZERO));
+    assert!(f.to_string().contains("inactivity timeout"));
+    assert_eq!(Endpoint::stats(&s).timeouts, 1);
+    assert_eq!(Endpoint::stats(&s).acked_bytes, 0);
+    // It stopped: nothing sent after the timeout, no more timers.
+    let last_sent = t
+        .sent
+        .iter()
+        .rev()
+        .find(|(_, m)| !m.is_reverse())
+        .expect("sent")
+        .0;
+    assert!(last_sent < at_ms(60_000), "{last_sent}");
+    assert_eq!(s.poll_timeout(), None);
+    // Probes went out once per STATUS request interval meanwhile.
+    let probes = s.sender_stats().probes;
+    assert!((55..=60).contains(&probes), "{probes}");
+    // The receiver had everything and stays quiet.
+    assert!(r.is_complete());
+}
+
+#[test]
+fn receiver_gives_up_when_the_sender_goes_silent() {
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    let d = SaraData {
+        session: 77,
+        descriptor: DescriptorSize::D16,
+        offset: 0,
+        len: 100,
+        request_status: false,
+        eod: false,
+        ts: None,
+    };
+    r.handle_input(at_ms(10), &Message::SaraData(d));
+    let t = r.poll_timeout().expect("inactivity timer");
+    assert_eq!(t, at_ms(10) + cfg().inactivity_timeout);
+    r.handle_timeout(t);
+    assert!(matches!(
+        r.failure(),
+        Some(Failure::InactivityTimeout { .. })
+    ));
+    assert_eq!(Endpoint::stats(&r).timeouts, 1);
+}
+
+#[test]
+fn status_requests_follow_the_interval_and_the_frame_count() {
+    // 1000-byte frames at ~1 ms; a STATUS request every 50 ms by time, or
+    // every 20 frames by count, whichever first.
+    for (every, interval, expect_gap_ms) in [(0u32, 50u64, 50.0), (20, 1000, 20.0)] {
+        let c = SaratogaConfig {
+            status_every_frames: every,
+            status_request_interval: Duration::from_millis(interval),
+            ..cfg()
+        };
+        let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
+        s.offer(Instant::ZERO, 1_000_000);
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let t = run(&mut s, &mut r, ms(10), at_ms(60_000), |_, _| false);
+        assert!(r.is_complete());
+        let req: Vec<Instant> = t
+            .sent
+            .iter()
+            .filter(|(_, m)| matches!(m, Message::SaraData(d) if d.request_status && !d.eod))
+            .map(|x| x.0)
+            .collect();
+        assert!(req.len() > 10);
+        for w in req.windows(2).skip(1) {
+            let gap = (w[1] - w[0]).as_secs_f64() * 1e3;
+            assert!(
+                (expect_gap_ms * 0.9..expect_gap_ms * 1.2).contains(&gap),
+                "every {every}, interval {interval}: gap {gap} ms"
+            );
+        }
+    }
+}
+
+fn sender_with_sent(n_frames: usize) -> (SaratogaSender, Vec<SaraData>) {
+    let c = SaratogaConfig {
+        status_every_frames: 0,
+        status_request_interval: Duration::from_secs(100),
+        ..cfg()
+    };
+    let mut s = SaratogaSender::new(c, 8_000_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 100_000);
+    let mut sent = Vec::new();
+    let mut now = Instant::ZERO;
+    while sent.len() < n_frames {
+        match s.poll_message(now) {
+            Some(Message::SaraData(d)) => sent.push(d),
+            Some(_) => {}
+            None => now = s.poll_timeout().expect("pacing"),
+        }
+    }
+    (s, sent)
+}
+
+fn status(progress: u64, irt: u64, holes: &[(u64, u64)]) -> SaraStatus {
+    let mut st = SaraStatus::new(77, DescriptorSize::D32, progress, irt);
+    st.set_holes(holes.iter().copied());
+    st
+}
+
+#[test]
+fn impossible_status_is_rejected_and_counted() {
+    let (mut s, _) = sender_with_sent(10); // bytes [0, 10000) sent
+    let now = at_ms(1);
+    let cases: Vec<(SaraStatus, StatusReject)> = vec![
+        (status(10_001, 0, &[]), StatusReject::Progress),
+        (status(0, 10_001, &[]), StatusReject::InResponseTo),
+        (status(0, 9000, &[(9000, 10_001)]), StatusReject::Holes),
+        (
+            status(0, 9000, &[(3000, 4000), (1000, 2000)]),
+            StatusReject::Holes,
+        ),
+        (
+            status(0, 9000, &[(1000, 3000), (2000, 4000)]),
+            StatusReject::Holes,
+        ),
+        (status(0, 9000, &[(2000, 2000)]), StatusReject::Holes),
+        (status(5000, 9000, &[(1000, 2000)]), StatusReject::Holes),
+        (
+            {
+                let mut x = status(1000, 9000, &[]);
+                x.session = 78;
+                x
+            },
+            StatusReject::WrongSession,
+        ),
+    ];
+    for (i, (st, why)) in cases.iter().enumerate() {
+        s.handle_input(now, &Message::SaraStatus(*st));
+        let ss = s.sender_stats();
+        assert_eq!(ss.status_rejected, i as u64 + 1, "case {i}");
+        assert_eq!(ss.last_reject, Some(*why), "case {i}");
+        assert_eq!(ss.acked_bytes, 0, "case {i}: not trusted");
+    }
+    // A good one is taken.
+    s.handle_input(
+        now,
+        &Message::SaraStatus(status(2000, 9000, &[(3000, 4000)])),
+    );
+    assert_eq!(s.sender_stats().acked_bytes, 2000);
+    assert_eq!(s.sender_stats().status_received, 1);
+    assert_eq!(s.poll_event(), Some(Event::Acked(2000)));
+}
+
+#[test]
+fn holes_are_retransmitted_first_and_not_twice() {
+    let (mut s, sent) = sender_with_sent(20);
+    assert_eq!(sent[19].offset, 19_000);
+    let t_req = at_ms(2);
+    let mut st = status(2000, 15_000, &[(2000, 3000), (5000, 7000)]);
+    st.set_timestamp(Some(msg::ts_from_instant(t_req)));
+    s.handle_input(at_ms(100), &Message::SaraStatus(st));
+    fn next(s: &mut SaratogaSender, now: &mut Instant) -> SaraData {
+        loop {
+            match s.poll_message(*now) {
+                Some(Message::SaraData(d)) => return d,
+                Some(m) => panic!("{m:?}"),
+                None => *now = s.poll_timeout().expect("pacing"),
+            }
+        }
+    }
+    let mut now = at_ms(100);
+    let offs: Vec<(u64, u32)> = (0..4)
+        .map(|_| next(&mut s, &mut now))
+        .map(|d| (d.offset, d.len))
+        .collect();
+    assert_eq!(
+        offs,
+        vec![(2000, 1000), (5000, 1000), (6000, 1000), (20_000, 1000)]
+    );
+    // The same STATUS again (a duplicate echoing the same old timestamp):
+    // those holes were re-sent since, so nothing is queued again.
+    s.handle_input(at_ms(101), &Message::SaraStatus(st));
+    assert_eq!(next(&mut s, &mut now).offset, 21_000);
+    assert_eq!(s.sender_stats().retransmits, 3);
+    // A later STATUS that still lists one: re-sent again.
+    let mut st2 = status(2000, 21_000, &[(5000, 6000)]);
+    st2.set_timestamp(Some(msg::ts_from_instant(at_ms(200))));
+    s.handle_input(at_ms(300), &Message::SaraStatus(st2));
+    let mut now = at_ms(300);
+    let d = loop {
+        match s.poll_message(now) {
+            Some(Message::SaraData(d)) => break d,
+            _ => now = s.poll_timeout().expect("pacing"),
+        }
+    };
+    assert_eq!((d.offset, s.sender_stats().retransmits), (5000, 4));
+}
+
+#[test]
+fn receiver_range_set_is_bounded_and_data_outside_the_file_rejected() {
+    let c = SaratogaConfig {
+        max_ranges: 4,
+        ..cfg()
+    };
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let meta = SaraMetadata {
+        session: 77,
+        descriptor: DescriptorSize::D32,
+        file_size: 100_000,
+        checksum: wire::Checksum::Crc32(0x1234),
+        name: 1,
+    };
+    r.handle_input(Instant::ZERO, &Message::SaraMetadata(meta));
+    let data = |offset: u64, len: u32, request_status: bool| SaraData {
+        session: 77,
+        descriptor: DescriptorSize::D32,
+        offset,
+        len,
+        request_status,
+        eod: false,
+        ts: None,
+    };
+    for i in 0..10u64 {
+        r.handle_input(
+            Instant::ZERO,
+            &Message::SaraData(data(i * 2000, 1000, false)),
+        );
+    }
+    assert_eq!(r.received().len(), 4);
+    assert_eq!(r.receiver_stats().dropped_at_cap, 6);
+    // Filling a gap merges, which is always allowed.
+    r.handle_input(Instant::ZERO, &Message::SaraData(data(1000, 1000, false)));
+    assert_eq!(r.received().len(), 3);
+    // Outside the file.
+    r.handle_input(Instant::ZERO, &Message::SaraData(data(99_500, 1000, false)));
+    r.handle_input(
+        Instant::ZERO,
+        &Message::SaraData(data(u64::MAX - 10, 1000, false)),
+    );
+    assert_eq!(r.receiver_stats().data_rejected, 2);
+    // The STATUS lists the first holes and says the list is incomplete.
+    r.handle_input(Instant::ZERO, &Message::SaraData(data(0, 1000, true)));
+    let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+        panic!("a STATUS was requested");
+    };
+    assert_eq!(st.progress, 3000);
+    assert_eq!(st.in_response_to, 0);
+    assert_eq!(st.holes(), &[(3000, 4000), (5000, 6000)]);
+    assert!(!st.incomplete());
+    assert!(st.metadata_received());
+    assert_eq!(r.checksum(), wire::Checksum::Crc32(0x1234));
+    assert!(!r.is_complete());
+}
+
+#[test]
+fn status_without_metadata_says_so() {
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    let mut holes = Vec::new();
+    for i in 0..6u64 {
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D16,
+            offset: i * 200,
+            len: 100,
+            request_status: i == 5,
+            eod: false,
+            ts: Some([7; 16]),
+        };
+        r.handle_input(Instant::ZERO, &Message::SaraData(d));
+        if i > 0 {
+            holes.push((i * 200 - 100, i * 200));
+        }
+    }
+    let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+        panic!("STATUS");
+    };
+    assert!(!st.metadata_received());
+    assert!(st.incomplete(), "5 holes, fewer inline");
+    assert_eq!(st.holes(), &holes[..STATUS_INLINE_HOLES]);
+    assert_eq!(st.timestamp(), Some([7; 16]), "echoed as it came");
+    assert_eq!(st.in_response_to, 1000);
+}
+
+#[test]
+fn unlimited_sender_uses_64_bit_offsets_and_close_drains() {
+    let mut s = SaratogaSender::new(cfg(), 8_000_000, Instant::ZERO);
+    s.set_unlimited(Instant::ZERO);
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    let t = run(&mut s, &mut r, ms(50), at_ms(2_000), |i, _| i % 13 == 4);
+    assert!(matches!(t.sent[0].1, Message::SaraMetadata(m)
+        if m.file_size == UNLIMITED_SIZE && m.descriptor == DescriptorSize::D64));
+    assert!(!s.is_complete());
+    let sent_bytes = r.received().max_end();
+    assert!(sent_bytes > 1_500_000, "{sent_bytes}");
+    // Close: no new data, holes repaired, then AllAcked.
+    s.close(t.end);
+    let t2 = run(&mut s, &mut r, ms(50), at_ms(60_000), |_, _| false);
+    assert!(s.is_complete());
+    assert_eq!(t2.sender_events.last(), Some(&Event::AllAcked));
+    let acked = Endpoint::stats(&s).acked_bytes;
+    assert_eq!(r.received().iter().collect::<Vec<_>>(), vec![(0, acked)]);
+}
+
+#[test]
+fn status_holes_truncate_through_the_wire_with_the_incomplete_flag() {
+    let repr = wire::Repr::Status(wire::Status {
+        descriptor: DescriptorSize::D32,
+        session: 3,
+        metadata_received: true,
+        incomplete: false,
+        voluntary: false,
+        error: 0,
+        timestamp: None,
+        progress: 10,
+        in_response_to: 90,
+        holes: vec![(10, 20), (30, 40), (50, 60), (70, 80), (85, 86)],
+    });
+    let Ok(Message::SaraStatus(st)) = msg::from_repr(&repr) else {
+        panic!("STATUS");
+    };
+    let all = [(10, 20), (30, 40), (50, 60), (70, 80), (85, 86)];
+    assert_eq!(st.holes(), &all[..STATUS_INLINE_HOLES]);
+    assert!(st.incomplete());
+    let back = msg::to_repr(&Message::SaraStatus(st)).expect("saratoga");
+    let wire::Repr::Status(b) = back else {
+        panic!()
+    };
+    assert_eq!(b.holes.len(), STATUS_INLINE_HOLES);
+    assert!(b.incomplete);
+}
+
+#[test]
+fn put_without_timestamps_completes_under_loss() {
+    let c = SaratogaConfig {
+        timestamps: false,
+        ..cfg()
+    };
+    let size = 300_000;
+    let mut s = SaratogaSender::new(c.clone(), 16_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, size);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let t = run(&mut s, &mut r, ms(100), at_ms(120_000), |i, _| i % 9 == 2);
+    assert!(t.dropped > 20);
+    assert_delivered_exactly(&r, size);
+    assert!(s.is_complete());
+    assert!(t
+        .sent
+        .iter()
+        .all(|(_, m)| !matches!(m, Message::SaraData(d) if d.ts.is_some())));
+    // No RTT samples without timestamps.
+    assert_eq!(Endpoint::stats(&s).rtt_samples, 0);
+}
+
+/// Random and hostile input never panics, and nothing impossible is
+/// believed: the sender's acknowledged point never passes what it sent,
+/// the receiver never records bytes outside the file.
+#[test]
+fn hostile_input_never_panics_nor_is_believed() {
+    let mut rng = Rng::new(0x5A7A);
+    let edge = [0u64, 1, 999, 1000, 65_535, 65_536, u64::MAX - 1, u64::MAX];
+    let pick = |rng: &mut Rng| {
+        if rng.below(2) == 0 {
+            edge[rng.below(edge.len() as u64) as usize]
+        } else {
+            rng.below(200_000)
+        }
+    };
+    for round in 0..200u64 {
+        let (mut s, mut r) = put_pair(100_000, 8_000_000);
+        let mut now = Instant::ZERO;
+        for i in 0..300u64 {
+            now += ms(rng.below(5));
+            // Let the sender send something now and then.
+            if i % 10 == 0 {
+                while let Some(t) = s.poll_transmit(now) {
+                    r.handle_input(now, &t.message);
+                }
+            }
+            let session = if rng.below(10) == 0 { 78 } else { 77 };
+            let d = [
+                DescriptorSize::D16,
+                DescriptorSize::D32,
+                DescriptorSize::D64,
+                DescriptorSize::D128,
+            ][rng.below(4) as usize];
+            let m = match rng.below(5) {
+                0 | 1 => {
+                    let mut st = SaraStatus::new(session, d, pick(&mut rng), pick(&mut rng));
+                    let n = rng.below(4);
+                    st.set_holes((0..n).map(|_| (pick(&mut rng), pick(&mut rng))));
+                    st.set_metadata_received(rng.below(2) == 0);
+                    if rng.below(3) == 0 {
+                        st.set_timestamp(Some(msg::ts_from_instant(Instant(pick(&mut rng)))));
+                    }
+                    st.error = if rng.below(50) == 0 { 9 } else { 0 };
+                    Message::SaraStatus(st)
+                }
+                2 | 3 => Message::SaraData(SaraData {
+                    session,
+                    descriptor: d,
+                    offset: pick(&mut rng),
+                    len: rng.below(3000) as u32,
+                    request_status: rng.below(2) == 0,
+                    eod: rng.below(5) == 0,
+                    ts: None,
+                }),
+                _ => Message::SaraMetadata(SaraMetadata {
+                    session,
+                    descriptor: d,
+                    file_size: pick(&mut rng),
+                    checksum: wire::Checksum::None,
+                    name: 0,
+                }),
+            };
+            s.handle_input(now, &m);
+            r.handle_input(now, &m);
+            s.handle_timeout(now);
+            r.handle_timeout(now);
+            while r.poll_transmit(now).is_some() {}
+            while s.poll_event().is_some() {}
+            assert!(
+                Endpoint::stats(&s).acked_bytes <= s.sent_end(),
+                "round {round}"
+            );
+            if let Some(size) = r.file_size() {
+                assert!(r.received().max_end() <= size, "round {round}");
+            }
+        }
+    }
+}
+
+#[test]
+fn receiver_verifies_size_and_checksum_of_the_runtime_bytes() {
+    let file: Vec<u8> = (0..2500u32).map(|i| (i * 7) as u8).collect();
+    for kind in [
+        wire::ChecksumType::None,
+        wire::ChecksumType::Crc32,
+        wire::ChecksumType::Md5,
+        wire::ChecksumType::Sha1,
+    ] {
+        let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+        let meta = SaraMetadata {
+            session: 77,
+            descriptor: DescriptorSize::D16,
+            file_size: 2500,
+            checksum: wire::Checksum::compute(kind, &file),
+            name: 0,
+        };
+        r.handle_input(Instant::ZERO, &Message::SaraMetadata(meta));
+        assert_eq!(r.verify(&file), None, "not complete yet");
+        for off in [0u64, 1000, 2000] {
+            let d = SaraData {
+                session: 77,
+                descriptor: DescriptorSize::D16,
+                offset: off,
+                len: (2500 - off).min(1000) as u32,
+                request_status: false,
+                eod: off == 2000,
+                ts: None,
+            };
+            r.handle_input(Instant::ZERO, &Message::SaraData(d));
+        }
+        assert!(r.is_complete());
+        assert_eq!(r.checksum().kind(), kind);
+        assert_eq!(r.verify(&file), Some(true));
+        let mut bad = file.clone();
+        bad[1234] ^= 1;
+        assert_eq!(r.verify(&bad), Some(kind == wire::ChecksumType::None));
+        assert_eq!(r.verify(&file[..2499]), Some(false));
+        // The voluntary STATUS at completion.
+        let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+            panic!("voluntary STATUS");
+        };
+        assert!(st.voluntary() && st.progress == 2500 && st.holes().is_empty());
+    }
+}
