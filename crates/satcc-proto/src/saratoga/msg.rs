@@ -283,6 +283,12 @@ pub fn to_repr(msg: &Message) -> Option<Repr> {
     })
 }
 
+/// Bytes a Saratoga message occupies as a UDP payload (its frame,
+/// header included); 0 for other messages.
+pub fn udp_payload_len(msg: &Message) -> u32 {
+    to_repr(msg).map_or(0, |r| u32::try_from(r.buffer_len()).unwrap_or(u32::MAX))
+}
+
 /// Why a parsed frame has no sans-IO message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToMessageError {

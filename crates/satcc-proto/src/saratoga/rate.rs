@@ -56,6 +56,13 @@ pub trait RateController: std::fmt::Debug + Send {
     fn loss_event_rate(&self) -> Option<f64> {
         None
     }
+    /// When the controller needs waking (STFRC's no-feedback timer,
+    /// RFC 5348 §4.4), if ever.
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    /// The time [`RateController::poll_timeout`] asked for has come.
+    fn handle_timeout(&mut self, _now: Instant) {}
 }
 
 /// A constant rate: plain Saratoga.

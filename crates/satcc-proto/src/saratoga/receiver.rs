@@ -347,7 +347,8 @@ impl Endpoint for SaratogaReceiver {
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         self.poll_message(now).map(|message| Transmit {
             message,
-            payload_len: 0,
+            // The whole STATUS frame (see the sender's poll_transmit).
+            payload_len: super::msg::udp_payload_len(&message),
             low_priority: false,
             overhead: false,
         })

@@ -527,6 +527,9 @@ impl SaratogaSender {
         if !self.active() {
             return;
         }
+        if self.rc.poll_timeout().is_some_and(|t| now >= t) {
+            self.rc.handle_timeout(now);
+        }
         if now >= self.last_heard + self.cfg.inactivity_timeout {
             self.failure = Some(Failure::InactivityTimeout {
                 last_heard: self.last_heard,
@@ -559,6 +562,9 @@ impl SaratogaSender {
             return None;
         }
         let mut t = self.last_heard + self.cfg.inactivity_timeout;
+        if let Some(rc) = self.rc.poll_timeout() {
+            t = t.min(rc);
+        }
         if self.has_work() {
             t = t.min(self.pacer.due());
         } else if self.last_frame.is_some() {
@@ -586,10 +592,10 @@ impl Endpoint for SaratogaSender {
 
     fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         let m = self.poll_message(now)?;
-        let payload_len = match m {
-            Message::SaraData(d) => d.len,
-            _ => 0,
-        };
+        // The UDP payload: the whole Saratoga frame, header included (its
+        // size varies with the descriptor, the timestamp and the hole
+        // list), so a driver adds only the IP and UDP headers.
+        let payload_len = super::msg::udp_payload_len(&m);
         Some(Transmit {
             message: m,
             payload_len,

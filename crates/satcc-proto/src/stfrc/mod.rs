@@ -38,6 +38,7 @@
 //! reported as a hole and so counts as received.
 
 mod history;
+mod saratoga;
 #[cfg(test)]
 mod tests;
 
