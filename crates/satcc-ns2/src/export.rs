@@ -636,6 +636,14 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                 })
             };
             match ProtocolConfig::from_spec(f, base_rtt) {
+                ProtocolConfig::Saratoga { .. } => {
+                    // ns-2 2.35 ships no Saratoga agent (paper 000's was
+                    // its authors' own, not released).
+                    return Err(Ns2Error::unsupported(
+                        at("protocol"),
+                        format!("{} has no ns-2 2.35 agent to export to", f.protocol.name()),
+                    ));
+                }
                 ProtocolConfig::Tcp { sender, receiver } => {
                     if sender.peach.is_some() {
                         // ns-2 2.35 has no TCP-Peach agent, and no two-class

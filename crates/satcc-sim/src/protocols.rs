@@ -9,6 +9,8 @@
 use satcc_proto::cbr::{CbrConfig, CbrSource, Sink};
 use satcc_proto::endpoint::{Endpoint, Event, Message, Sender, Stats, Transmit};
 use satcc_proto::rng::Rng;
+use satcc_proto::saratoga::{SaratogaConfig, SaratogaReceiver, SaratogaSender};
+use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::tcp::{
     self, PeachConfig, RtoSsthresh, RttTiming, TcpReceiver, TcpSender, Variant,
 };
@@ -18,7 +20,7 @@ use satcc_proto::{Duration, Instant};
 
 use crate::scenario::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, Protocol, ProtocolOptions, RtoSsthreshSpec,
-    RttTimingSpec, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
+    RttTimingSpec, SaratogaOptions, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
 };
 
 /// Paper 001 §3: the dynamic feedback policy's reference RTT, 100 ms.
@@ -54,7 +56,30 @@ pub enum ProtocolConfig {
     },
     /// Constant bit rate over UDP, into a counting sink.
     Cbr(CbrConfig),
+    /// A Saratoga PUT (draft-wood-tsvwg-saratoga-22): sender and receiver
+    /// share the configuration.
+    Saratoga {
+        /// Both endpoints' parameters.
+        config: SaratogaConfig,
+        /// How the sender sets its rate.
+        rate: SaratogaRate,
+    },
 }
+
+/// How a Saratoga sender sets its rate.
+#[derive(Clone, Debug)]
+pub enum SaratogaRate {
+    /// A fixed wire rate in bits per second (plain Saratoga, as deployed).
+    Fixed(u64),
+    /// Paper 000's sender-based TFRC.
+    Stfrc(StfrcConfig),
+}
+
+/// Bytes of a Saratoga DATA frame's header when it carries no timestamp:
+/// flags and session id (8) and a 64-bit offset (8), as a bulk transfer
+/// (64-bit descriptor) sends them. With IPv4 and UDP (28) this is the
+/// per-packet overhead STFRC's segment size counts.
+pub const SARATOGA_DATA_HEADER: u32 = 16;
 
 impl ProtocolConfig {
     /// The configuration of a flow of `spec`. `base_rtt` is the flow's
@@ -66,6 +91,7 @@ impl ProtocolConfig {
             ProtocolOptions::Tfrc(o) => tfrc_config(spec.mss, o),
             ProtocolOptions::Tfrcp(o) => tfrcp_config(spec.mss, o),
             ProtocolOptions::Cbr(o) => cbr_config(spec, o),
+            ProtocolOptions::Saratoga(o) => saratoga_config(spec, o),
         }
     }
 
@@ -94,6 +120,20 @@ impl ProtocolConfig {
                 AnySender::Cbr(Box::new(CbrSource::new(c.clone(), now))),
                 AnyReceiver::Sink(Box::new(Sink::new())),
             ),
+            ProtocolConfig::Saratoga { config, rate } => {
+                let sender = match rate {
+                    SaratogaRate::Fixed(bps) => SaratogaSender::new(config.clone(), *bps, now),
+                    SaratogaRate::Stfrc(c) => SaratogaSender::with_rate_controller(
+                        config.clone(),
+                        Box::new(StfrcController::new(c.clone(), now)),
+                        now,
+                    ),
+                };
+                (
+                    AnySender::Saratoga(Box::new(sender)),
+                    AnyReceiver::Saratoga(Box::new(SaratogaReceiver::new(config.clone(), now))),
+                )
+            }
         }
     }
 }
@@ -116,6 +156,8 @@ pub enum AnySender {
     Tfrcp(Box<TfrcpSender>),
     /// Constant bit rate.
     Cbr(Box<CbrSource>),
+    /// Saratoga (fixed rate or STFRC).
+    Saratoga(Box<SaratogaSender>),
 }
 
 /// The receiver of any protocol (see [`AnySender`]).
@@ -129,6 +171,8 @@ pub enum AnyReceiver {
     Tfrcp(Box<TfrcpReceiver>),
     /// The CBR sink.
     Sink(Box<Sink>),
+    /// Saratoga.
+    Saratoga(Box<SaratogaReceiver>),
 }
 
 /// `$body` with `$e` bound to the sender inside, whatever its protocol.
@@ -139,6 +183,7 @@ macro_rules! each_sender {
             AnySender::Tfrc($e) => $body,
             AnySender::Tfrcp($e) => $body,
             AnySender::Cbr($e) => $body,
+            AnySender::Saratoga($e) => $body,
         }
     };
 }
@@ -151,6 +196,7 @@ macro_rules! each_receiver {
             AnyReceiver::Tfrc($e) => $body,
             AnyReceiver::Tfrcp($e) => $body,
             AnyReceiver::Sink($e) => $body,
+            AnyReceiver::Saratoga($e) => $body,
         }
     };
 }
@@ -348,4 +394,44 @@ fn cbr_config(spec: &FlowSpec, o: &CbrOptions) -> ProtocolConfig {
         o.rate.0,
         o.low_priority,
     ))
+}
+
+fn saratoga_config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
+    let d = SaratogaConfig::default();
+    let stfrc = o.stfrc.is_some();
+    let config = SaratogaConfig {
+        payload: spec.mss,
+        lower_header_bytes: spec.wire_header_bytes(),
+        timestamps: o.timestamps.unwrap_or(d.timestamps),
+        // Paper 000 §5: STFRC asks for one STATUS per RTT; the
+        // every-N-frames rule would ask for more at high rates and make
+        // STFRC under-estimate p, so an STFRC flow leaves it off unless
+        // told otherwise.
+        status_every_frames: o.status_every_frames.unwrap_or(if stfrc {
+            0
+        } else {
+            d.status_every_frames
+        }),
+        status_request_interval: o
+            .status_request_interval
+            .map_or(d.status_request_interval, |x| x.0),
+        inactivity_timeout: o.inactivity_timeout.map_or(d.inactivity_timeout, |x| x.0),
+        ..d
+    };
+    let rate = match (&o.stfrc, o.rate) {
+        (Some(s), _) => SaratogaRate::Stfrc(StfrcConfig {
+            // The equation's packet: a DATA frame as it appears on the
+            // wire (paper 000 Table 1: 1040-byte packets).
+            segment_size: spec.mss + SARATOGA_DATA_HEADER + spec.wire_header_bytes(),
+            symmetry_ratio: s.symmetry_ratio,
+            status_per_rtt: s.status_per_rtt,
+            history_discounting: s.history_discounting,
+            oscillation_damping: s.oscillation_damping,
+            ..StfrcConfig::default()
+        }),
+        (None, Some(r)) => SaratogaRate::Fixed(r.0),
+        // `saratoga` without a rate is rejected when the scenario is read.
+        (None, None) => SaratogaRate::Fixed(0),
+    };
+    ProtocolConfig::Saratoga { config, rate }
 }

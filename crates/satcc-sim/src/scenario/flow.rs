@@ -39,6 +39,11 @@ pub enum Protocol {
     /// TCP-Peach over SACK loss recovery.
     #[serde(rename = "peach-sack")]
     PeachSack,
+    /// Saratoga (draft-wood-tsvwg-saratoga-22) file transfer at a fixed
+    /// rate, as deployed.
+    Saratoga,
+    /// Saratoga with the sender-based TFRC of paper 000 (STFRC).
+    Stfrc,
 }
 
 impl std::fmt::Display for Protocol {
@@ -49,7 +54,7 @@ impl std::fmt::Display for Protocol {
 
 impl Protocol {
     /// Every protocol, in the order error messages list them.
-    pub const ALL: [Protocol; 9] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::Reno,
         Protocol::NewReno,
         Protocol::Sack,
@@ -58,6 +63,8 @@ impl Protocol {
         Protocol::Tfrc,
         Protocol::Ccid3,
         Protocol::Tfrcp,
+        Protocol::Saratoga,
+        Protocol::Stfrc,
         Protocol::Cbr,
     ];
 
@@ -73,6 +80,8 @@ impl Protocol {
             Protocol::Tfrcp => "tfrcp",
             Protocol::Peach => "peach",
             Protocol::PeachSack => "peach-sack",
+            Protocol::Saratoga => "saratoga",
+            Protocol::Stfrc => "stfrc",
         }
     }
     /// A TCP variant.
@@ -93,6 +102,10 @@ impl Protocol {
     /// TFRC or CCID3.
     pub fn is_tfrc(self) -> bool {
         matches!(self, Protocol::Tfrc | Protocol::Ccid3)
+    }
+    /// Saratoga, with a fixed rate or STFRC.
+    pub fn is_saratoga(self) -> bool {
+        matches!(self, Protocol::Saratoga | Protocol::Stfrc)
     }
 }
 
@@ -151,6 +164,41 @@ pub enum ProtocolOptions {
     Tfrcp(TfrcpOptions),
     /// `cbr`.
     Cbr(CbrOptions),
+    /// `saratoga`, `stfrc`.
+    Saratoga(SaratogaOptions),
+}
+
+/// Options of a Saratoga flow. Each `None` takes the protocol's default
+/// (`satcc_proto::saratoga::SaratogaConfig`, `satcc_proto::stfrc::StfrcConfig`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaratogaOptions {
+    /// `saratoga`: the fixed sending rate, on the wire (required).
+    pub rate: Option<Rate>,
+    /// `stfrc`: the rate controller's parameters.
+    pub stfrc: Option<StfrcOptions>,
+    /// Timestamps in DATA frames that request a STATUS (draft §4.4 bit 12).
+    pub timestamps: Option<bool>,
+    /// Request a STATUS at least this often while sending.
+    pub status_request_interval: Option<Dur>,
+    /// Request a STATUS at least every this many DATA frames (0: never by
+    /// count).
+    pub status_every_frames: Option<u32>,
+    /// Give up after hearing nothing from the peer this long.
+    pub inactivity_timeout: Option<Dur>,
+}
+
+/// STFRC's parameters (paper 000 §3-§5, Table 1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StfrcOptions {
+    /// Average forward delay over the average RTT (Table 1: 0.75 with
+    /// Drop-Tail, 0.65 with RED).
+    pub symmetry_ratio: f64,
+    /// STATUS requests per RTT (§5 recommends 1).
+    pub status_per_rtt: f64,
+    /// RFC 5348 §5.5 history discounting (Table 1: yes).
+    pub history_discounting: bool,
+    /// RFC 5348 §4.5 oscillation damping.
+    pub oscillation_damping: bool,
 }
 
 /// Options of a TCP flow.
@@ -388,14 +436,17 @@ impl TcpOptions {
 
 impl FlowSpec {
     /// Header bytes on the wire: as given, else 40 (IPv4 + TCP, or IPv4 +
-    /// UDP + TFRC/DCCP header) or 28 for CBR (IPv4 + UDP).
+    /// UDP + TFRC/DCCP header) or 28 for CBR and Saratoga (IPv4 + UDP; a
+    /// Saratoga frame's own header counts as UDP payload, since its size
+    /// varies from frame to frame).
     pub fn wire_header_bytes(&self) -> u32 {
-        self.header_bytes
-            .unwrap_or(if self.protocol == Protocol::Cbr {
+        self.header_bytes.unwrap_or(
+            if self.protocol == Protocol::Cbr || self.protocol.is_saratoga() {
                 28
             } else {
                 40
-            })
+            },
+        )
     }
 
     /// Checks what the types cannot (ranges, the application a protocol
@@ -427,9 +478,13 @@ impl FlowSpec {
             ProtocolOptions::Tfrcp(o) => o.validate(&self.app)?,
             ProtocolOptions::Cbr(_) => {
                 if matches!(self.app, AppSpec::Files { .. }) {
-                    return Err(FieldError::new("app", "files run over TCP flows only"));
+                    return Err(FieldError::new(
+                        "app",
+                        "files run over TCP and Saratoga flows only",
+                    ));
                 }
             }
+            ProtocolOptions::Saratoga(o) => o.validate(&self.app)?,
         }
         self.app.validate()
     }
@@ -442,6 +497,7 @@ impl ProtocolOptions {
         match self {
             ProtocolOptions::Tcp(o) => o.rate,
             ProtocolOptions::Cbr(o) => Some(o.rate),
+            ProtocolOptions::Saratoga(o) => o.rate,
             ProtocolOptions::Tfrc(_) | ProtocolOptions::Tfrcp(_) => None,
         }
     }
@@ -456,7 +512,56 @@ impl ProtocolOptions {
             }
             ProtocolOptions::Tfrcp(_) => p == Protocol::Tfrcp,
             ProtocolOptions::Cbr(_) => p == Protocol::Cbr,
+            ProtocolOptions::Saratoga(o) => match p {
+                Protocol::Saratoga => o.rate.is_some() && o.stfrc.is_none(),
+                Protocol::Stfrc => o.rate.is_none() && o.stfrc.is_some(),
+                _ => false,
+            },
         }
+    }
+}
+
+impl SaratogaOptions {
+    fn validate(&self, app: &AppSpec) -> Result<(), FieldError> {
+        match app {
+            AppSpec::Bulk => {}
+            AppSpec::Files {
+                mode: FileMode::Sequential,
+                ..
+            } => {}
+            _ => {
+                return Err(FieldError::new(
+                    "app",
+                    "Saratoga flows carry bulk data or sequential files",
+                ))
+            }
+        }
+        if self.rate == Some(Rate(0)) {
+            return Err(FieldError::new("rate", "must be greater than zero"));
+        }
+        for (k, d) in [
+            ("status_request_interval", self.status_request_interval),
+            ("inactivity_timeout", self.inactivity_timeout),
+        ] {
+            if d == Some(Dur(Duration::ZERO)) {
+                return Err(FieldError::new(k, "must be greater than zero"));
+            }
+        }
+        if let Some(s) = &self.stfrc {
+            if !(s.symmetry_ratio.is_finite() && (0.0..=1.0).contains(&s.symmetry_ratio)) {
+                return Err(FieldError::new(
+                    "symmetry_ratio",
+                    format!("must be in [0, 1], got {}", s.symmetry_ratio),
+                ));
+            }
+            if !(s.status_per_rtt.is_finite() && s.status_per_rtt > 0.0) {
+                return Err(FieldError::new(
+                    "status_per_rtt",
+                    format!("must be a number > 0, got {}", s.status_per_rtt),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -686,6 +791,70 @@ impl TfrcFields {
     }
 }
 
+/// A Saratoga or STFRC flow's keys as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaratogaFields {
+    #[serde(default)]
+    rate: Option<Rate>,
+    #[serde(default)]
+    timestamps: Option<bool>,
+    #[serde(default)]
+    status_request_interval: Option<Dur>,
+    #[serde(default)]
+    status_every_frames: Option<u32>,
+    #[serde(default)]
+    inactivity_timeout: Option<Dur>,
+    #[serde(default)]
+    symmetry_ratio: Option<f64>,
+    #[serde(default)]
+    status_per_rtt: Option<f64>,
+    #[serde(default)]
+    history_discounting: Option<bool>,
+    #[serde(default)]
+    oscillation_damping: Option<bool>,
+}
+
+/// Keys of [`SaratogaFields`] that only `stfrc` takes.
+const STFRC_KEYS: [&str; 4] = [
+    "symmetry_ratio",
+    "status_per_rtt",
+    "history_discounting",
+    "oscillation_damping",
+];
+
+impl SaratogaFields {
+    fn into_options(self, protocol: Protocol) -> Result<SaratogaOptions, FieldError> {
+        let stfrc = (protocol == Protocol::Stfrc).then(|| {
+            let d = satcc_proto::stfrc::StfrcConfig::default();
+            StfrcOptions {
+                symmetry_ratio: self.symmetry_ratio.unwrap_or(d.symmetry_ratio),
+                status_per_rtt: self.status_per_rtt.unwrap_or(d.status_per_rtt),
+                history_discounting: self.history_discounting.unwrap_or(d.history_discounting),
+                // Our RFC 5348 TFRC's default, so that STFRC and TFRC on the
+                // same scenario differ only where the paper makes them.
+                oscillation_damping: self
+                    .oscillation_damping
+                    .unwrap_or(TfrcFields::damping_default()),
+            }
+        });
+        if protocol == Protocol::Saratoga && self.rate.is_none() {
+            return Err(FieldError::new(
+                "rate",
+                "required for protocol \"saratoga\" (plain Saratoga sends at a fixed rate; \"stfrc\" chooses its own)",
+            ));
+        }
+        Ok(SaratogaOptions {
+            rate: self.rate,
+            stfrc,
+            timestamps: self.timestamps,
+            status_request_interval: self.status_request_interval,
+            status_every_frames: self.status_every_frames,
+            inactivity_timeout: self.inactivity_timeout,
+        })
+    }
+}
+
 /// `strategy` as written.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
@@ -835,6 +1004,16 @@ fn option_keys(p: Protocol) -> Vec<&'static str> {
         Protocol::Tfrc | Protocol::Ccid3 => keys_of::<TfrcFields>().to_vec(),
         Protocol::Tfrcp => keys_of::<TfrcpFields>().to_vec(),
         Protocol::Cbr => keys_of::<CbrOptions>().to_vec(),
+        Protocol::Saratoga => keys_of::<SaratogaFields>()
+            .iter()
+            .copied()
+            .filter(|k| !STFRC_KEYS.contains(k))
+            .collect(),
+        Protocol::Stfrc => keys_of::<SaratogaFields>()
+            .iter()
+            .copied()
+            .filter(|k| *k != "rate")
+            .collect(),
     };
     if p.is_peach() {
         keys.extend(keys_of::<PeachOptions>());
@@ -870,6 +1049,7 @@ fn misplaced(key: &str, p: Protocol) -> String {
             return "TFRC and CCID3 choose their own rate".into()
         }
         ("rate", Protocol::Tfrcp) => return "TFRCP chooses its own rate".into(),
+        ("rate", Protocol::Stfrc) => return "STFRC chooses its own rate".into(),
         ("feedback", Protocol::Tfrc) => {
             return "applies to protocol \"ccid3\" only (tfrc is RFC 5348's once-per-RTT feedback)"
                 .into()
@@ -941,6 +1121,11 @@ impl<'de> Deserialize<'de> for FlowSpec {
                 }
                 ProtocolOptions::Cbr(nested(options)?)
             }
+            Protocol::Saratoga | Protocol::Stfrc => ProtocolOptions::Saratoga(
+                nested::<SaratogaFields, _>(options)?
+                    .into_options(protocol)
+                    .map_err(typed)?,
+            ),
         };
         Ok(FlowSpec {
             protocol,
@@ -1128,7 +1313,37 @@ mod tests {
             (
                 "protocol = \"cbr\"\nrate = 1000\napp = { kind = \"files\", size = 1000 }",
                 "app",
-                "files run over TCP flows only",
+                "files run over TCP and Saratoga flows only",
+            ),
+            (
+                "protocol = \"stfrc\"\nrate = 1000",
+                "rate",
+                "STFRC chooses its own rate",
+            ),
+            (
+                "protocol = \"saratoga\"",
+                "rate",
+                "required for protocol \"saratoga\" (plain Saratoga sends at a fixed rate; \"stfrc\" chooses its own)",
+            ),
+            (
+                "protocol = \"saratoga\"\nrate = 1000\nsymmetry_ratio = 0.5",
+                "symmetry_ratio",
+                "applies to protocol \"stfrc\" only",
+            ),
+            (
+                "protocol = \"stfrc\"\nsymmetry_ratio = 1.5",
+                "symmetry_ratio",
+                "must be in [0, 1], got 1.5",
+            ),
+            (
+                "protocol = \"stfrc\"\nstatus_per_rtt = 0",
+                "status_per_rtt",
+                "must be a number > 0, got 0",
+            ),
+            (
+                "protocol = \"stfrc\"\napp = { kind = \"onoff\", on_mean = 1, off_mean = 1 }",
+                "app",
+                "Saratoga flows carry bulk data or sequential files",
             ),
         ] {
             assert_eq!(

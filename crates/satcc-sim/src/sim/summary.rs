@@ -50,8 +50,17 @@ impl Sim {
                 files_completed: f.files_done,
                 mean_file_time_s: (f.files_done > 0).then(|| f.file_time_sum / f.files_done as f64),
                 feedback_packets: received.feedback_sent,
-                feedback_bytes: received.feedback_sent.map(|n| n * u64::from(f.header)),
-                loss_event_rate: received.loss_event_rate,
+                // Everything the receiver sent is feedback (TFRC reports
+                // carry no payload; Saratoga STATUS frames vary in size).
+                feedback_bytes: received.feedback_sent.map(|_| f.tx.ack_bytes),
+                // Receiver-based TFRC reports the receiver's p; STFRC, the
+                // sender-based TFRC of Saratoga, has it at the sender.
+                loss_event_rate: received.loss_event_rate.or_else(|| {
+                    f.protocol
+                        .is_saratoga()
+                        .then(|| sent.rate.map(|r| r.p))
+                        .flatten()
+                }),
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
                 data_bytes_sent: f.tx.data_bytes,
                 stale_packets: f.stale,
