@@ -249,6 +249,7 @@ fn run(a: RunArgs) -> ExitCode {
         series: !no_files,
         pcap_links: a.pcap.clone(),
         pcap_dir: Some(out_dir.clone()),
+        ..RunOptions::default()
     };
     let started = WallClock::now();
     let mut sim = match Sim::new(&sc, &opts) {

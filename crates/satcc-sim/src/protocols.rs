@@ -415,7 +415,18 @@ fn saratoga_config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
         status_request_interval: o
             .status_request_interval
             .map_or(d.status_request_interval, |x| x.0),
-        inactivity_timeout: o.inactivity_timeout.map_or(d.inactivity_timeout, |x| x.0),
+        // RFC 5348 §4.4 lets STFRC's no-feedback timer back the rate off to
+        // one packet per t_mbi (64 s); a session that gave up after 60 s
+        // of silence would end a transfer STFRC meant only to slow down,
+        // so an STFRC flow waits two such gaps unless told otherwise.
+        inactivity_timeout: o.inactivity_timeout.map_or(
+            if stfrc {
+                StfrcConfig::default().t_mbi.saturating_mul(2)
+            } else {
+                d.inactivity_timeout
+            },
+            |x| x.0,
+        ),
         ..d
     };
     let rate = match (&o.stfrc, o.rate) {

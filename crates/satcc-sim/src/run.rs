@@ -16,6 +16,11 @@ pub struct RunOptions {
     pub pcap_links: Vec<String>,
     /// Where pcap files go (`LINK.pcap`); default the current directory.
     pub pcap_dir: Option<PathBuf>,
+    /// Encode every packet to its wire bytes and decode it back on every
+    /// link it enters (links without a router hook), to check that the
+    /// wire codecs carry what the protocols use: the results must not
+    /// change.
+    pub wire_round_trip: bool,
 }
 
 /// Everything a run produced.

@@ -37,3 +37,39 @@ pub trait LinkHook: std::fmt::Debug {
     /// Called for every packet arriving at the link, before the queue.
     fn on_packet(&mut self, now: Instant, pkt: &mut Packet, link: &LinkView) -> HookVerdict;
 }
+
+/// A hook that puts every packet through the wire codec and back
+/// (`satcc_proto::wire::encode` then `decode`), so a run shows whether the
+/// codecs carry everything the protocols use: a field the codec loses or
+/// changes changes the run's results. Packets without a wire format (TCP)
+/// pass untouched; one that does not encode or decode is dropped (a hook
+/// drop, visible in the summary).
+#[derive(Debug, Default)]
+pub struct WireRoundTrip {
+    buf: Vec<u8>,
+}
+
+impl LinkHook for WireRoundTrip {
+    fn on_packet(&mut self, now: Instant, pkt: &mut Packet, _link: &LinkView) -> HookVerdict {
+        use satcc_proto::wire::{decode, encode, encoded_len, WireProtocol};
+        let Some(proto) = WireProtocol::of(&pkt.payload) else {
+            return HookVerdict::Pass;
+        };
+        let Ok(n) = encoded_len(&pkt.payload) else {
+            return HookVerdict::Drop;
+        };
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        let Ok(n) = encode(&pkt.payload, &mut self.buf) else {
+            return HookVerdict::Drop;
+        };
+        match decode(proto, &self.buf[..n], now) {
+            Ok(m) => {
+                pkt.payload = m;
+                HookVerdict::Pass
+            }
+            Err(_) => HookVerdict::Drop,
+        }
+    }
+}

@@ -134,6 +134,13 @@ impl Sim {
         for (li, h) in hooks {
             sim.links[li].hook = Some(Box::new(h));
         }
+        if opts.wire_round_trip {
+            for l in &mut sim.links {
+                if l.hook.is_none() {
+                    l.hook = Some(Box::new(crate::net::hook::WireRoundTrip::default()));
+                }
+            }
+        }
         sim.refwa = ctrls;
         let mut id = 0u32;
         let graph = matches!(sc.topology, crate::scenario::Topology::Graph(_));
