@@ -62,6 +62,8 @@ fn satcc_net_bench(rate: u64, size: u32, secs: f64, spin: Duration) -> (f64, u64
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let rx_addr = rx.local_addr().unwrap();
+    satcc_net::grow_buffers(&rx, 4 << 20);
+    satcc_net::grow_buffers(&tx, 4 << 20);
     let clock = Clock::new();
     let cfg = ConnConfig {
         protocol: WireProtocol::Datagram,

@@ -49,7 +49,7 @@ impl Clock {
     }
 
     /// Blocks until `t`: an OS sleep to [`DEFAULT_SPIN`] before it, then a
-    /// spin (yielding the core while more than 20 µs remain).
+    /// spin (not a yield: see [`Socket::recv_until`]).
     pub fn sleep_until(&self, t: Instant) {
         loop {
             let now = self.now();
@@ -59,8 +59,6 @@ impl Clock {
             let left = t - now;
             if left > DEFAULT_SPIN {
                 std::thread::sleep(StdDuration::from_nanos((left - DEFAULT_SPIN).as_nanos()));
-            } else if left > Duration::from_micros(20) {
-                std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
             }
@@ -68,33 +66,91 @@ impl Clock {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Unknown,
-    Blocking,
-    NonBlocking,
+/// Lowers this thread's timer slack to 1 µs once (Linux's default of
+/// 50 µs is added to every timed sleep; other systems: nothing to do).
+fn tighten_timer_slack() {
+    #[cfg(target_os = "linux")]
+    {
+        thread_local!(static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+        DONE.with(|d| {
+            if !d.get() {
+                // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and
+                // touches only the calling thread's scheduling state.
+                unsafe {
+                    libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+                }
+                d.set(true);
+            }
+        });
+    }
 }
 
-/// A `UdpSocket` with a deadline-bounded receive.
+/// Waits until `sock` is readable or `timeout` has passed.
 ///
-/// [`Socket::recv_until`] sleeps in the kernel (a read timeout) until
-/// shortly before the deadline and then polls without blocking, so a
-/// datagram is seen as soon as it arrives and the deadline is kept to a
-/// few microseconds. The socket's blocking mode is switched only when
-/// needed (each switch is a system call).
+/// Not a socket read timeout (`SO_RCVTIMEO`): Linux rounds those up to
+/// the next scheduler tick (up to 4 ms at HZ = 250), far too coarse for a
+/// link delay. `ppoll` sleeps on a high-resolution timer.
+#[cfg(unix)]
+fn wait_readable(sock: &UdpSocket, timeout: Duration) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fds = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ns = timeout.as_nanos();
+    #[cfg(target_os = "linux")]
+    let r = {
+        let ts = libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+        unsafe { libc::ppoll(&mut fds, 1, &ts, std::ptr::null()) }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let r = {
+        let ms = ns.div_ceil(1_000_000).min(i32::MAX as u64) as libc::c_int;
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut fds, 1, ms) }
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Elsewhere: a short sleep (arrivals are then seen up to 1 ms late).
+#[cfg(not(unix))]
+fn wait_readable(_sock: &UdpSocket, timeout: Duration) -> io::Result<()> {
+    std::thread::sleep(StdDuration::from_nanos(timeout.as_nanos().min(1_000_000)));
+    Ok(())
+}
+
+/// A non-blocking `UdpSocket` with a deadline-bounded receive.
+///
+/// [`Socket::recv_until`] sleeps until the socket is readable or shortly
+/// before the deadline (a high-resolution `ppoll`), then polls without
+/// blocking, so a datagram is seen as soon as it arrives and the deadline
+/// is kept to a few microseconds.
 #[derive(Debug)]
 pub struct Socket {
     sock: UdpSocket,
-    mode: Mode,
+    nonblocking: bool,
     spin: Duration,
 }
 
 impl Socket {
-    /// Wraps `sock`, spinning for [`DEFAULT_SPIN`] before deadlines.
+    /// Wraps `sock`, spinning for [`DEFAULT_SPIN`] before deadlines. The
+    /// socket is switched to non-blocking mode at its first receive (on
+    /// every descriptor that shares it: clones of a `UdpSocket` do).
     pub fn new(sock: UdpSocket) -> Socket {
         Socket {
             sock,
-            mode: Mode::Unknown,
+            nonblocking: false,
             spin: DEFAULT_SPIN,
         }
     }
@@ -115,16 +171,8 @@ impl Socket {
         self.sock.local_addr()
     }
 
-    fn set_mode(&mut self, m: Mode) -> io::Result<()> {
-        if self.mode != m {
-            self.sock.set_nonblocking(m == Mode::NonBlocking)?;
-            self.mode = m;
-        }
-        Ok(())
-    }
-
-    /// Sends one datagram. A full socket buffer (`WouldBlock`, possible
-    /// while polling) is reported as an error like any other: the caller
+    /// Sends one datagram. A full socket buffer (`WouldBlock`: the socket
+    /// is non-blocking) is reported as an error like any other: the caller
     /// counts it as a drop, as a full interface queue would be.
     pub fn send_to(&self, buf: &[u8], to: SocketAddr) -> io::Result<usize> {
         self.sock.send_to(buf, to)
@@ -140,35 +188,29 @@ impl Socket {
         buf: &mut [u8],
         deadline: Instant,
     ) -> io::Result<Option<(usize, SocketAddr)>> {
-        // Bounded: each pass either returns or moves closer to the
-        // deadline; a flood of ICMP errors is capped too.
-        for _ in 0..1_000_000u32 {
-            let now = clock.now();
-            let left = deadline.saturating_since(now);
-            let r = if left > self.spin {
-                self.set_mode(Mode::Blocking)?;
-                // A zero timeout means "block forever" to set_read_timeout;
-                // `left - spin` is positive here.
-                let wait = StdDuration::from_nanos((left - self.spin).as_nanos().max(1_000));
-                self.sock.set_read_timeout(Some(wait))?;
-                self.sock.recv_from(buf)
-            } else {
-                self.set_mode(Mode::NonBlocking)?;
-                self.sock.recv_from(buf)
-            };
-            match r {
+        if !self.nonblocking {
+            self.sock.set_nonblocking(true)?;
+            self.nonblocking = true;
+            tighten_timer_slack();
+        }
+        // Bounded: each pass either returns or waits; a flood of ICMP
+        // errors is capped too.
+        for _ in 0..10_000_000u32 {
+            match self.sock.recv_from(buf) {
                 Ok(x) => return Ok(Some(x)),
                 Err(e) => match e.kind() {
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+                    io::ErrorKind::WouldBlock => {
+                        let left = deadline.saturating_since(clock.now());
                         if left == Duration::ZERO {
                             return Ok(None);
                         }
-                        if self.mode == Mode::NonBlocking {
-                            if left > Duration::from_micros(20) {
-                                std::thread::yield_now();
-                            } else {
-                                std::hint::spin_loop();
-                            }
+                        if left > self.spin {
+                            wait_readable(&self.sock, left - self.spin)?;
+                        } else {
+                            // Spin, never yield: under load a yielding
+                            // thread waits a whole scheduler slice
+                            // (milliseconds) to run again.
+                            std::hint::spin_loop();
                         }
                     }
                     io::ErrorKind::Interrupted
@@ -180,4 +222,32 @@ impl Socket {
         }
         Ok(None)
     }
+}
+
+/// Asks for `bytes` of kernel receive and send buffer on `sock` (the
+/// kernel caps it at `net.core.rmem_max`/`wmem_max`). A receiver that is
+/// briefly descheduled on a loaded machine otherwise overflows the
+/// default ~200 KB and drops datagrams that the network delivered.
+/// Best effort: errors are ignored (and nothing happens off Unix).
+pub fn grow_buffers(sock: &UdpSocket, bytes: usize) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+            // SAFETY: a valid socket descriptor and a c_int option value of
+            // the size passed.
+            unsafe {
+                libc::setsockopt(
+                    sock.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&v as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                );
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (sock, bytes);
 }

@@ -25,6 +25,6 @@ mod conn;
 pub mod emu;
 mod server;
 
-pub use clock::{Clock, Socket, DEFAULT_SPIN};
+pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
 pub use conn::{Conn, ConnConfig, Counters, NetError};
 pub use server::{PeerReport, Server, ServerConfig};

@@ -1,1 +1,0 @@
-//! The link emulator.
