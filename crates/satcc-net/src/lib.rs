@@ -23,8 +23,9 @@
 mod clock;
 mod conn;
 pub mod emu;
+pub mod perf;
 mod server;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
 pub use conn::{Conn, ConnConfig, Counters, NetError};
-pub use server::{PeerReport, Server, ServerConfig};
+pub use server::{PeerReport, ReceiverFactory, Server, ServerConfig};
