@@ -68,6 +68,7 @@ fn satcc_net_bench(rate: u64, size: u32, secs: f64, spin: Duration) -> (f64, u64
     let cfg = ConnConfig {
         protocol: WireProtocol::Datagram,
         peer_timeout: None,
+        burst: satcc_net::DEFAULT_BURST,
     };
     let run = Duration::from_secs_f64(secs);
     rx.set_read_timeout(Some(std::time::Duration::from_millis(500)))

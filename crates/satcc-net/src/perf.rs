@@ -208,6 +208,7 @@ pub fn run_client(
     let ccfg = ConnConfig {
         protocol: proto,
         peer_timeout: (proto != WireProtocol::Datagram).then_some(opts.peer_timeout),
+        burst: crate::conn::DEFAULT_BURST,
     };
     let mut conn = Conn::new(sock, opts.server, clock, ccfg);
     sender.set_unlimited(start);

@@ -149,6 +149,7 @@ fn rate_within_1_percent() {
         ConnConfig {
             protocol: WireProtocol::Datagram,
             peer_timeout: None,
+            burst: satcc_net::DEFAULT_BURST,
         },
     );
     // 1000-byte UDP payloads (12 header + 988), 1028 bytes of IP each.

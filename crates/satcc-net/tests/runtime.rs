@@ -14,6 +14,7 @@ fn datagram_cfg() -> ConnConfig {
     ConnConfig {
         protocol: WireProtocol::Datagram,
         peer_timeout: None,
+        burst: satcc_net::DEFAULT_BURST,
     }
 }
 
@@ -117,6 +118,7 @@ fn vanished_peer_ends_the_flow() {
     let cfg = ConnConfig {
         protocol: WireProtocol::Dccp,
         peer_timeout: Some(Duration::from_millis(300)),
+        burst: satcc_net::DEFAULT_BURST,
     };
     let mut conn = Conn::new(tx, hole.local_addr().unwrap(), clock, cfg);
     let mut s = TfrcSender::new(SenderConfig::default(), clock.now());
