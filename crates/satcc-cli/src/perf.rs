@@ -183,6 +183,8 @@ fn client(a: &PerfArgs) -> Result<(), String> {
     if opts.time == Duration::ZERO {
         return Err("--time: must be greater than zero".into());
     }
+    // Refuse a bad flow before printing anything.
+    satcc_net::perf::flow_config(opts.flow.clone()).map_err(|e| format!("flow {e}"))?;
     if !a.json {
         eprintln!(
             "satcc perf: {} to {server} for {:.1} s",

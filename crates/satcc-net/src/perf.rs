@@ -29,7 +29,7 @@ pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, String> {
     let spec: FlowSpec =
         serde_path_to_error::deserialize(toml::Value::Table(keys)).map_err(|e| {
             let p = e.path().to_string();
-            let m = e.into_inner().to_string();
+            let m = crate::emu::tidy(&e.into_inner().to_string());
             let (inner, msg) = match m.strip_prefix('\u{1}').and_then(|r| r.split_once('\u{1}')) {
                 Some((i, m)) => (i.to_string(), m.to_string()),
                 None => (String::new(), m),

@@ -252,10 +252,27 @@ steps = [
     ),
 ];
 
+/// One line, without the " in `key`" context the toml crate appends (the
+/// path names the field already).
+pub(crate) fn tidy(msg: &str) -> String {
+    let one = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut m = one.as_str();
+    while let Some(i) = m.rfind(" in `") {
+        if m.ends_with('`') {
+            m = &m[..i];
+        } else {
+            break;
+        }
+    }
+    m.to_string()
+}
+
 /// `PATH: MESSAGE` from a serde path and an error message, which the
 /// scenario parser may have prefixed with a nested path as
 /// `\u{1}inner\u{1}message`.
 fn field_msg(path: &str, msg: &str) -> String {
+    let msg = tidy(msg);
+    let msg = msg.as_str();
     let join = |a: &str, b: &str| match (a.is_empty() || a == ".", b.is_empty()) {
         (true, _) => b.to_string(),
         (false, true) => a.to_string(),
