@@ -7,7 +7,7 @@
 //! cargo run --release -p satcc-net --example pacing -- 100e3 1e6 10e6 100e6 200e6
 //! ```
 //! Options: `--secs S` (default 3), `--size BYTES` (UDP payload, default
-//! 1000), `--spin US` (default 250; 0 trusts the OS sleep alone).
+//! 1000), `--spin US` (default 0: no spin before deadlines).
 
 use std::net::UdpSocket;
 
@@ -19,7 +19,7 @@ use satcc_proto::{Duration, Sender};
 fn main() {
     let mut secs = 3.0;
     let mut size: u32 = 1000;
-    let mut spin = 250u64;
+    let mut spin = 0u64;
     let mut rates = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {

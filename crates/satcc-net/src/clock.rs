@@ -7,10 +7,15 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 use satcc_proto::{Duration, Instant};
 
 /// How long before a deadline a wait stops sleeping in the kernel and
-/// spins. Linux wakes a sleeping thread 50-100 µs late (timer slack plus
-/// scheduling); 250 µs of spinning absorbs that with margin on a loaded
-/// machine, at the cost of one busy core-fraction only near deadlines.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(250);
+/// spins: zero by default. Waits sleep in `ppoll` on a high-resolution
+/// timer with the thread's timer slack at 1 µs, which keeps constant-bit-
+/// rate pacing within 0.01 % up to 200 Mb/s without spinning, and on a
+/// machine with more runnable threads than cores a spinning thread uses
+/// up its scheduler slice and is then descheduled for milliseconds: a
+/// TFRC sender at 10 Mb/s sent 92-95 % of its computed rate with a
+/// 250 µs spin and 98-100 % without (docs/real.md). [`Socket::set_spin`]
+/// turns it on for an idle machine or a coarse OS timer.
+pub const DEFAULT_SPIN: Duration = Duration::ZERO;
 
 /// The wall clock as the endpoints see it: nanoseconds since the clock
 /// was created, as a [`satcc_proto::Instant`].
@@ -48,8 +53,9 @@ impl Clock {
         self.origin + StdDuration::from_nanos(t.as_nanos())
     }
 
-    /// Blocks until `t`: an OS sleep to [`DEFAULT_SPIN`] before it, then a
-    /// spin (not a yield: see [`Socket::recv_until`]).
+    /// Blocks until `t`: an OS sleep to 50 µs before it, then a spin (not
+    /// a yield: see [`Socket::recv_until`]). For tests and tools that need
+    /// a precise instant; the runtime waits in [`Socket::recv_until`].
     pub fn sleep_until(&self, t: Instant) {
         loop {
             let now = self.now();
@@ -57,8 +63,9 @@ impl Clock {
                 return;
             }
             let left = t - now;
-            if left > DEFAULT_SPIN {
-                std::thread::sleep(StdDuration::from_nanos((left - DEFAULT_SPIN).as_nanos()));
+            let spin = Duration::from_micros(50);
+            if left > spin {
+                std::thread::sleep(StdDuration::from_nanos((left - spin).as_nanos()));
             } else {
                 std::hint::spin_loop();
             }
@@ -144,7 +151,7 @@ pub struct Socket {
 }
 
 impl Socket {
-    /// Wraps `sock`, spinning for [`DEFAULT_SPIN`] before deadlines. The
+    /// Wraps `sock`, spinning [`DEFAULT_SPIN`] (none) before deadlines. The
     /// socket is switched to non-blocking mode at its first receive (on
     /// every descriptor that shares it: clones of a `UdpSocket` do).
     pub fn new(sock: UdpSocket) -> Socket {

@@ -3,10 +3,13 @@
 //!
 //! The protocol and simulator crates never read the wall clock; this crate
 //! is where it enters. [`Clock`] maps `std::time::Instant` onto
-//! [`satcc_proto::Instant`] (nanoseconds since the clock was made), and
-//! waits with a short spin before each deadline, because an OS sleep
-//! overshoots by tens of microseconds: at 200 Mb/s a 1000-byte packet is
-//! due every 40 µs.
+//! [`satcc_proto::Instant`] (nanoseconds since the clock was made);
+//! [`Socket`] waits for a datagram or a deadline in `ppoll` on a
+//! high-resolution timer (not a socket read timeout, which Linux rounds to
+//! a scheduler tick) with 1 µs timer slack, and [`ConnConfig::burst`]
+//! replays send times a late wake-up missed, so that pacing holds when
+//! the OS runs the driver late: at 200 Mb/s a 1000-byte packet is due
+//! every 40 µs.
 //!
 //! - [`Conn`] drives one endpoint (a sender or a receiver) against one
 //!   peer over a `UdpSocket`: receive with a timeout until the endpoint's
