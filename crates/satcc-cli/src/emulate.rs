@@ -79,8 +79,8 @@ pub struct EmulateArgs {
     /// until interrupted].
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
-    /// Append per-interval rows to FILE in the columns of a simulated
-    /// run's links.csv (links `forward` and `reverse`).
+    /// Write per-interval rows to FILE in the columns of a simulated run's
+    /// links.csv (links `forward` and `reverse`), flushed every interval.
     #[arg(long, value_name = "FILE")]
     pub links_csv: Option<PathBuf>,
     /// Reporting interval.
@@ -93,8 +93,9 @@ pub struct EmulateArgs {
     /// Print the link in link-file syntax and exit.
     #[arg(long)]
     pub print_link: bool,
-    /// Print the summary as JSON on stdout at the end, and nothing else.
-    #[arg(long)]
+    /// Print the summary as JSON on stdout at the end, and nothing else
+    /// (needs --duration).
+    #[arg(long, requires = "duration")]
     pub json: bool,
     /// No per-interval lines.
     #[arg(long, short)]
