@@ -336,4 +336,84 @@ mod tests {
         assert!((lost - 0.1).abs() < 0.0085, "{lost}");
         assert_eq!(l.stats().delivered + l.stats().drops_error, n);
     }
+
+    /// The simulator's RED runs here too: an overloaded RED queue drops
+    /// early (and not only when full).
+    #[test]
+    fn red_drops_early() {
+        let q: QueueSpec = toml::from_str::<toml::Table>("q = { kind = \"red\", limit = 100 }")
+            .unwrap()
+            .remove("q")
+            .unwrap()
+            .try_into()
+            .unwrap();
+        let mut l = LinkDir::new(
+            &Direction {
+                rate_bps: 1_000_000,
+                delay: Duration::ZERO,
+                queue: q,
+                error: None,
+            },
+            3,
+            28,
+        );
+        // 2 Mb/s into 1 Mb/s for 5 s.
+        for i in 0..1250u64 {
+            let t = Instant(i * 4_000_000);
+            l.arrive(t, vec![0; 972]);
+            while l.poll(t).is_some() {}
+        }
+        let s = l.stats();
+        assert!(s.drops_red > 0, "{s:?}");
+        assert!(s.max_queue_pkts < 100, "{s:?}");
+    }
+
+    /// Bit errors and Gilbert-Elliott bursts come from the simulator's
+    /// error model: BER 1e-5 on 1000-byte packets loses 7.7 %; a
+    /// Gilbert-Elliott channel loses in runs.
+    #[test]
+    fn ber_and_gilbert() {
+        let mut l = dir(
+            1_000_000_000,
+            0,
+            100_000,
+            Some(ErrorSpec::Ber { ber: Prob(1e-5) }),
+        );
+        let n = 20_000u64;
+        for i in 0..n {
+            l.arrive(Instant(i * 1_000_000), vec![0; 972]);
+            while l.poll(Instant(i * 1_000_000 + 999_999)).is_some() {}
+        }
+        let lost = l.stats().drops_error as f64 / n as f64;
+        // 1 - (1 - 1e-5)^8000 = 0.0769; sd = 0.0019.
+        assert!((lost - 0.0769).abs() < 0.0076, "{lost}");
+        let mut g = dir(
+            1_000_000_000,
+            0,
+            100_000,
+            Some(ErrorSpec::Gilbert {
+                p_gb: Prob(0.01),
+                p_bg: Prob(0.25),
+                loss_good: Prob(0.0),
+                loss_bad: Prob(1.0),
+            }),
+        );
+        let (mut runs, mut prev_lost, mut lost) = (0u64, false, 0u64);
+        for i in 0..n {
+            let before = g.stats().drops_error;
+            g.arrive(Instant(i * 1_000_000), vec![0; 100]);
+            while g.poll(Instant(i * 1_000_000 + 999_999)).is_some() {}
+            let l = g.stats().drops_error > before;
+            if l {
+                lost += 1;
+                if !prev_lost {
+                    runs += 1;
+                }
+            }
+            prev_lost = l;
+        }
+        // Mean bad-state run 1 / p_bg = 4 packets.
+        let burst = lost as f64 / runs as f64;
+        assert!((burst - 4.0).abs() < 0.6, "mean loss run {burst}");
+    }
 }
