@@ -22,8 +22,8 @@ use serde::Serialize;
 /// receiver reported, and the RTT.
 ///
 /// Examples:
-///   satcc perf --server                                    # on 0.0.0.0:5201
-///   satcc perf --client 192.0.2.7:5201 --protocol ccid3 --feedback dynamic
+///   satcc perf --server --feedback dynamic                 # on 0.0.0.0:5201
+///   satcc perf --client 192.0.2.7:5201 --protocol ccid3
 ///   satcc perf --client 127.0.0.1:9000 --protocol tfrc --time 30s --json > run.json
 ///   satcc perf --client 127.0.0.1:5201 --protocol cbr --rate 2Mbps
 ///   satcc perf --client 127.0.0.1:5201 --protocol tfrcp --set strategy=s2 --set k=5
@@ -62,8 +62,9 @@ pub struct PerfArgs {
     /// Payload bytes per packet (the flow's `mss`, TFRC's s).
     #[arg(long, default_value_t = 1000)]
     pub mss: u32,
-    /// CCID3 feedback policy: standard, or dynamic (paper 001). The
-    /// server applies it to the CCID3/TFRC receivers it makes.
+    /// Server: the feedback policy of the CCID3/TFRC receivers it makes,
+    /// standard or dynamic (paper 001). Feedback is the receiver's
+    /// business, so the client does not take it.
     #[arg(long, default_value = "standard")]
     pub feedback: String,
     /// CBR: the rate, e.g. `2Mbps`.
@@ -128,12 +129,15 @@ fn flow_keys(a: &PerfArgs) -> Result<toml::Table, String> {
             PROTOCOLS.join(", ")
         ));
     }
+    if a.feedback != "standard" {
+        return Err(
+            "--feedback: the feedback policy is the receiver's: give it to the server (satcc perf --server --feedback dynamic)"
+                .into(),
+        );
+    }
     let mut t = toml::Table::new();
     t.insert("protocol".into(), a.protocol.clone().into());
     t.insert("mss".into(), i64::from(a.mss).into());
-    if a.protocol == "ccid3" {
-        t.insert("feedback".into(), a.feedback.clone().into());
-    }
     if let Some(r) = &a.rate {
         t.insert("rate".into(), r.clone().into());
     }
