@@ -232,6 +232,13 @@ fn client(a: &PerfArgs) -> Result<(), String> {
             report.malformed,
             report.unknown_peer
         );
+        if report.late_wakeups > 0 {
+            eprintln!(
+                "note: {} timed wake-ups came over 1 ms late (latest {:.1} ms): a busy machine; pacing may have suffered",
+                report.late_wakeups,
+                report.max_wakeup_late_s * 1e3
+            );
+        }
     }
     Ok(())
 }

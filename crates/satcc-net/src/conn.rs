@@ -177,6 +177,19 @@ pub struct Conn {
     last_passed: Instant,
     /// Transmits sent on a replayed (earlier than actual) time.
     caught_up: u64,
+    wake: WakeStats,
+}
+
+/// How punctual a driver's timed wake-ups were: the OS's share of pacing
+/// error, to tell a loaded machine from a protocol that sends slowly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeStats {
+    /// Wake-ups at a deadline (rather than for a datagram).
+    pub wakeups: u64,
+    /// Of those, how many came more than 1 ms after the deadline.
+    pub late_1ms: u64,
+    /// The latest one.
+    pub max_late: Duration,
 }
 
 impl Conn {
@@ -195,7 +208,13 @@ impl Conn {
             outbuf: out_buffer(),
             last_passed: Instant::ZERO,
             caught_up: 0,
+            wake: WakeStats::default(),
         }
+    }
+
+    /// How late the timed wake-ups were.
+    pub fn wake_stats(&self) -> WakeStats {
+        self.wake
     }
 
     /// Transmits sent late on the burst credit (see [`ConnConfig::burst`]).
@@ -324,7 +343,15 @@ impl Conn {
                 .sock
                 .recv_until(&self.clock, &mut self.inbuf, deadline)
                 .map_err(|err| NetError::Io { op: "receive", err })?;
-            let Some((n, from)) = got else { continue };
+            let Some((n, from)) = got else {
+                let late = self.clock.now().saturating_since(deadline);
+                self.wake.max_late = self.wake.max_late.max(late);
+                if late > Duration::from_millis(1) {
+                    self.wake.late_1ms += 1;
+                }
+                self.wake.wakeups += 1;
+                continue;
+            };
             if from != self.peer {
                 self.counters.unknown_peer += 1;
                 continue;

@@ -30,5 +30,5 @@ pub mod perf;
 mod server;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
-pub use conn::{Conn, ConnConfig, Counters, NetError, DEFAULT_BURST};
+pub use conn::{Conn, ConnConfig, Counters, NetError, WakeStats, DEFAULT_BURST};
 pub use server::{PeerReport, ReceiverFactory, Server, ServerConfig};

@@ -178,6 +178,11 @@ pub struct ClientReport {
     pub unknown_peer: u64,
     /// Sends the socket refused.
     pub send_errors: u64,
+    /// The runtime's timed wake-ups that came over 1 ms late (the machine
+    /// was busy: pacing suffered when these are many).
+    pub late_wakeups: u64,
+    /// The latest wake-up, seconds after its deadline.
+    pub max_wakeup_late_s: f64,
     /// The intervals.
     pub intervals: Vec<Interval>,
 }
@@ -287,6 +292,8 @@ pub fn run_client(
         malformed: c.malformed,
         unknown_peer: c.unknown_peer,
         send_errors: c.send_errors,
+        late_wakeups: conn.wake_stats().late_1ms,
+        max_wakeup_late_s: conn.wake_stats().max_late.as_secs_f64(),
         intervals,
     })
 }
