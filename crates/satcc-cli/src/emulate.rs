@@ -19,8 +19,9 @@ use serde::Serialize;
 /// Clients send to --listen; datagrams go through the forward direction
 /// (the link's `rate`, `queue`, `error`) to --to, and the server's replies
 /// come back through the reverse direction (`reverse_rate`,
-/// `reverse_queue`, `reverse_error`) to the client that sent last. No root
-/// and no kernel module: everything happens in this process.
+/// `reverse_queue`, `reverse_error`) to the client. One client at a time:
+/// another's datagrams are dropped until the first has been silent for
+/// 5 s. No root and no kernel module: everything happens in this process.
 ///
 /// The link is a preset or a file with the keys of a scenario link
 /// (docs/scenario.md), plus an optional [schedule] of rate and delay
@@ -129,6 +130,8 @@ struct Summary {
     to: String,
     seed: u64,
     duration_s: f64,
+    /// Datagrams dropped because a second client sent while one was served.
+    other_clients: u64,
     links: Vec<DirSummary>,
 }
 
@@ -362,6 +365,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
         }
     }
     let secs = clock.now().as_secs_f64();
+    let other_clients = relay.other_clients();
     let stats = relay.stop();
     let (f, r) = (link.forward(), link.reverse());
     let s = Summary {
@@ -370,6 +374,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
         to: to.to_string(),
         seed: a.seed,
         duration_s: secs,
+        other_clients,
         links: vec![
             summary_of("forward", f.rate_bps, f.delay, &stats[0], secs),
             summary_of("reverse", r.rate_bps, r.delay, &stats[1], secs),
@@ -385,6 +390,13 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
             eprintln!(
                 "{:7}: {} arrived, {} delivered, {} dropped ({:.3} %: queue {}, red {}, error {}), utilization {:.1} %, max queue {}",
                 d.name, d.arrivals, d.delivered, d.drops, d.loss * 100.0, d.drops_queue, d.drops_red, d.drops_error, d.utilization * 100.0, d.max_queue_pkts
+            );
+        }
+        if s.other_clients > 0 {
+            eprintln!(
+                "{} datagrams from a second client were dropped (one client at a time; another may start after {} s of silence)",
+                s.other_clients,
+                satcc_net::emu::CLIENT_IDLE.as_secs_f64()
             );
         }
     }

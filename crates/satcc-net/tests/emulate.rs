@@ -229,3 +229,28 @@ fn reverse_direction_has_its_own_rate() {
     eprintln!("reverse {rate:.0} b/s");
     assert!((rate / 1e6 - 1.0).abs() < 0.02, "reverse {rate:.0} b/s");
 }
+
+/// One client at a time: while one is being served, another's datagrams
+/// are dropped and counted, so neither receives the other's replies.
+#[test]
+fn second_client_is_refused_while_the_first_is_active() {
+    let _g = serial();
+    let (relay, server) =
+        relay("rate = \"100Mbps\"\ndelay = \"1ms\"\nqueue = { kind = \"droptail\", limit = 100 }");
+    let clock = Clock::new();
+    let rx = std::thread::spawn(move || arrivals(server, clock, StdDuration::from_millis(300)));
+    let (a, b) = (
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+    );
+    for _ in 0..5 {
+        a.send_to(b"a", relay.local_addr()).unwrap();
+        std::thread::sleep(StdDuration::from_millis(2));
+        b.send_to(b"b", relay.local_addr()).unwrap();
+        std::thread::sleep(StdDuration::from_millis(2));
+    }
+    let got = rx.join().unwrap();
+    assert_eq!(got.len(), 5);
+    assert!(got.iter().all(|(_, d)| d == b"a"));
+    assert_eq!(relay.other_clients(), 5);
+}

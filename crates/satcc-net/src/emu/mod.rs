@@ -22,7 +22,7 @@ mod link;
 mod relay;
 
 pub use link::{DirStats, LinkDir};
-pub use relay::{Relay, RelayConfig};
+pub use relay::{Relay, RelayConfig, CLIENT_IDLE};
 
 use satcc_proto::Duration;
 use satcc_sim::scenario::{check_link, Dur, ErrorSpec, LinkSpec, QueueSpec, Rate};

@@ -58,7 +58,10 @@ impl RelayConfig {
 
 #[derive(Default)]
 struct Shared {
-    client: Option<SocketAddr>,
+    /// The client being served and when it last sent.
+    client: Option<(SocketAddr, Instant)>,
+    /// Datagrams from another client while one was being served.
+    other_clients: u64,
     /// Forward, reverse.
     stats: [DirStats; 2],
     /// Datagrams on the server side from an address other than `to`.
@@ -69,8 +72,10 @@ struct Shared {
 
 /// A running emulator: datagrams to [`Relay::local_addr`] go through the
 /// forward direction to the server; the server's replies come back
-/// through the reverse direction to the client that sent last (one client
-/// at a time, like a NAT with one mapping).
+/// through the reverse direction to the client. One client at a time:
+/// datagrams from another address are dropped (counted in
+/// [`Relay::other_clients`]) until the current client has been silent for
+/// [`CLIENT_IDLE`], so that two flows never receive each other's replies.
 ///
 /// Stops when dropped or by [`Relay::stop`].
 pub struct Relay {
@@ -86,6 +91,9 @@ impl std::fmt::Debug for Relay {
         f.debug_struct("Relay").field("local", &self.local).finish()
     }
 }
+
+/// A client silent this long frees the relay for another.
+pub const CLIENT_IDLE: Duration = Duration::from_secs(5);
 
 /// Longest a direction thread waits before it checks the stop flag.
 const TICK: Duration = Duration::from_millis(50);
@@ -144,7 +152,12 @@ impl Dir {
             let change = self.apply_schedule(now);
             let dest = match self.to {
                 Some(a) => Some(a),
-                None => self.shared.lock().unwrap_or_else(|p| p.into_inner()).client,
+                None => self
+                    .shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .client
+                    .map(|c| c.0),
             };
             while let Some(pkt) = self.link.poll(now) {
                 let sent = dest.map(|d| self.output.send_to(&pkt, d));
@@ -178,7 +191,15 @@ impl Dir {
                 Some(_) => {}
                 None => {
                     let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-                    s.client = Some(from);
+                    match s.client {
+                        Some((c, last))
+                            if c != from && now.saturating_since(last) < CLIENT_IDLE =>
+                        {
+                            s.other_clients += 1;
+                            continue;
+                        }
+                        _ => s.client = Some((from, now)),
+                    }
                 }
             }
             self.link.arrive(now, buf[..n].to_vec());
@@ -283,6 +304,15 @@ impl Relay {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .strangers
+    }
+
+    /// Datagrams dropped because they came from a second client while
+    /// another was being served.
+    pub fn other_clients(&self) -> u64 {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .other_clients
     }
 
     /// The error that stopped the relay, if a socket call failed.
