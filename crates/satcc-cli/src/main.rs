@@ -1,8 +1,10 @@
 //! `satcc`: run satellite congestion-control scenarios.
 
 mod bench;
+mod emulate;
 mod ns2cmd;
 mod output;
+mod perf;
 mod sweep;
 
 use std::path::PathBuf;
@@ -76,6 +78,8 @@ enum Cmd {
     ///   satcc ns2 scenarios/quickstart.toml --tcl > quickstart.tcl   # the script only
     #[command(verbatim_doc_comment)]
     Ns2(ns2cmd::Ns2Args),
+    Emulate(emulate::EmulateArgs),
+    Perf(perf::PerfArgs),
 }
 
 #[derive(Args, Debug)]
@@ -120,6 +124,8 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Sweep(a) => sweep::sweep(a),
         Cmd::Ns2(a) => ns2cmd::ns2(a),
+        Cmd::Emulate(a) => emulate::emulate(a),
+        Cmd::Perf(a) => perf::perf(a),
     }
 }
 

@@ -840,7 +840,10 @@ impl Scenario {
     }
 }
 
-fn check_link(l: &LinkSpec, at: &str) -> Result<(), FieldError> {
+/// Checks a link's queues; `at` is the link's field path in errors. Public
+/// so that a link described outside a scenario (the emulator's link file)
+/// is held to the same rules.
+pub fn check_link(l: &LinkSpec, at: &str) -> Result<(), FieldError> {
     check_queue(&l.queue, &format!("{at}.queue"))?;
     if let Some(q) = &l.reverse_queue {
         check_queue(q, &format!("{at}.reverse_queue"))?;

@@ -1,0 +1,355 @@
+//! `satcc perf`: an iperf3-like flow of a satcc protocol over real UDP.
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::process::ExitCode;
+
+use clap::Args;
+use satcc_net::perf::{receiver_factory, run_client, ClientOptions, Interval, PROTOCOLS};
+use satcc_net::{grow_buffers, Clock, PeerReport, Server, ServerConfig};
+use satcc_proto::Duration;
+use satcc_sim::scenario::units::parse_duration;
+use serde::Serialize;
+
+/// Measure a TFRC, CCID3, TFRCP or CBR flow over a real network (or
+/// through `satcc emulate`): the sans-IO endpoints of the simulator,
+/// driven over UDP in wall-clock time.
+///
+/// The server makes a receiver for each client (configured as a scenario
+/// flow of that protocol would be) and prints what it receives; the client
+/// sends for --time and prints, every --interval, its sending rate, the
+/// sender's computed rate X, the receive rate and loss event rate the
+/// receiver reported, and the RTT.
+///
+/// Examples:
+///   satcc perf --server --feedback dynamic                 # on 0.0.0.0:5201
+///   satcc perf --client 192.0.2.7:5201 --protocol ccid3
+///   satcc perf --client 127.0.0.1:9000 --protocol tfrc --time 30s --json > run.json
+///   satcc perf --client 127.0.0.1:5201 --protocol cbr --rate 2Mbps
+///   satcc perf --client 127.0.0.1:5201 --protocol tfrcp --set strategy=s2 --set k=5
+///
+/// Through an emulated GEO link (see `satcc emulate --help`):
+///   satcc perf --server --bind 127.0.0.1:9001 &
+///   satcc emulate --to 127.0.0.1:9001 --preset geo &
+///   satcc perf --client 127.0.0.1:9000 --protocol tfrc
+///
+/// JSON (--json): one object at the end; flow fields are named as in a
+/// simulated run's summary.json (packets_sent, data_bytes_sent,
+/// mean_rtt_s, loss_event_rate, slow_start_exit_s; the server's
+/// delivered_bytes, goodput_bps, feedback_packets) plus `intervals`.
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct PerfArgs {
+    /// Run the server.
+    #[arg(long, conflicts_with = "client")]
+    pub server: bool,
+    /// Run a client sending to HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub client: Option<String>,
+    /// Local address [server default: 0.0.0.0:5201; client: any port].
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Client: tfrc, ccid3, tfrcp or cbr.
+    #[arg(long, default_value = "tfrc")]
+    pub protocol: String,
+    /// How long the client sends; how long the server serves [default:
+    /// client 10s, server until interrupted].
+    #[arg(long, value_name = "DURATION")]
+    pub time: Option<String>,
+    /// Reporting interval.
+    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    pub interval: String,
+    /// Payload bytes per packet (the flow's `mss`, TFRC's s).
+    #[arg(long, default_value_t = 1000)]
+    pub mss: u32,
+    /// Server: the feedback policy of the CCID3/TFRC receivers it makes,
+    /// standard or dynamic (paper 001). Feedback is the receiver's
+    /// business, so the client does not take it.
+    #[arg(long, default_value = "standard")]
+    pub feedback: String,
+    /// CBR: the rate, e.g. `2Mbps`.
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Further flow keys as in a scenario's [[flows]], e.g.
+    /// `--set oscillation_damping=true`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Client: give up when no feedback came for this long.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub peer_timeout: String,
+    /// Server: clients served at once.
+    #[arg(long, default_value_t = 64)]
+    pub max_peers: usize,
+    /// Server: forget a client silent this long (and report it).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub idle_timeout: String,
+    /// Seed of the sender's random stream (TFRCP strategy S3).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// JSON on stdout and nothing else (server: one line per finished
+    /// client).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn dur(what: &str, s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| format!("{what}: {e}"))
+}
+
+fn resolve(what: &str, s: &str) -> Result<SocketAddr, String> {
+    s.to_socket_addrs()
+        .map_err(|e| format!("{what} '{s}': {e} (expected HOST:PORT)"))?
+        .next()
+        .ok_or_else(|| format!("{what} '{s}': no address"))
+}
+
+/// Runs `satcc perf`.
+pub fn perf(a: PerfArgs) -> ExitCode {
+    let r = if a.server {
+        server(&a)
+    } else if a.client.is_some() {
+        client(&a)
+    } else {
+        Err("give --server or --client HOST:PORT (see satcc perf --help)".into())
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("satcc perf: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn flow_keys(a: &PerfArgs) -> Result<toml::Table, String> {
+    if !PROTOCOLS.contains(&a.protocol.as_str()) {
+        return Err(format!(
+            "--protocol: '{}' is not one of {}",
+            a.protocol,
+            PROTOCOLS.join(", ")
+        ));
+    }
+    if a.feedback != "standard" {
+        return Err(
+            "--feedback: the feedback policy is the receiver's: give it to the server (satcc perf --server --feedback dynamic)"
+                .into(),
+        );
+    }
+    let mut t = toml::Table::new();
+    t.insert("protocol".into(), a.protocol.clone().into());
+    t.insert("mss".into(), i64::from(a.mss).into());
+    if let Some(r) = &a.rate {
+        t.insert("rate".into(), r.clone().into());
+    }
+    for s in &a.set {
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--set '{s}': expected KEY=VALUE"))?;
+        let v = format!("v = {v}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(v.to_string()));
+        t.insert(k.trim().to_string(), v);
+    }
+    Ok(t)
+}
+
+fn opt(x: Option<f64>, scale: f64, prec: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{:.*}", prec, v * scale),
+        _ => "-".into(),
+    }
+}
+
+fn client(a: &PerfArgs) -> Result<(), String> {
+    let server = resolve("--client", a.client.as_deref().unwrap_or_default())?;
+    let bind = match &a.bind {
+        Some(b) => resolve("--bind", b)?,
+        None if server.is_ipv4() => "0.0.0.0:0".parse().expect("literal"),
+        None => "[::]:0".parse().expect("literal"),
+    };
+    let opts = ClientOptions {
+        server,
+        bind,
+        flow: flow_keys(a).map_err(|e| {
+            if e.starts_with("--") {
+                e
+            } else {
+                format!("flow {e}")
+            }
+        })?,
+        time: dur("--time", a.time.as_deref().unwrap_or("10s"))?,
+        interval: dur("--interval", &a.interval)?,
+        peer_timeout: dur("--peer-timeout", &a.peer_timeout)?,
+        seed: a.seed,
+    };
+    if opts.time == Duration::ZERO {
+        return Err("--time: must be greater than zero".into());
+    }
+    // Refuse a bad flow before printing anything.
+    satcc_net::perf::flow_config(opts.flow.clone()).map_err(|e| format!("flow {e}"))?;
+    if !a.json {
+        eprintln!(
+            "satcc perf: {} to {server} for {:.1} s",
+            a.protocol,
+            opts.time.as_secs_f64()
+        );
+        eprintln!(
+            "{:>13} {:>11} {:>11} {:>11} {:>10} {:>9} {:>6}",
+            "interval_s", "send_Mbps", "X_Mbps", "Xrecv_Mbps", "p", "rtt_ms", "fb"
+        );
+    }
+    let quiet = a.json;
+    let report = run_client(&opts, |iv: &Interval| {
+        if !quiet {
+            eprintln!(
+                "{:>6.1}-{:<6.1} {:>11.3} {:>11} {:>11} {:>10} {:>9} {:>6}",
+                iv.start_s,
+                iv.end_s,
+                iv.send_rate_bps / 1e6,
+                opt(iv.x_bps, 1e-6, 3),
+                opt(iv.x_recv_bps, 1e-6, 3),
+                opt(iv.loss_event_rate, 1.0, 6),
+                opt(iv.rtt_s, 1e3, 1),
+                iv.feedback_packets
+            );
+        }
+    })?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        eprintln!(
+            "sent {} packets ({:.3} Mb/s payload), mean RTT {} ms, loss event rate {}, {} feedback packets; refused {} malformed, {} from strangers",
+            report.packets_sent,
+            report.send_rate_bps / 1e6,
+            opt(report.mean_rtt_s, 1e3, 1),
+            opt(report.loss_event_rate, 1.0, 6),
+            report.feedback_packets,
+            report.malformed,
+            report.unknown_peer
+        );
+        if report.late_wakeups > 0 {
+            eprintln!(
+                "note: {} timed wake-ups came over 1 ms late (latest {:.1} ms): a busy machine; pacing may have suffered",
+                report.late_wakeups,
+                report.max_wakeup_late_s * 1e3
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A finished client as the server reports it.
+#[derive(Serialize)]
+struct PeerJson {
+    peer: String,
+    protocol: String,
+    duration_s: f64,
+    delivered_bytes: u64,
+    goodput_bps: f64,
+    loss_event_rate: Option<f64>,
+    feedback_packets: Option<u64>,
+    packets_received: u64,
+    malformed: u64,
+}
+
+fn peer_json(r: &PeerReport) -> PeerJson {
+    let secs = (r.last - r.first).as_secs_f64();
+    PeerJson {
+        peer: r.peer.to_string(),
+        protocol: r.protocol.to_string(),
+        duration_s: secs,
+        delivered_bytes: r.stats.delivered_bytes,
+        goodput_bps: if secs > 0.0 {
+            r.stats.delivered_bytes as f64 * 8.0 / secs
+        } else {
+            0.0
+        },
+        loss_event_rate: r.stats.loss_event_rate,
+        feedback_packets: r.stats.feedback_sent,
+        packets_received: r.counters.received,
+        malformed: r.counters.malformed,
+    }
+}
+
+fn server(a: &PerfArgs) -> Result<(), String> {
+    let bind = resolve("--bind", a.bind.as_deref().unwrap_or("0.0.0.0:5201"))?;
+    let interval = dur("--interval", &a.interval)?;
+    if interval == Duration::ZERO {
+        return Err("--interval: must be greater than zero".into());
+    }
+    let until = a.time.as_deref().map(|s| dur("--time", s)).transpose()?;
+    let cfg = ServerConfig {
+        max_peers: a.max_peers.max(1),
+        idle_timeout: dur("--idle-timeout", &a.idle_timeout)?,
+    };
+    let factory = receiver_factory(&a.feedback)?;
+    let sock = UdpSocket::bind(bind).map_err(|e| format!("--bind {bind}: {e}"))?;
+    grow_buffers(&sock, 4 << 20);
+    let clock = Clock::new();
+    let mut srv = Server::new(sock, clock, cfg, factory);
+    if !a.json {
+        eprintln!(
+            "satcc perf: server on {} (feedback {}, up to {} clients)",
+            srv.local_addr().map_err(|e| e.to_string())?,
+            a.feedback,
+            cfg.max_peers
+        );
+    }
+    let mut prev: HashMap<SocketAddr, u64> = HashMap::new();
+    let mut k = 1u64;
+    loop {
+        let mut t = satcc_proto::Instant(interval.as_nanos().saturating_mul(k));
+        if let Some(u) = until {
+            t = t.min(satcc_proto::Instant(u.as_nanos()));
+        }
+        srv.drive(t).map_err(|e| e.to_string())?;
+        k += 1;
+        let secs = interval.as_secs_f64();
+        if !a.json {
+            for p in srv.active() {
+                let before = prev.insert(p.peer, p.stats.delivered_bytes).unwrap_or(0);
+                eprintln!(
+                    "{:8.1}s {} {}: {:10.3} Mb/s received, p {}, feedback {}",
+                    clock.now().as_secs_f64(),
+                    p.peer,
+                    p.protocol,
+                    (p.stats.delivered_bytes - before) as f64 * 8.0 / secs / 1e6,
+                    opt(p.stats.loss_event_rate, 1.0, 6),
+                    p.stats.feedback_sent.unwrap_or(0)
+                );
+            }
+        }
+        for r in srv.take_finished() {
+            prev.remove(&r.peer);
+            let j = peer_json(&r);
+            if a.json {
+                println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
+            } else {
+                eprintln!(
+                    "{} {} done: {} bytes in {:.1} s, {:.3} Mb/s, p {}, {} malformed",
+                    j.peer,
+                    j.protocol,
+                    j.delivered_bytes,
+                    j.duration_s,
+                    j.goodput_bps / 1e6,
+                    opt(j.loss_event_rate, 1.0, 6),
+                    j.malformed
+                );
+            }
+        }
+        if until.is_some_and(|u| clock.now().as_nanos() >= u.as_nanos()) {
+            for r in srv.active() {
+                let j = peer_json(&r);
+                if a.json {
+                    println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
+                }
+            }
+            return Ok(());
+        }
+    }
+}

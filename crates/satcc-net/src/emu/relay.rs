@@ -1,0 +1,351 @@
+//! The emulator over sockets: two threads, one per direction.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use satcc_proto::{Duration, Instant};
+
+use super::link::{DirStats, LinkDir};
+use super::{LinkConfig, Params, DEFAULT_OVERHEAD};
+use crate::clock::{Clock, Socket};
+use crate::conn::MAX_DATAGRAM;
+
+/// How to run a [`Relay`].
+#[derive(Clone, Debug)]
+pub struct RelayConfig {
+    /// Where clients send (the emulated link's near end).
+    pub listen: SocketAddr,
+    /// Where the relay forwards to (the server behind the link).
+    pub to: SocketAddr,
+    /// The link.
+    pub link: LinkConfig,
+    /// Seed of the error models' and queues' random streams.
+    pub seed: u64,
+    /// Bytes added to each datagram's UDP payload on the link
+    /// ([`DEFAULT_OVERHEAD`]).
+    pub overhead: u32,
+    /// How long before a due time the direction threads stop sleeping and
+    /// spin (see [`Socket::set_spin`]). Default zero: a millisecond-scale
+    /// delay needs no spin (an OS sleep overshoots by tens of
+    /// microseconds), and on a machine with more runnable threads than
+    /// cores a spinning thread uses up its scheduler slice and is then
+    /// descheduled for milliseconds, while a sleeping one is run promptly
+    /// when it wakes.
+    pub spin: Duration,
+}
+
+fn quiet(mut s: Socket, spin: Duration) -> Socket {
+    s.set_spin(spin);
+    s
+}
+
+impl RelayConfig {
+    /// A relay of `link` from `listen` to `to`, seed 1, IPv4+UDP overhead.
+    pub fn new(listen: SocketAddr, to: SocketAddr, link: LinkConfig) -> RelayConfig {
+        RelayConfig {
+            listen,
+            to,
+            link,
+            seed: 1,
+            overhead: DEFAULT_OVERHEAD,
+            spin: Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    /// The client being served and when it last sent.
+    client: Option<(SocketAddr, Instant)>,
+    /// Datagrams from another client while one was being served.
+    other_clients: u64,
+    /// Forward, reverse.
+    stats: [DirStats; 2],
+    /// Datagrams on the server side from an address other than `to`.
+    strangers: u64,
+    /// A socket error that stopped a direction.
+    error: Option<String>,
+}
+
+/// A running emulator: datagrams to [`Relay::local_addr`] go through the
+/// forward direction to the server; the server's replies come back
+/// through the reverse direction to the client. One client at a time:
+/// datagrams from another address are dropped (counted in
+/// [`Relay::other_clients`]) until the current client has been silent for
+/// [`CLIENT_IDLE`], so that two flows never receive each other's replies.
+///
+/// Stops when dropped or by [`Relay::stop`].
+pub struct Relay {
+    local: SocketAddr,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay").field("local", &self.local).finish()
+    }
+}
+
+/// A client silent this long frees the relay for another.
+pub const CLIENT_IDLE: Duration = Duration::from_secs(5);
+
+/// Longest a direction thread waits before it checks the stop flag.
+const TICK: Duration = Duration::from_millis(50);
+
+struct Dir {
+    index: usize,
+    input: Socket,
+    output: UdpSocket,
+    link: LinkDir,
+    cfg: LinkConfig,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    /// Forward: forward to this fixed address; reverse: to the client.
+    to: Option<SocketAddr>,
+    /// Reverse: accept only datagrams from this address.
+    from: Option<SocketAddr>,
+}
+
+impl Dir {
+    fn apply_schedule(&mut self, now: Instant) -> Option<Instant> {
+        if self.cfg.schedule.steps.is_empty() {
+            return None;
+        }
+        let since = Duration(now.as_nanos());
+        let p: Params = self.cfg.schedule.params_at(self.cfg.base(), since);
+        self.link.set_rate(if self.index == 0 {
+            p.rate_bps
+        } else {
+            p.reverse_rate_bps
+        });
+        self.link.set_delay(p.delay);
+        self.cfg.schedule.next_change(since).map(|d| now + d)
+    }
+
+    fn run(mut self) {
+        let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+        let r = self.run_inner(&mut buf);
+        if let Err(e) = r {
+            let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+            s.error = Some(format!(
+                "{} direction: {e}",
+                if self.index == 0 {
+                    "forward"
+                } else {
+                    "reverse"
+                }
+            ));
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn run_inner(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = self.clock.now();
+            let change = self.apply_schedule(now);
+            let dest = match self.to {
+                Some(a) => Some(a),
+                None => self
+                    .shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .client
+                    .map(|c| c.0),
+            };
+            while let Some(pkt) = self.link.poll(now) {
+                let sent = dest.map(|d| self.output.send_to(&pkt, d));
+                if !matches!(sent, Some(Ok(_))) {
+                    self.link.count_send_error();
+                }
+            }
+            {
+                let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                s.stats[self.index] = self.link.stats();
+            }
+            let mut deadline = now + TICK;
+            if let Some(t) = self.link.next_event() {
+                deadline = deadline.min(t);
+            }
+            if let Some(t) = change {
+                deadline = deadline.min(t);
+            }
+            let Some((n, from)) = self.input.recv_until(&self.clock, buf, deadline)? else {
+                continue;
+            };
+            let now = self.clock.now();
+            match self.from {
+                Some(f) if f != from => {
+                    self.shared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .strangers += 1;
+                    continue;
+                }
+                Some(_) => {}
+                None => {
+                    let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                    match s.client {
+                        Some((c, last))
+                            if c != from && now.saturating_since(last) < CLIENT_IDLE =>
+                        {
+                            s.other_clients += 1;
+                            continue;
+                        }
+                        _ => s.client = Some((from, now)),
+                    }
+                }
+            }
+            self.link.arrive(now, buf[..n].to_vec());
+        }
+        Ok(())
+    }
+}
+
+impl Relay {
+    /// Binds `cfg.listen`, opens a socket toward `cfg.to` and starts the
+    /// two direction threads.
+    pub fn start(cfg: RelayConfig) -> io::Result<Relay> {
+        let near = UdpSocket::bind(cfg.listen)?;
+        let any: SocketAddr = if cfg.to.is_ipv4() {
+            "0.0.0.0:0".parse().expect("literal")
+        } else {
+            "[::]:0".parse().expect("literal")
+        };
+        let any = if cfg.to.ip().is_loopback() {
+            SocketAddr::new(
+                if cfg.to.is_ipv4() {
+                    "127.0.0.1".parse().expect("literal")
+                } else {
+                    "::1".parse().expect("literal")
+                },
+                0,
+            )
+        } else {
+            any
+        };
+        let far = UdpSocket::bind(any)?;
+        crate::clock::grow_buffers(&near, 4 << 20);
+        crate::clock::grow_buffers(&far, 4 << 20);
+        let local = near.local_addr()?;
+        let clock = Clock::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let fwd = Dir {
+            index: 0,
+            input: quiet(Socket::new(near.try_clone()?), cfg.spin),
+            output: far.try_clone()?,
+            link: LinkDir::new(&cfg.link.forward(), cfg.seed.wrapping_mul(2), cfg.overhead),
+            cfg: cfg.link.clone(),
+            clock,
+            stop: stop.clone(),
+            shared: shared.clone(),
+            to: Some(cfg.to),
+            from: None,
+        };
+        let rev = Dir {
+            index: 1,
+            input: quiet(Socket::new(far), cfg.spin),
+            output: near,
+            link: LinkDir::new(
+                &cfg.link.reverse(),
+                cfg.seed.wrapping_mul(2).wrapping_add(1),
+                cfg.overhead,
+            ),
+            cfg: cfg.link,
+            clock,
+            stop: stop.clone(),
+            shared: shared.clone(),
+            to: None,
+            from: Some(cfg.to),
+        };
+        let threads = vec![
+            std::thread::Builder::new()
+                .name("emu-forward".into())
+                .spawn(move || fwd.run())?,
+            std::thread::Builder::new()
+                .name("emu-reverse".into())
+                .spawn(move || rev.run())?,
+        ];
+        Ok(Relay {
+            local,
+            clock,
+            stop,
+            shared,
+            threads,
+        })
+    }
+
+    /// The address clients send to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The relay's clock (zero at start).
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Forward and reverse counters now.
+    pub fn stats(&self) -> [DirStats; 2] {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner()).stats
+    }
+
+    /// Datagrams that reached the server-side socket from an address other
+    /// than the server (dropped).
+    pub fn strangers(&self) -> u64 {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .strangers
+    }
+
+    /// Datagrams dropped because they came from a second client while
+    /// another was being served.
+    pub fn other_clients(&self) -> u64 {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .other_clients
+    }
+
+    /// The error that stopped the relay, if a socket call failed.
+    pub fn error(&self) -> Option<String> {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .error
+            .clone()
+    }
+
+    /// Whether the relay is still running (false after a socket error).
+    pub fn running(&self) -> bool {
+        !self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Stops both directions (datagrams still queued or in flight are
+    /// discarded) and returns the final counters.
+    pub fn stop(mut self) -> [DirStats; 2] {
+        self.halt();
+        self.stats()
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}

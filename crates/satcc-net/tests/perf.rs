@@ -1,0 +1,290 @@
+//! perf end to end over loopback: a TFRC flow through the emulator, and a
+//! server that keeps serving a flow while being fed garbage.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration as StdDuration;
+
+use satcc_net::emu::{LinkConfig, Relay, RelayConfig};
+use satcc_net::perf::{receiver_factory, run_client, ClientOptions};
+use satcc_net::{Clock, PeerReport, Server, ServerConfig};
+use satcc_proto::tfrc::TfrcData;
+use satcc_proto::wire;
+use satcc_proto::{Duration, Instant, Message};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A perf server on a fresh loopback port, served for `secs` on a thread;
+/// returns its address and a handle yielding (finished + active peers,
+/// the server's counters).
+fn server(
+    secs: u64,
+    max_peers: usize,
+) -> (
+    SocketAddr,
+    std::thread::JoinHandle<(Vec<PeerReport>, satcc_net::Counters)>,
+) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = sock.local_addr().unwrap();
+    let clock = Clock::new();
+    let cfg = ServerConfig {
+        max_peers,
+        idle_timeout: Duration::from_secs(2),
+    };
+    let mut srv = Server::new(sock, clock, cfg, receiver_factory("standard").unwrap());
+    let h = std::thread::spawn(move || {
+        srv.drive(Instant::ZERO + Duration::from_secs(secs))
+            .unwrap();
+        let mut all = srv.take_finished();
+        all.extend(srv.active());
+        (all, srv.counters())
+    });
+    (addr, h)
+}
+
+fn tfrc_client(to: SocketAddr, secs: u64) -> ClientOptions {
+    let mut flow = toml::Table::new();
+    flow.insert("protocol".into(), "tfrc".into());
+    flow.insert("mss".into(), 1000.into());
+    ClientOptions {
+        server: to,
+        bind: "127.0.0.1:0".parse().unwrap(),
+        flow,
+        time: Duration::from_secs(secs),
+        interval: Duration::from_millis(500),
+        peer_timeout: Duration::from_secs(2),
+        seed: 1,
+    }
+}
+
+/// TFRC for 4 s through a 4 Mb/s, 20 ms link with a 25-packet DropTail
+/// queue: the RTT the sender measures is the link's 40 ms plus queueing;
+/// the queue overflows in slow start, the sender learns a loss event rate
+/// and the server receives close to, and never above, the link rate.
+#[test]
+fn tfrc_through_the_emulator() {
+    let _g = serial();
+    let (srv, h) = server(6, 8);
+    let link = LinkConfig::from_toml_str(
+        "rate = \"4Mbps\"\ndelay = \"20ms\"\nqueue = { kind = \"droptail\", limit = 25 }",
+        "test",
+    )
+    .unwrap();
+    let relay = Relay::start(RelayConfig::new("127.0.0.1:0".parse().unwrap(), srv, link)).unwrap();
+    let report = run_client(&tfrc_client(relay.local_addr(), 4), |_| {}).unwrap();
+    let link_stats = relay.stop();
+    let (peers, _) = h.join().unwrap();
+    eprintln!("{report:#?}\n{link_stats:?}\n{peers:?}");
+    assert_eq!(peers.len(), 1);
+    let rtt = report.mean_rtt_s.unwrap();
+    assert!((0.040..0.2).contains(&rtt), "mean RTT {rtt}");
+    assert!(report.feedback_packets >= 20, "{}", report.feedback_packets);
+    assert!(
+        link_stats[0].drops_queue > 0,
+        "slow start never overflowed the queue"
+    );
+    assert!(report.loss_event_rate.unwrap() > 0.0);
+    assert!(report.slow_start_exit_s.is_some());
+    // Goodput over the last 2 s, from the sender-reported receive rate
+    // (the server's own count is checked over the whole run below).
+    let late: Vec<f64> = report
+        .intervals
+        .iter()
+        .filter(|i| i.start_s >= 2.0)
+        .filter_map(|i| i.x_recv_bps)
+        .collect();
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    // x_recv counts payload (1000 of 1052 bytes on the link): at most
+    // 4 Mb/s * 1000/1052 = 3.80 Mb/s.
+    assert!(mean > 1.5e6 && mean < 3.9e6, "late x_recv {mean}");
+    let p = &peers[0];
+    let secs = (p.last - p.first).as_secs_f64();
+    let goodput = p.stats.delivered_bytes as f64 * 8.0 / secs;
+    assert!(goodput < 3.85e6, "server goodput {goodput} above the link");
+    assert!(goodput > 1.0e6, "server goodput {goodput}");
+}
+
+/// A server with a TFRC flow in progress is fed 6000 random and mutated
+/// datagrams from other sockets: it neither panics nor stops the flow
+/// (feedback keeps coming in every interval), it counts what it refused,
+/// and the peers the garbage creates stay within max_peers.
+#[test]
+fn server_survives_garbage_during_a_flow() {
+    let _g = serial();
+    let (srv, h) = server(5, 4);
+    let fuzz = std::thread::spawn(move || {
+        let socks: Vec<UdpSocket> = (0..6)
+            .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut valid = vec![0u8; 1100];
+        let msg = Message::TfrcData(TfrcData {
+            seq: 7,
+            len: 1000,
+            ts: Instant(123_456_789),
+            rtt: Some(Duration::from_millis(40)),
+        });
+        let n = wire::encode(&msg, &mut valid).unwrap();
+        valid.truncate(n);
+        let clock = Clock::new();
+        std::thread::sleep(StdDuration::from_millis(500));
+        for i in 0..6000u32 {
+            let r = next();
+            let d: Vec<u8> = match r % 4 {
+                // Random bytes of random length.
+                0 => (0..(r >> 8) % 1500).map(|_| next() as u8).collect(),
+                // A valid packet with one to four flipped bits.
+                1 => {
+                    let mut d = valid.clone();
+                    for _ in 0..1 + (r >> 8) % 4 {
+                        let b = (next() % 28) as usize;
+                        d[b] ^= 1 << (next() % 8);
+                    }
+                    d
+                }
+                // Truncated.
+                2 => valid[..((r >> 8) as usize % 28)].to_vec(),
+                // Valid header, random payload: decodes, so it makes a
+                // peer (up to max_peers).
+                _ => {
+                    let mut d = valid.clone();
+                    for x in &mut d[28..] {
+                        *x = next() as u8;
+                    }
+                    d
+                }
+            };
+            let _ = socks[(r >> 40) as usize % socks.len()].send_to(&d, srv);
+            // About 2000 datagrams/s, for 3 s.
+            clock.sleep_until(Instant(500_000 * u64::from(i + 1)));
+        }
+    });
+    let report = run_client(&tfrc_client(srv, 4), |_| {}).unwrap();
+    fuzz.join().unwrap();
+    let (peers, counters) = h.join().unwrap();
+    eprintln!("{counters:?}\n{peers:?}");
+    for iv in &report.intervals {
+        assert!(
+            iv.feedback_packets > 0,
+            "no feedback in {:.1}-{:.1} s",
+            iv.start_s,
+            iv.end_s
+        );
+    }
+    assert!(counters.malformed > 2000, "{counters:?}");
+    assert!(peers.len() <= 4);
+    assert!(counters.unknown_peer > 0, "max_peers never reached");
+    let flow = peers
+        .iter()
+        .max_by_key(|p| p.stats.delivered_bytes)
+        .unwrap();
+    assert!(flow.stats.delivered_bytes > 1_000_000);
+}
+
+/// A TFRC sender wrapped to integrate its computed rate X over time (X is
+/// piecewise constant between the runtime's calls) and count the payload
+/// it sends.
+#[derive(Debug)]
+struct Metered {
+    inner: satcc_proto::tfrc::TfrcSender,
+    last: Option<(Instant, f64)>,
+    integral_bits: f64,
+    sent_bits: f64,
+}
+
+impl Metered {
+    fn tick(&mut self, now: Instant) {
+        use satcc_proto::Endpoint;
+        if let Some((t, x)) = self.last {
+            self.integral_bits += x * (now - t).as_secs_f64();
+        }
+        let x = Endpoint::stats(&self.inner).rate.map_or(0.0, |r| r.x_bps);
+        self.last = Some((now, x));
+    }
+}
+
+impl satcc_proto::Endpoint for Metered {
+    fn handle_input(&mut self, now: Instant, m: &Message) {
+        self.tick(now);
+        satcc_proto::Endpoint::handle_input(&mut self.inner, now, m);
+        self.tick(now);
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        self.tick(now);
+        satcc_proto::Endpoint::handle_timeout(&mut self.inner, now);
+        self.tick(now);
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<satcc_proto::Transmit> {
+        self.tick(now);
+        let t = satcc_proto::Endpoint::poll_transmit(&mut self.inner, now);
+        if let Some(t) = &t {
+            self.sent_bits += f64::from(t.payload_len) * 8.0;
+        }
+        self.tick(now);
+        t
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        satcc_proto::Endpoint::poll_timeout(&self.inner)
+    }
+    fn poll_event(&mut self) -> Option<satcc_proto::Event> {
+        satcc_proto::Endpoint::poll_event(&mut self.inner)
+    }
+    fn stats(&self) -> satcc_proto::Stats {
+        satcc_proto::Endpoint::stats(&self.inner)
+    }
+}
+
+/// The runtime makes a TFRC sender send at the rate it computes: through
+/// a 2 Mb/s, 20 ms link for 5 s (slow start, a loss, congestion
+/// avoidance), the payload sent is within 3 % of the integral of X. (The
+/// `tfrc_pacing` example measures higher rates.)
+#[test]
+fn tfrc_sends_at_its_computed_rate() {
+    let _g = serial();
+    let (srv, h) = server(6, 8);
+    let link = LinkConfig::from_toml_str(
+        "rate = \"2Mbps\"\ndelay = \"20ms\"\nqueue = { kind = \"droptail\", limit = 20 }",
+        "test",
+    )
+    .unwrap();
+    let relay = Relay::start(RelayConfig::new("127.0.0.1:0".parse().unwrap(), srv, link)).unwrap();
+    let clock = Clock::new();
+    let mut conn = satcc_net::Conn::new(
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+        relay.local_addr(),
+        clock,
+        satcc_net::ConnConfig {
+            peer_timeout: Some(Duration::from_secs(2)),
+            ..satcc_net::ConnConfig::new(wire::WireProtocol::Dccp)
+        },
+    );
+    let mut m = Metered {
+        inner: satcc_proto::tfrc::TfrcSender::new(Default::default(), clock.now()),
+        last: None,
+        integral_bits: 0.0,
+        sent_bits: 0.0,
+    };
+    satcc_proto::Sender::set_unlimited(&mut m.inner, clock.now());
+    conn.drive(&mut m, clock.now() + Duration::from_secs(5))
+        .unwrap();
+    m.tick(clock.now());
+    drop(relay);
+    h.join().unwrap();
+    let ratio = m.sent_bits / m.integral_bits;
+    eprintln!(
+        "sent {:.0} bits, integral of X {:.0} bits, ratio {ratio:.4}",
+        m.sent_bits, m.integral_bits
+    );
+    assert!(m.sent_bits > 4e6, "only {} bits sent", m.sent_bits);
+    assert!((ratio - 1.0).abs() < 0.03, "ratio {ratio}");
+}
