@@ -11,7 +11,7 @@ use satcc_proto::Duration;
 use satcc_sim::scenario::units::parse_duration;
 use serde::Serialize;
 
-/// Measure a TFRC, CCID3, TFRCP or CBR flow over a real network (or
+/// Measure a TFRC, CCID3, TFRCP, Saratoga/STFRC or CBR flow over a real network (or
 /// through `satcc emulate`): the sans-IO endpoints of the simulator,
 /// driven over UDP in wall-clock time.
 ///
@@ -27,6 +27,8 @@ use serde::Serialize;
 ///   satcc perf --client 127.0.0.1:9000 --protocol tfrc --time 30s --json > run.json
 ///   satcc perf --client 127.0.0.1:5201 --protocol cbr --rate 2Mbps
 ///   satcc perf --client 127.0.0.1:5201 --protocol tfrcp --set strategy=s2 --set k=5
+///   satcc perf --client 127.0.0.1:5201 --protocol stfrc      # Saratoga with paper 000's STFRC
+///   satcc perf --client 127.0.0.1:5201 --protocol saratoga --rate 5Mbps
 ///
 /// Through an emulated GEO link (see `satcc emulate --help`):
 ///   satcc perf --server --bind 127.0.0.1:9001 &
@@ -49,7 +51,7 @@ pub struct PerfArgs {
     /// Local address [server default: 0.0.0.0:5201; client: any port].
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
-    /// Client: tfrc, ccid3, tfrcp or cbr.
+    /// Client: tfrc, ccid3, tfrcp, stfrc, saratoga (with --rate) or cbr.
     #[arg(long, default_value = "tfrc")]
     pub protocol: String,
     /// How long the client sends; how long the server serves [default:

@@ -20,7 +20,7 @@ use crate::conn::{Conn, ConnConfig, Counters, NetError};
 use crate::server::ReceiverFactory;
 
 /// Protocols `perf` runs (those with a UDP wire format).
-pub const PROTOCOLS: &[&str] = &["tfrc", "ccid3", "tfrcp", "cbr"];
+pub const PROTOCOLS: &[&str] = &["tfrc", "ccid3", "tfrcp", "stfrc", "saratoga", "cbr"];
 
 /// A flow's configuration from its scenario keys (`protocol`, `mss`, and
 /// any option a `[[flows]]` table takes, e.g. `feedback`, `rate`). Errors
@@ -67,6 +67,7 @@ pub fn wire_protocol(cfg: &ProtocolConfig) -> Option<WireProtocol> {
         ProtocolConfig::Tfrc { .. } => Some(WireProtocol::Dccp),
         ProtocolConfig::Tfrcp { .. } => Some(WireProtocol::Tfrcp),
         ProtocolConfig::Cbr(_) => Some(WireProtocol::Datagram),
+        ProtocolConfig::Saratoga { .. } => Some(WireProtocol::Saratoga),
         ProtocolConfig::Tcp { .. } => None,
     }
 }
@@ -87,6 +88,12 @@ pub fn receiver_factory(feedback: &str) -> Result<ReceiverFactory, String> {
             (WireProtocol::Dccp, Message::TfrcData(d)) => ("ccid3", d.len),
             (WireProtocol::Tfrcp, Message::TfrcpData(d)) => ("tfrcp", d.len),
             (WireProtocol::Datagram, Message::Datagram { len, .. }) => ("cbr", *len),
+            // A Saratoga PUT opens with METADATA (or DATA if that was
+            // lost); the receiver is the same for plain Saratoga and STFRC
+            // (paper 000 changes the sender only), and learns the size
+            // from METADATA.
+            (WireProtocol::Saratoga, Message::SaraMetadata(_)) => ("stfrc", 1000),
+            (WireProtocol::Saratoga, Message::SaraData(d)) => ("stfrc", d.len),
             _ => return None,
         };
         let mut t = toml::Table::new();

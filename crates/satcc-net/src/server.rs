@@ -102,10 +102,14 @@ impl std::fmt::Debug for Server {
 /// Formats tried, in order, on a new peer's first datagram. The DCCP
 /// header and the compact header cannot be confused: both are
 /// checksummed, and the compact magic byte is not a valid DCCP start.
-const FORMATS: [WireProtocol; 3] = [
+/// Saratoga frames carry no checksum, so they are tried last (a frame
+/// must still parse completely: version 1, a known type, every length
+/// consistent).
+const FORMATS: [WireProtocol; 4] = [
     WireProtocol::Dccp,
     WireProtocol::Tfrcp,
     WireProtocol::Datagram,
+    WireProtocol::Saratoga,
 ];
 
 impl Server {

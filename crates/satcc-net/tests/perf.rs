@@ -288,3 +288,38 @@ fn tfrc_sends_at_its_computed_rate() {
     assert!(m.sent_bits > 4e6, "only {} bits sent", m.sent_bits);
     assert!((ratio - 1.0).abs() < 0.03, "ratio {ratio}");
 }
+
+/// STFRC (paper 000: Saratoga with sender-based TFRC) for 4 s through a
+/// 4 Mb/s, 20 ms link with a 25-packet DropTail queue: the server's
+/// receiver is an unchanged Saratoga receiver; its STATUS frames alone let
+/// the sender measure the RTT, find the loss event rate after slow start
+/// overflows the queue, and hold below the link rate.
+#[test]
+fn stfrc_through_the_emulator() {
+    let _g = serial();
+    let (srv, h) = server(6, 8);
+    let link = LinkConfig::from_toml_str(
+        "rate = \"4Mbps\"\ndelay = \"20ms\"\nqueue = { kind = \"droptail\", limit = 25 }",
+        "test",
+    )
+    .unwrap();
+    let relay = Relay::start(RelayConfig::new("127.0.0.1:0".parse().unwrap(), srv, link)).unwrap();
+    let mut opts = tfrc_client(relay.local_addr(), 4);
+    opts.flow.insert("protocol".into(), "stfrc".into());
+    opts.flow.insert("mss".into(), 996.into());
+    let report = run_client(&opts, |_| {}).unwrap();
+    let link_stats = relay.stop();
+    let (peers, _) = h.join().unwrap();
+    eprintln!("{report:#?}\n{link_stats:?}\n{peers:?}");
+    assert_eq!(peers.len(), 1);
+    let rtt = report.mean_rtt_s.unwrap();
+    assert!((0.040..0.3).contains(&rtt), "mean RTT {rtt}");
+    assert!(report.feedback_packets >= 20, "{}", report.feedback_packets);
+    assert!(link_stats[0].drops_queue > 0, "slow start never overflowed");
+    assert!(report.loss_event_rate.unwrap() > 0.0);
+    let p = &peers[0];
+    let secs = (p.last - p.first).as_secs_f64();
+    let goodput = p.stats.delivered_bytes as f64 * 8.0 / secs;
+    assert!(goodput < 4.0e6, "server goodput {goodput} above the link");
+    assert!(goodput > 1.0e6, "server goodput {goodput}");
+}
