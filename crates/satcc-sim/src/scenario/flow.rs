@@ -1094,7 +1094,10 @@ mod tests {
         assert!(message.contains("\"newreno\""), "{message}");
         let (field, message) = error("protocol = \"sack\"\nsack_recovery = \"fack\"");
         assert_eq!(field, "flows[0].sack_recovery");
-        assert!(message.contains("fack") && message.contains("ns2"), "{message}");
+        assert!(
+            message.contains("fack") && message.contains("ns2"),
+            "{message}"
+        );
     }
 
     #[test]
