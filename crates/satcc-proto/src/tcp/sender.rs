@@ -228,7 +228,9 @@ pub struct SenderStats {
     pub snd_max: u64,
     /// The sender is in fast recovery.
     pub in_recovery: bool,
-    /// RFC 6675 pipe in segments (the Sack variant; FlightSize otherwise).
+    /// RFC 6675 pipe in segments (the Sack variant; during an ns-2 Sack1
+    /// recovery, [`SackRecovery::Ns2`], its `pipe_` counter, floored at 0;
+    /// FlightSize otherwise).
     pub pipe: u64,
     /// TCP-Peach dummy segments sent.
     pub dummies_sent: u64,
