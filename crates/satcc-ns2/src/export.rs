@@ -8,13 +8,15 @@
 
 use std::fmt::Write as _;
 
-use satcc_proto::tcp::{self, RtoSsthresh, RttTiming, Variant};
+use satcc_proto::tcp::{self, RtoSsthresh, RttTiming, SackRecovery, Variant};
 use satcc_proto::tfrc::FeedbackPolicy;
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
 use satcc_sim::net::routing::Routes;
 use satcc_sim::protocols::{ProtocolConfig, DEFAULT_TFRCP_K, DEFAULT_TFRCP_M};
-use satcc_sim::scenario::{AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, Scenario, Topology};
+use satcc_sim::scenario::{
+    AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, RedMode, Scenario, Topology,
+};
 use satcc_sim::topology::{LinkRole, NetDef};
 
 use crate::Ns2Error;
@@ -119,14 +121,16 @@ fn secs_f(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1e9
 }
 
-/// The ns-2 RNG seed for a scenario seed: the seed itself if in
-/// 1..=2^31-2, otherwise folded into that range (ns-2 wants N > 0).
+/// The ns-2 RNG seed (`$defaultRNG seed N`) for a scenario seed: a
+/// splitmix64 mix of it, folded into 1..=2^31-2 (ns-2 wants N > 0).
+///
+/// Not the seed itself: ns-2's RNG (tools/rng.cc, the MRG32k3a streams
+/// seeded through `RNG::set_seed`) gives, for seeds 1, 2, 3, ..., streams
+/// whose first draws grow in proportion to the seed, so runs with seeds
+/// 1..N are not independent samples. Mixed seeds are; the mapping is fixed,
+/// so a satcc seed always names the same ns-2 run.
 pub fn ns2_seed(seed: u64) -> u64 {
-    let m = 2_147_483_647u64;
-    match seed % m {
-        0 => m - 1,
-        s => s,
-    }
+    sub_seed(seed, 0x6E73_325F_7365_6564) // "ns2_seed"
 }
 
 /// A seed for the i-th error model's RNG, derived from the run seed
@@ -323,11 +327,16 @@ impl Gen<'_> {
                         ),
                     ));
                 }
+                // `mode`: red.cc's bytes_ (count and drop probability in
+                // bytes) and queue_in_bytes_ (average, thresholds and limit
+                // in bytes: thresh_, maxthresh_ and limit_ are scaled by
+                // mean_pktsize_ in reset() and enque()) go together.
+                let bytes = r.mode == RedMode::Bytes;
                 let _ = writeln!(
                     self.out,
                     "$ns queue-limit ${a} ${b} {lim}\n\
-                     ${q} set bytes_ false\n\
-                     ${q} set queue_in_bytes_ false\n\
+                     ${q} set bytes_ {bytes}\n\
+                     ${q} set queue_in_bytes_ {bytes}\n\
                      ${q} set thresh_ {min}\n\
                      ${q} set maxthresh_ {max}\n\
                      ${q} set q_weight_ {w}\n\
@@ -997,6 +1006,15 @@ fn write_tcp(
     // ns-2's default), so the field has no effect on those variants.
     if sender.variant == Variant::NewReno && !sender.newreno_impatient {
         let _ = writeln!(out, "$tcp_{i} set newreno_changes1_ 0");
+    }
+    // SACK loss recovery. `sack_recovery = "ns2"` is what Agent/TCP/Sack1
+    // does with its defaults (partial_ack_ 0, precisionReduce_ 1,
+    // LimTransmitFix_ 0: tcp-sack1.cc dupack_action(), recv(),
+    // send_much()), so nothing is written. satcc's default, RFC 6675, has
+    // no ns-2 agent and is exported as the same Sack1: a documented
+    // default difference (docs/ns2.md "SACK loss recovery"), not refused.
+    match sender.sack_recovery {
+        SackRecovery::Ns2 | SackRecovery::Rfc6675 => {}
     }
     Ok(())
 }

@@ -46,8 +46,8 @@ fn sample() -> Scenario {
 #[test]
 fn tcl_has_mapped_values() {
     let t = to_tcl(&sample()).unwrap();
+    assert!(t.contains(&format!("$defaultRNG seed {}", ns2_seed(7))));
     for want in [
-        "$defaultRNG seed 7",
         "$ns simplex-link $n_r1 $n_r2 10000000 0.25 DropTail ;# bottleneck",
         "$ns simplex-link $n_r2 $n_r1 1000000 0.25 DropTail ;# bottleneck.rev",
         "$ns queue-limit $n_r1 $n_r2 200",
@@ -268,10 +268,55 @@ fn parses_tfrc_output() {
     assert!(script.parse_output("TFRC 1 1 1 0\nEND 1\n").is_err());
 }
 
+/// ns-2 seeds are mixed: in range, fixed, distinct for 0..1000, and not
+/// in proportion to the satcc seed (ns-2's streams for seeds 1, 2, 3, ...
+/// start with draws that scale with the seed).
 #[test]
 fn seeds() {
-    assert_eq!(ns2_seed(0), 2_147_483_646);
-    assert_eq!(ns2_seed(5), 5);
+    let range = 1..=2_147_483_646u64;
+    let s: Vec<u64> = (0..1000).map(ns2_seed).collect();
+    assert!(s.iter().all(|x| range.contains(x)), "{s:?}");
+    let mut d = s.clone();
+    d.sort_unstable();
+    d.dedup();
+    assert_eq!(d.len(), s.len(), "distinct seeds");
+    assert_eq!(ns2_seed(5), ns2_seed(5));
+    assert!(range.contains(&ns2_seed(u64::MAX)));
+    // Consecutive satcc seeds land far apart, in no order.
+    assert!(s[1..11].windows(2).any(|w| w[1] < w[0]), "{:?}", &s[1..11]);
+    assert!(
+        s[1..11].windows(2).all(|w| w[0].abs_diff(w[1]) > 1000),
+        "{:?}",
+        &s[1..11]
+    );
+}
+
+#[test]
+fn red_byte_mode_mapping() {
+    let toml = SAMPLE.replace(
+        "queue = { kind = \"droptail\", limit = 200 }",
+        "queue = { kind = \"red\", limit = 200, min_th = 15, max_th = 50, mean_pktsize = 1040, mode = \"bytes\" }",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<red>", &[]).unwrap();
+    let t = to_tcl(&sc).unwrap();
+    for want in [
+        "$ns queue-limit $n_r1 $n_r2 200",
+        "set bytes_ true",
+        "set queue_in_bytes_ true",
+        "set thresh_ 15",
+        "set maxthresh_ 50",
+        "set mean_pktsize_ 1040",
+    ] {
+        assert!(t.contains(want), "missing `{want}`");
+    }
+    let bad = SAMPLE.replace(
+        "queue = { kind = \"droptail\", limit = 200 }",
+        "queue = { kind = \"red\", mode = \"octets\" }",
+    );
+    let e = Scenario::from_toml_str(&bad, "<red>", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("mode") && e.contains("octets"), "{e}");
 }
 
 /// The TCP agent's initial window is the simulator's: RFC 3390 from the

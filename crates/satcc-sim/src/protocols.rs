@@ -20,7 +20,8 @@ use satcc_proto::{Duration, Instant};
 
 use crate::scenario::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, Protocol, ProtocolOptions, RtoSsthreshSpec,
-    RttTimingSpec, SaratogaOptions, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
+    RttTimingSpec, SackRecoverySpec, SaratogaOptions, StrategySpec, TcpOptions, TfrcOptions,
+    TfrcpOptions,
 };
 
 /// Paper 001 §3: the dynamic feedback policy's reference RTT, 100 ms.
@@ -320,6 +321,10 @@ fn tcp_config(
         peach,
         // The handshake tells the sender the receiver's window.
         initial_rwnd: o.rwnd,
+        sack_recovery: match o.sack_recovery {
+            SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
+            SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
+        },
     };
     let receiver = tcp::ReceiverConfig {
         rwnd: o.rwnd,

@@ -24,7 +24,8 @@ pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use sender::{
-    RtoSsthresh, RttTiming, SenderConfig, SenderEvent, SenderStats, TcpSender, Variant,
+    RtoSsthresh, RttTiming, SackRecovery, SenderConfig, SenderEvent, SenderStats, TcpSender,
+    Variant,
 };
 
 /// RFC 3390 §1 initial window in segments for `mss` payload bytes:

@@ -74,6 +74,44 @@ pub struct SenderConfig {
     /// used until the first ACK (TCP-Peach's Sudden Start needs rwnd
     /// before any ACK has arrived).
     pub initial_rwnd: u32,
+    /// Loss recovery of the [`Variant::Sack`] sender: RFC 6675 (the
+    /// default) or ns-2 2.35's `Agent/TCP/Sack1`. Other variants ignore it.
+    pub sack_recovery: SackRecovery,
+}
+
+/// How a [`Variant::Sack`] sender recovers from a fast retransmit.
+///
+/// The two differ where a window has a second loss close to its end.
+/// After a partial ACK the hole now at `snd_una` may have fewer than
+/// DupThresh SACKed segments above it: RFC 6675's IsLost() does not
+/// call it lost, NextSeg() rule (2) sends new data before it and pipe
+/// still counts it, so with a small cwnd nothing more leaves until the
+/// retransmission timer fires. ns-2's Sack1 retransmits any hole with
+/// SACKed data above it before new data, and its pipe estimate drops by
+/// one more on each partial ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SackRecovery {
+    /// RFC 6675 §5: cwnd = ssthresh = max(FlightSize/2, 2) on entry
+    /// (RFC 5681 eq. (4)), SetPipe() from the scoreboard, NextSeg() rules
+    /// (1)-(4) with RescueRxt.
+    #[default]
+    Rfc6675,
+    /// ns-2 2.35 `Agent/TCP/Sack1` (tcp/tcp-sack1.cc, tcp/tcp.cc,
+    /// tcp/scoreboard-rq.cc) with its defaults (`partial_ack_ 0`,
+    /// `precisionReduce_ 1`, `LimTransmitFix_ 0`, `decrease_num_ 0.5`):
+    ///
+    /// * entry (`dupack_action()` -> `slowdown(CLOSE_SSTHRESH_HALF |
+    ///   CLOSE_CWND_HALF)`): W = min(cwnd, rwnd); ssthresh = max(int(W/2),
+    ///   2), cwnd = max(W/2, 1) (a floor of 1, not 2);
+    /// * pipe is a counter (`pipe_`): outstanding segments minus DupThresh
+    ///   on entry (the fast retransmission itself is not counted), one
+    ///   less for every ACK that arrives in recovery and one less again
+    ///   for a partial ACK, one more for every segment `send_much()`
+    ///   sends; segments go out while pipe < int(cwnd);
+    /// * next segment (`send_much()`, `ScoreBoardRQ::GetNextRetran()`):
+    ///   the lowest hole not yet retransmitted with SACKed data above it,
+    ///   else new data; no rescue retransmission.
+    Ns2,
 }
 
 /// How the sender takes RTT samples for its retransmission timer.
@@ -136,6 +174,7 @@ impl Default for SenderConfig {
             rtt_timing: RttTiming::Timestamps,
             peach: None,
             initial_rwnd: u32::MAX,
+            sack_recovery: SackRecovery::Rfc6675,
         }
     }
 }
@@ -189,7 +228,9 @@ pub struct SenderStats {
     pub snd_max: u64,
     /// The sender is in fast recovery.
     pub in_recovery: bool,
-    /// RFC 6675 pipe in segments (the Sack variant; FlightSize otherwise).
+    /// RFC 6675 pipe in segments (the Sack variant; during an ns-2 Sack1
+    /// recovery, [`SackRecovery::Ns2`], its `pipe_` counter, floored at 0;
+    /// FlightSize otherwise).
     pub pipe: u64,
     /// TCP-Peach dummy segments sent.
     pub dummies_sent: u64,
@@ -252,8 +293,13 @@ pub struct TcpSender {
     lt_sent: u64,
     /// A retransmission that goes out regardless of the window.
     pending_rexmit: Option<u64>,
-    /// RFC 6675 RescueRxt: the `recover` for which the rescue was sent.
-    rescue_for: Option<u64>,
+    /// RFC 6675 RescueRxt, as one past the segment holding it (RescueRxt
+    /// is the last octet of segment `rescue_end - 1`): NextSeg() rule (4)
+    /// may fire once HighACK > RescueRxt, i.e. `snd_una > rescue_end`.
+    /// `None` = undefined.
+    rescue_end: Option<u64>,
+    /// [`SackRecovery::Ns2`]: ns-2 Sack1's `pipe_` counter.
+    ns2_pipe: i64,
     sb: Scoreboard,
     // Timer.
     rtt: RttEstimator,
@@ -310,7 +356,8 @@ impl TcpSender {
             first_partial_seen: false,
             lt_sent: 0,
             pending_rexmit: None,
-            rescue_for: None,
+            rescue_end: None,
+            ns2_pipe: 0,
             sb: Scoreboard::new(cfg.dupack_threshold),
             rtt,
             rto_deadline: None,
@@ -355,6 +402,11 @@ impl TcpSender {
             return;
         }
         self.rwnd = ack.wnd as u64;
+        if self.ns2_sack() && self.in_recovery && !ack.dummy_echo {
+            // tcp-sack1.cc Sack1TcpAgent::recv(), fast recovery branch:
+            // `--pipe_` for every ACK.
+            self.ns2_pipe -= 1;
+        }
         let old_una = self.snd_una;
         let advanced = ack.ack > old_una;
         if advanced {
@@ -511,6 +563,11 @@ impl TcpSender {
                     // ends recovery; cwnd is already ssthresh (4.2).
                     if self.snd_una >= self.recover {
                         self.in_recovery = false;
+                    } else if self.cfg.sack_recovery == SackRecovery::Ns2 {
+                        // tcp-sack1.cc Sack1TcpAgent::recv(), partial ACK
+                        // with partial_ack_ 0: `--pipe_` once more ("so
+                        // that we never do worse than slow-start").
+                        self.ns2_pipe -= 1;
                     }
                 }
             }
@@ -615,10 +672,36 @@ impl TcpSender {
                 self.cwnd = self.ssthresh + self.cfg.dupack_threshold as f64;
             }
             Variant::Sack => {
-                // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the rest.
-                self.cwnd = self.ssthresh;
+                match self.cfg.sack_recovery {
+                    SackRecovery::Rfc6675 => {
+                        // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the
+                        // rest.
+                        self.cwnd = self.ssthresh;
+                    }
+                    SackRecovery::Ns2 => {
+                        // tcp.cc slowdown(CLOSE_SSTHRESH_HALF |
+                        // CLOSE_CWND_HALF) with precisionReduce_ 1:
+                        // halfwin = windowd()/2, ssthresh_ = int(halfwin)
+                        // floored at 2, cwnd_ = halfwin floored at 1.
+                        let win = self
+                            .cwnd
+                            .min(self.rwnd as f64)
+                            .min(self.cfg.max_window as f64);
+                        let half = win / 2.0;
+                        self.ssthresh = half.floor().max(2.0);
+                        self.cwnd = half.max(1.0);
+                        // tcp-sack1.cc dupack_action() (LimTransmitFix_ 0):
+                        // pipe_ = maxseq_ - highest_ack_ - numdupacks_; the
+                        // retransmission goes out by output(), uncounted.
+                        self.ns2_pipe = (self.snd_max - self.snd_una) as i64
+                            - i64::from(self.cfg.dupack_threshold.max(1));
+                    }
+                }
                 self.sb.start_recovery();
                 self.snd_nxt = self.snd_max;
+                // RFC 6675 §5 (4.3): "set both HighRxt and RescueRxt to the
+                // highest sequence number in the retransmitted segment".
+                self.rescue_end = Some(self.snd_una + 1);
             }
         }
         // Give the fast retransmission a full RTO, as ns-2 does.
@@ -929,8 +1012,39 @@ impl TcpSender {
         None
     }
 
+    fn ns2_sack(&self) -> bool {
+        self.cfg.variant == Variant::Sack && self.cfg.sack_recovery == SackRecovery::Ns2
+    }
+
+    /// ns-2 Sack1's `send_much()` in fast recovery: while pipe_ <
+    /// int(cwnd_), the next hole from `GetNextRetran()` (any unSACKed,
+    /// not yet retransmitted segment below the highest SACKed one), else
+    /// new data within the receiver's window.
+    fn ns2_sack_recovery_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if self.ns2_pipe >= self.cwnd.floor() as i64 {
+            return None;
+        }
+        if let Some(s) = self.sb.next_hole(true) {
+            self.sb.mark_retransmitted(s);
+            self.ns2_pipe += 1;
+            return Some(self.emit(now, s));
+        }
+        if self.has_new_data()
+            && self.snd_max < self.snd_una + self.rwnd.max(1).min(self.cfg.max_window as u64)
+        {
+            let seq = self.snd_max;
+            self.snd_nxt = seq + 1;
+            self.ns2_pipe += 1;
+            return Some(self.emit(now, seq));
+        }
+        None
+    }
+
     /// RFC 6675 §5 (C): send while cwnd - pipe >= 1 SMSS.
     fn sack_recovery_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if self.cfg.sack_recovery == SackRecovery::Ns2 {
+            return self.ns2_sack_recovery_transmit(now);
+        }
         if (self.sb.pipe() as f64) + 1.0 > self.cwnd {
             return None;
         }
@@ -953,12 +1067,16 @@ impl TcpSender {
             self.sb.mark_retransmitted(s);
             return Some(self.emit(now, s));
         }
-        // NextSeg (4): one rescue retransmission per recovery, of the
-        // highest outstanding segment if unSACKed; HighRxt is not moved.
-        if self.rescue_for != Some(self.recover) && self.snd_max > self.snd_una {
+        // NextSeg (4): "If HighACK is greater than RescueRxt (or RescueRxt
+        // is undefined)", one rescue retransmission of the highest
+        // outstanding segment if unSACKed, "and RescueRxt set to
+        // RecoveryPoint. HighRxt MUST NOT be updated." RescueRxt was set
+        // to the first retransmitted segment on entry (4.3), so the rescue
+        // waits for a partial ACK beyond it.
+        if self.rescue_end.is_none_or(|r| self.snd_una > r) && self.snd_max > self.snd_una {
             let last = self.snd_max - 1;
             if !self.sb.sacked(last) {
-                self.rescue_for = Some(self.recover);
+                self.rescue_end = Some(self.recover);
                 return Some(self.emit(now, last));
             }
         }
@@ -1060,7 +1178,9 @@ impl TcpSender {
             s.wdsn = p.wdsn;
             s.adsn = p.adsn;
         }
-        s.pipe = if self.cfg.variant == Variant::Sack {
+        s.pipe = if self.ns2_sack() && self.in_recovery {
+            self.ns2_pipe.max(0) as u64
+        } else if self.cfg.variant == Variant::Sack {
             self.sb.pipe()
         } else {
             self.snd_max - self.snd_una

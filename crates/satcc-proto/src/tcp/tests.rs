@@ -576,3 +576,191 @@ fn unlimited_long_run_large_window_is_o1_per_ack() {
         }
     }
 }
+
+// ---- SACK recovery: RFC 6675 against ns-2 Sack1 (issue #18) ----
+
+fn sack_sender(recovery: SackRecovery, iw: u32, lt: bool) -> TcpSender {
+    let cfg = SenderConfig {
+        variant: Variant::Sack,
+        initial_window: iw,
+        limited_transmit: lt,
+        sack_recovery: recovery,
+        ..SenderConfig::default()
+    };
+    let mut s = TcpSender::new(cfg, ms(0));
+    s.push_data(1_000_000);
+    s
+}
+
+/// 0..3 sent, 0 arrives (slow start: cwnd 5, 4 and 5 sent), 1 and 3 lost,
+/// 2, 4 and 5 SACKed: fast retransmit of 1 with FlightSize 5. Then the
+/// retransmission of 1 arrives: a partial ACK for 3, with only two
+/// segments (4, 5) SACKed above the new hole at 3.
+fn partial_ack_with_hole_at_una(recovery: SackRecovery) -> (TcpSender, Vec<TcpData>) {
+    let mut s = sack_sender(recovery, 4, false);
+    assert_eq!(drain(&mut s, ms(0)).len(), 4);
+    s.handle_input(ms(100), &ack(1, ms(0), &[]));
+    assert_eq!(seqs(&drain(&mut s, ms(100))), vec![(4, false), (5, false)]);
+    s.handle_input(ms(101), &ack(1, ms(0), &[(2, 3)]));
+    s.handle_input(ms(102), &ack(1, ms(0), &[(4, 5), (2, 3)]));
+    assert!(drain(&mut s, ms(102)).is_empty());
+    s.handle_input(ms(103), &ack(1, ms(0), &[(4, 6), (2, 3)]));
+    // The third duplicate ACK: fast retransmit of 1 only.
+    assert_eq!(seqs(&drain(&mut s, ms(103))), vec![(1, true)]);
+    let st = s.stats();
+    assert!(st.in_recovery);
+    match recovery {
+        SackRecovery::Rfc6675 => {
+            // RFC 6675 (4.2): cwnd = ssthresh = max(FlightSize / 2, 2) =
+            // 2. SetPipe: 1 (lost, retransmitted) counts once, 3 (not lost:
+            // two SACKed above) once: pipe 2 = cwnd.
+            assert_eq!((st.cwnd, st.ssthresh, st.pipe), (2.0, 2.0, 2));
+        }
+        SackRecovery::Ns2 => {
+            // slowdown(): halfwin = cwnd 5 / 2 = 2.5; ssthresh int(2.5) =
+            // 2; pipe_ = maxseq_ - highest_ack_ - numdupacks_ = 5 - 3.
+            assert_eq!((st.cwnd, st.ssthresh, st.pipe), (2.5, 2.0, 2));
+        }
+    }
+    s.handle_input(ms(203), &ack(3, ms(103), &[(4, 6)]));
+    let out = drain(&mut s, ms(203));
+    (s, out)
+}
+
+/// The mechanism of issue #18, RFC 6675 side: after the partial ACK the
+/// hole at snd_una has two SACKed segments above it, so IsLost() is false,
+/// NextSeg() rule (2) sends new data, and pipe still counts the hole. If
+/// that new segment is lost too, nothing more goes out: the
+/// retransmission timer fires with snd_una never retransmitted.
+#[test]
+fn rfc6675_partial_ack_sends_new_data_before_the_unlost_hole() {
+    let (mut s, out) = partial_ack_with_hole_at_una(SackRecovery::Rfc6675);
+    assert_eq!(seqs(&out), vec![(6, false)], "rule (2): new data, not 3");
+    let st = s.stats();
+    assert!(st.in_recovery);
+    // pipe: 3 (not lost) + 6 = 2 = cwnd.
+    assert_eq!((st.pipe, st.cwnd), (2, 2.0));
+    // Segment 6 is lost: no ACK comes back, the timer fires.
+    let rto = s.poll_timeout().expect("timer running");
+    assert!(drain(&mut s, Instant(rto.0 - 1_000_000)).is_empty());
+    s.handle_timeout(rto);
+    assert_eq!(s.stats().timeouts, 1);
+    assert_eq!(seqs(&drain(&mut s, rto))[0], (3, true));
+}
+
+/// ns-2 Sack1 on the same events: the partial ACK takes pipe_ down twice
+/// (once per ACK, once more for a partial ACK), and GetNextRetran() gives
+/// the hole at 3 (SACKed data above it) before new data.
+#[test]
+fn ns2_sack1_partial_ack_retransmits_the_hole_first() {
+    let (s, out) = partial_ack_with_hole_at_una(SackRecovery::Ns2);
+    // pipe_ 2 - 1 - 1 = 0 < int(cwnd_) = 2: two segments, hole first.
+    assert_eq!(seqs(&out), vec![(3, true), (6, false)]);
+    let st = s.stats();
+    assert!(st.in_recovery);
+    assert_eq!((st.pipe, st.timeouts), (2, 0));
+}
+
+/// ns-2 Sack1 halves the window with a floor of 1 segment (tcp.cc
+/// slowdown()); RFC 6675 sets cwnd = ssthresh >= 2. Limited Transmit lets
+/// recovery start at a window of 2.
+#[test]
+fn ns2_sack1_cwnd_floor_is_one_segment() {
+    for (recovery, cwnd) in [(SackRecovery::Rfc6675, 2.0), (SackRecovery::Ns2, 1.0)] {
+        let mut s = sack_sender(recovery, 2, true);
+        assert_eq!(drain(&mut s, ms(0)).len(), 2);
+        // 0 lost; 1, 2, 3 arrive. The first two duplicate ACKs each send a
+        // new segment (Limited Transmit), the third starts recovery.
+        s.handle_input(ms(100), &ack(0, ms(0), &[(1, 2)]));
+        assert_eq!(seqs(&drain(&mut s, ms(100))), vec![(2, false)]);
+        s.handle_input(ms(101), &ack(0, ms(0), &[(1, 3)]));
+        assert_eq!(seqs(&drain(&mut s, ms(101))), vec![(3, false)]);
+        s.handle_input(ms(200), &ack(0, ms(0), &[(1, 4)]));
+        let out = drain(&mut s, ms(200));
+        let st = s.stats();
+        assert!(st.in_recovery, "{recovery:?}");
+        assert_eq!((st.cwnd, st.ssthresh), (cwnd, 2.0), "{recovery:?}");
+        // RFC: pipe = 1 (the retransmission) < cwnd 2, one new segment.
+        // ns-2: pipe_ = 4 - 0 - 3 = 1, not below int(cwnd_) = 1.
+        let want: Vec<(u64, bool)> = match recovery {
+            SackRecovery::Rfc6675 => vec![(0, true), (4, false)],
+            SackRecovery::Ns2 => vec![(0, true)],
+        };
+        assert_eq!(seqs(&out), want, "{recovery:?}");
+    }
+}
+
+/// RFC 6675 §5 (4.3) sets RescueRxt to the retransmitted segment on entry,
+/// so NextSeg() rule (4) may not send the rescue until HighACK passes it
+/// (a partial ACK beyond the first retransmission); then exactly once per
+/// recovery (RescueRxt = RecoveryPoint).
+#[test]
+fn rescue_retransmission_waits_for_highack_beyond_rescuerxt() {
+    let cfg = SenderConfig {
+        variant: Variant::Sack,
+        initial_window: 6,
+        limited_transmit: false,
+        ..SenderConfig::default()
+    };
+    let mut s = TcpSender::new(cfg, ms(0));
+    // Six segments and no more data: rule (2) never applies.
+    s.push_data(6_000);
+    assert_eq!(drain(&mut s, ms(0)).len(), 6);
+    // 0 and 5 lost; 1, 2, 3 arrive: recovery, cwnd = ssthresh = 3.
+    s.handle_input(ms(100), &ack(0, ms(0), &[(1, 2)]));
+    s.handle_input(ms(101), &ack(0, ms(0), &[(1, 3)]));
+    s.handle_input(ms(102), &ack(0, ms(0), &[(1, 4)]));
+    // Pipe: 0 retransmitted (1), 4 and 5 not lost (2) = 3 = cwnd. 4
+    // arrives: pipe 2, room for one, rules (1)-(3) find nothing; HighACK
+    // is below RescueRxt (segment 0): no rescue yet.
+    assert_eq!(seqs(&drain(&mut s, ms(102))), vec![(0, true)]);
+    assert_eq!(s.stats().cwnd, 3.0);
+    s.handle_input(ms(103), &ack(0, ms(0), &[(1, 5)]));
+    assert!(
+        drain(&mut s, ms(103)).is_empty(),
+        "no rescue before HighACK > RescueRxt"
+    );
+    // The retransmission of 0 arrives: partial ACK for 5 (RecoveryPoint
+    // is 6). HighACK is now beyond RescueRxt: one rescue of 5.
+    s.handle_input(ms(202), &ack(5, ms(102), &[]));
+    assert_eq!(seqs(&drain(&mut s, ms(202))), vec![(5, true)]);
+    assert!(s.stats().in_recovery);
+    // A further duplicate ACK: RescueRxt is RecoveryPoint now, no second
+    // rescue.
+    s.handle_input(ms(203), &ack(5, ms(102), &[]));
+    assert!(drain(&mut s, ms(203)).is_empty());
+    assert_eq!(s.stats().retransmits, 2);
+}
+
+/// In a closed loop with random and burst losses (retransmissions
+/// included), ns-2 recovery delivers every byte and ends idle.
+#[test]
+fn ns2_sack1_recovery_delivers_under_loss() {
+    let bytes = 1_234_567;
+    for pattern in 0..3u64 {
+        let mut cfg = scfg(Variant::Sack);
+        cfg.sack_recovery = SackRecovery::Ns2;
+        let mut n = 0u64;
+        let mut rng = Rng::new(pattern);
+        let lose = |d: &TcpData| {
+            n += 1;
+            match pattern {
+                0 => n.is_multiple_of(37),
+                1 => !d.retransmit && d.seq % 100 < 3 && d.seq > 10,
+                _ => rng.chance(0.05),
+            }
+        };
+        let o = run(
+            cfg,
+            ReceiverConfig::default(),
+            Some(bytes),
+            Duration::from_micros(800),
+            Instant(3_600_000_000_000),
+            lose,
+        );
+        assert_eq!(o.r.stats().delivered_bytes, bytes, "pattern {pattern}");
+        assert_eq!(o.all_acked, 1, "pattern {pattern}");
+        assert!(o.s.is_idle() && o.s.poll_timeout().is_none());
+        assert!(o.s.stats().fast_retransmits > 0, "pattern {pattern}");
+    }
+}

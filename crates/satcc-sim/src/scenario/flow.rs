@@ -250,6 +250,13 @@ pub struct TcpOptions {
     /// RFC 3042 Limited Transmit (ns-2 `singledup_`, on by default).
     #[serde(default = "TcpOptions::default_limited_transmit")]
     pub limited_transmit: bool,
+    /// SACK loss recovery: `"rfc6675"` (the default) or `"ns2"` (ns-2
+    /// 2.35 `Agent/TCP/Sack1`: holes before new data, pipe counted per ACK
+    /// and cut again on partial ACKs, cwnd halved with a floor of 1; see
+    /// [`satcc_proto::tcp::SackRecovery`]). Only `sack` and `peach-sack`
+    /// use it.
+    #[serde(default)]
+    pub sack_recovery: SackRecoverySpec,
     /// The receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
@@ -412,6 +419,17 @@ pub enum RtoSsthreshSpec {
     FlightSize,
     /// ns-2: half the window.
     Window,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::SackRecovery`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SackRecoverySpec {
+    /// RFC 6675.
+    #[default]
+    Rfc6675,
+    /// ns-2 2.35 Sack1.
+    Ns2,
 }
 
 fn yes() -> bool {
@@ -1100,6 +1118,18 @@ impl<'de> Deserialize<'de> for FlowSpec {
             | Protocol::Peach
             | Protocol::PeachSack => {
                 let mut o: TcpOptions = nested(options)?;
+                if o.sack_recovery != SackRecoverySpec::Rfc6675
+                    && !matches!(protocol, Protocol::Sack | Protocol::PeachSack)
+                {
+                    return Err(nested_error(
+                        "sack_recovery",
+                        &format!(
+                            "\"ns2\" applies to protocols \"sack\" and \"peach-sack\" only, \
+                             not \"{}\"",
+                            protocol.name()
+                        ),
+                    ));
+                }
                 if protocol.is_peach() {
                     o.peach = Some(nested(peach)?);
                 }
@@ -1228,6 +1258,31 @@ mod tests {
         assert_eq!(o.strategy, StrategySpec::S1 { m: None });
         let cbr = options("protocol = \"cbr\"\nrate = \"1Mbps\"\nlow_priority = true");
         assert_eq!(cbr.rate(), Some(Rate(1_000_000)));
+    }
+
+    #[test]
+    fn sack_recovery_is_parsed_and_checked() {
+        let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"") else {
+            panic!()
+        };
+        assert_eq!(o.sack_recovery, SackRecoverySpec::Rfc6675);
+        for p in ["sack", "peach-sack"] {
+            let ProtocolOptions::Tcp(o) =
+                options(&format!("protocol = \"{p}\"\nsack_recovery = \"ns2\""))
+            else {
+                panic!()
+            };
+            assert_eq!(o.sack_recovery, SackRecoverySpec::Ns2, "{p}");
+        }
+        let (field, message) = error("protocol = \"newreno\"\nsack_recovery = \"ns2\"");
+        assert_eq!(field, "flows[0].sack_recovery");
+        assert!(message.contains("\"newreno\""), "{message}");
+        let (field, message) = error("protocol = \"sack\"\nsack_recovery = \"fack\"");
+        assert_eq!(field, "flows[0].sack_recovery");
+        assert!(
+            message.contains("fack") && message.contains("ns2"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -20,8 +20,8 @@ use serde::{Deserialize, Deserializer};
 
 pub use flow::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
-    RtoSsthreshSpec, RttTimingSpec, SaratogaOptions, StfrcOptions, StrategySpec, TcpOptions,
-    TfrcOptions, TfrcpOptions,
+    RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SaratogaOptions, StfrcOptions, StrategySpec,
+    TcpOptions, TfrcOptions, TfrcpOptions,
 };
 
 /// A scenario file could not be used. Displays as one line:
@@ -440,6 +440,29 @@ pub struct RedSpec {
     /// Target queueing delay used by automatic thresholds (`targetdelay_`).
     #[serde(default = "RedSpec::default_target_delay")]
     pub target_delay: Dur,
+    /// What the queue counts: `"packets"` (the default) or `"bytes"`
+    /// (ns-2 2.35's own default, `bytes_ true` + `queue_in_bytes_ true`).
+    #[serde(default)]
+    pub mode: RedMode,
+}
+
+/// The unit a RED queue measures itself in.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedMode {
+    /// Packets: average and instantaneous queue in packets, thresholds and
+    /// limit in packets, every packet dropped with the same probability
+    /// (ns-2 `bytes_ false`, `queue_in_bytes_ false`).
+    #[default]
+    Packets,
+    /// Bytes, as ns-2 2.35's `Queue/RED` defaults (`bytes_ true`,
+    /// `queue_in_bytes_ true`; queue/red.cc): the average and the
+    /// instantaneous queue count bytes, `min_th`, `max_th` and `limit` stay
+    /// in packets of `mean_pktsize` bytes (compared as `min_th *
+    /// mean_pktsize` bytes and so on), the packets since the last drop are
+    /// counted in bytes / `mean_pktsize`, and a packet of `size` bytes is
+    /// dropped with probability `p * size / mean_pktsize` (`modify_p`).
+    Bytes,
 }
 
 impl RedSpec {

@@ -144,7 +144,7 @@ impl Queue {
                 if let (Some(t), true) = (idle_since, self.q.is_empty()) {
                     red.on_empty(t);
                 }
-                match red.on_arrival(now, self.q.len(), rng) {
+                match red.on_arrival_sized(now, self.q.len(), self.bytes, p.size, rng) {
                     RedVerdict::Enqueue => {}
                     RedVerdict::EarlyDrop => return Admit::Dropped(DropReason::RedEarly),
                     RedVerdict::ForcedDrop => return Admit::Dropped(DropReason::QueueFull),

@@ -1,5 +1,7 @@
 //! RED as ns-2 2.35's `Queue/RED` (`queue/red.cc`), in packet mode
-//! (`bytes_ false`, `queue_in_bytes_ false`), with ns-2's defaults
+//! (`bytes_ false`, `queue_in_bytes_ false`, satcc's default) or in byte
+//! mode (`bytes_ true`, `queue_in_bytes_ true`, ns-2's default; see
+//! [`RedMode::Bytes`] and "Byte mode" below), with ns-2's defaults
 //! (`tcl/lib/ns-default.tcl`): `gentle_ true`, `wait_ true`,
 //! `use_mark_p_ true`, `setbit_ false` (drop, never mark), `drop_tail_ true`,
 //! `cautious_ 0`, `adaptive_ 0`.
@@ -37,13 +39,33 @@
 //! `thresh_` = max(5, targetdelay*ptc/2); `maxthresh_` = 3*`thresh_`.
 //! Other defaults printed by `puts [Queue/RED set VAR]`: `linterm_ 10`,
 //! `mean_pktsize_ 500`, `targetdelay_ 0.005`, `use_mark_p_ true`,
-//! `bytes_ true`, `queue_in_bytes_ true` (we use packet mode, as the brief
-//! asks) and `Queue set limit_ 50` (our scenario default is 100).
+//! `bytes_ true`, `queue_in_bytes_ true` (packet mode stays satcc's
+//! default; `mode = "bytes"` selects ns-2's) and `Queue set limit_ 50`
+//! (our scenario default is 100).
+//!
+//! # Byte mode
+//!
+//! With `queue_in_bytes_` (`qib_`) and `bytes_` set, red.cc differs from
+//! packet mode in exactly these places, all followed here:
+//!
+//! * `reset()`: `th_min = th_min_pkts * mean_pktsize`, `th_max =
+//!   th_max_pkts * mean_pktsize` (the automatic thresholds are computed in
+//!   packets first, as in packet mode);
+//! * `enque()`: the EWMA runs on `q_->byteLength()` (bytes waiting), the
+//!   early-drop test reads `qlen > 1` with `qlen` in bytes (so one waiting
+//!   packet is enough), and the physical limit is `qlen >= qlim_ *
+//!   mean_pktsize` bytes; `count_bytes` adds each arrival's size;
+//! * `modify_p()`: the count is `count_bytes / mean_pktsize` (integer
+//!   division), and after the `wait_` spacing a packet of `size` bytes
+//!   has `p = p * size / mean_pktsize` when `p < 1` (capped at 1).
+//!
+//! The idle-time aging (`m = ptc * idle time`, `ptc` from `mean_pktsize`)
+//! is the same in both modes.
 
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
-use crate::scenario::RedSpec;
+use crate::scenario::{RedMode, RedSpec};
 
 /// What RED decides for an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +99,12 @@ pub struct RedParams {
     /// Packet time constant: link packets per second at `mean_pktsize`
     /// (ns-2 `edp_.ptc`).
     pub ptc: f64,
+    /// Byte mode (ns-2 `bytes_` and `queue_in_bytes_`): `min_th` and
+    /// `max_th` above are then in bytes (already multiplied by
+    /// `mean_pktsize`), `limit` stays in packets of `mean_pktsize`.
+    pub bytes: bool,
+    /// `mean_pktsize_` in bytes (at least 1).
+    pub mean_pktsize: u32,
 }
 
 impl RedParams {
@@ -129,6 +157,13 @@ impl RedParams {
         } else {
             0.1
         };
+        let bytes = spec.mode == RedMode::Bytes;
+        if bytes {
+            // red.cc reset(): "If queue is measured in bytes, scale min/max
+            // thresh by the size of an average packet".
+            min_th *= psize;
+            max_th *= psize;
+        }
         RedParams {
             limit: spec.limit,
             min_th,
@@ -138,6 +173,8 @@ impl RedParams {
             gentle: spec.gentle,
             wait: spec.wait,
             ptc,
+            bytes,
+            mean_pktsize: spec.mean_pktsize.max(1),
         }
     }
 }
@@ -203,6 +240,28 @@ pub fn actual_drop_prob(p_b: f64, count: u64, wait: bool) -> f64 {
     }
 }
 
+/// Byte mode's actual drop probability for a packet of `size` bytes
+/// (red.cc `modify_p` with `bytes_` set): the count of packets since the
+/// last drop is `count_bytes / mean_pktsize` in integer division, the
+/// `wait` spacing of [`actual_drop_prob`] applies to it, and then, if the
+/// result is below 1, it is scaled by `size / mean_pktsize` and capped at
+/// 1.
+pub fn actual_drop_prob_bytes(
+    p_b: f64,
+    count_bytes: u64,
+    mean_pktsize: u32,
+    wait: bool,
+    size: u32,
+) -> f64 {
+    let mps = u64::from(mean_pktsize.max(1));
+    let p = actual_drop_prob(p_b, count_bytes / mps, wait);
+    if p < 1.0 {
+        (p * f64::from(size) / mps as f64).min(1.0)
+    } else {
+        p
+    }
+}
+
 /// x^n by repeated squaring: deterministic on every platform (unlike
 /// `f64::powi`, whose precision Rust leaves unspecified).
 fn pow_u64(mut x: f64, mut n: u64) -> f64 {
@@ -228,6 +287,8 @@ pub struct Red {
     ave: f64,
     /// Packets since the last drop (`edv_.count`).
     count: u64,
+    /// Bytes since the last drop (`edv_.count_bytes`).
+    count_bytes: u64,
     /// avg was above min_th at the previous arrival (`edv_.old`).
     old: bool,
     /// The link is idle (`idle_`).
@@ -262,6 +323,7 @@ impl Red {
             p,
             ave: 0.0,
             count: 0,
+            count_bytes: 0,
             old: false,
             idle: true,
             idle_since: Instant::ZERO,
@@ -277,8 +339,27 @@ impl Red {
 
     /// Decides for a packet arriving at a queue holding `qlen_pkts` packets
     /// (ns-2 `q_->length()`: waiting packets, not the one being
-    /// transmitted). Follows red.cc `REDQueue::enque`.
+    /// transmitted), in packet mode; in byte mode every packet is taken to
+    /// be `mean_pktsize` bytes. See [`Red::on_arrival_sized`].
     pub fn on_arrival(&mut self, now: Instant, qlen_pkts: usize, rng: &mut Rng) -> RedVerdict {
+        let mps = self.p.mean_pktsize;
+        let qlen_bytes = (qlen_pkts as u64).saturating_mul(u64::from(mps));
+        self.on_arrival_sized(now, qlen_pkts, qlen_bytes, mps, rng)
+    }
+
+    /// Decides for a packet of `size` bytes arriving at a queue holding
+    /// `qlen_pkts` packets of `qlen_bytes` bytes in all (waiting, not the
+    /// one being transmitted: ns-2 `q_->length()`, `q_->byteLength()`).
+    /// Follows red.cc `REDQueue::enque`; packet mode reads only the
+    /// packet count, byte mode only the bytes and `size`.
+    pub fn on_arrival_sized(
+        &mut self,
+        now: Instant,
+        qlen_pkts: usize,
+        qlen_bytes: u64,
+        size: u32,
+        rng: &mut Rng,
+    ) -> RedVerdict {
         // Idle-period aging: pretend m = int(ptc * idle time) packets
         // arrived to an empty queue (Floyd & Jacobson 1993 §4 / red.cc).
         let mut m: u64 = 0;
@@ -292,22 +373,31 @@ impl Red {
                 0
             };
         }
-        // red.cc estimator(nqueued, m + 1): m extra decays, then the EWMA.
+        // red.cc estimator(nqueued, m + 1): m extra decays, then the EWMA,
+        // on `qib_ ? q_->byteLength() : q_->length()`.
         let w = self.p.weight;
-        let q = qlen_pkts as f64;
+        let qlen = if self.p.bytes {
+            qlen_bytes
+        } else {
+            qlen_pkts as u64
+        };
+        let q = qlen as f64;
         self.ave *= pow_u64(1.0 - w, m);
         self.ave = self.ave * (1.0 - w) + w * q;
 
         self.count = self.count.saturating_add(1);
+        self.count_bytes = self.count_bytes.saturating_add(u64::from(size));
 
         let avg = self.ave;
         let mut verdict = RedVerdict::Enqueue;
-        // red.cc: early dropping only with at least 2 packets queued, so a
+        // red.cc: early dropping only with `qlen > 1` (2 packets queued in
+        // packet mode, 2 bytes, i.e. one packet, in byte mode), so a
         // packet arriving to an idle queue is never dropped early.
-        if avg >= self.p.min_th && qlen_pkts > 1 {
+        if avg >= self.p.min_th && qlen > 1 {
             if !self.old {
                 // avg just crossed min_th: start counting.
                 self.count = 1;
+                self.count_bytes = u64::from(size);
                 self.old = true;
             } else {
                 // drop_early(): with use_mark_p_ true (the default) even the
@@ -319,12 +409,23 @@ impl Red {
                     self.p.max_p,
                     self.p.gentle,
                 );
-                let p_a = actual_drop_prob(p_b, self.count, self.p.wait);
+                let p_a = if self.p.bytes {
+                    actual_drop_prob_bytes(
+                        p_b,
+                        self.count_bytes,
+                        self.p.mean_pktsize,
+                        self.p.wait,
+                        size,
+                    )
+                } else {
+                    actual_drop_prob(p_b, self.count, self.p.wait)
+                };
                 let u = rng.next_f64();
                 // ns-2 drops when u <= p with u in (0,1); ours is in [0,1),
                 // so `<` keeps p = 0 from ever dropping.
                 if u < p_a || p_a >= 1.0 {
                     self.count = 0;
+                    self.count_bytes = 0;
                     let forced_region = if self.p.gentle {
                         avg >= 2.0 * self.p.max_th
                     } else {
@@ -342,10 +443,17 @@ impl Red {
         } else {
             self.old = false;
         }
-        // red.cc: physical limit (drop_tail_: the arriving packet).
-        if qlen_pkts >= self.p.limit as usize {
+        // red.cc: physical limit (drop_tail_: the arriving packet), `qlen
+        // >= qlim` with qlim = qlim_ * mean_pktsize bytes in byte mode.
+        let qlim = if self.p.bytes {
+            u64::from(self.p.limit).saturating_mul(u64::from(self.p.mean_pktsize))
+        } else {
+            u64::from(self.p.limit)
+        };
+        if qlen >= qlim {
             verdict = RedVerdict::ForcedDrop;
             self.count = 0;
+            self.count_bytes = 0;
         }
         match verdict {
             RedVerdict::EarlyDrop => self.early_drops += 1,
@@ -363,7 +471,7 @@ impl Red {
         self.idle_since = now;
     }
 
-    /// Current average queue estimate, packets.
+    /// Current average queue estimate, packets (bytes in byte mode).
     pub fn avg(&self) -> f64 {
         self.ave
     }
@@ -395,6 +503,7 @@ mod tests {
             wait: true,
             mean_pktsize: 500,
             target_delay: Dur(Duration::from_millis(5)),
+            mode: RedMode::Packets,
         }
     }
 
@@ -500,6 +609,8 @@ mod tests {
             gentle,
             wait,
             ptc: 1000.0,
+            bytes: false,
+            mean_pktsize: 500,
         }
     }
 
@@ -643,5 +754,138 @@ mod tests {
             RedVerdict::ForcedDrop
         );
         assert_eq!(red.count(), 0);
+    }
+
+    #[test]
+    fn byte_mode_probability_is_ns2_modify_p() {
+        // red.cc modify_p(p, count, count_bytes, bytes=1, mean_pktsize,
+        // wait, size), worked by hand. p_b = 0.02, mean_pktsize 1000.
+        // count_bytes 60 000 -> count1 = 60, count1 p = 1.2 -> wait:
+        // p = 0.02 / (2 - 1.2) = 0.025; size 1040 -> 0.025 * 1.04.
+        let p = actual_drop_prob_bytes(0.02, 60_000, 1000, true, 1040);
+        assert!(close(p, 0.026, 1e-12), "{p}");
+        // Integer division: 59 999 bytes count as 59 packets (1.18).
+        let p = actual_drop_prob_bytes(0.02, 59_999, 1000, true, 1000);
+        assert!(close(p, 0.02 / (2.0 - 59.0 * 0.02), 1e-12), "{p}");
+        // Below 1/p_b "packets": 0 whatever the size.
+        assert_eq!(actual_drop_prob_bytes(0.02, 49_999, 1000, true, 1040), 0.0);
+        // A 40-byte ACK is 26 times less likely to go than a 1040-byte
+        // data packet at the same count.
+        let ack = actual_drop_prob_bytes(0.02, 60_000, 1000, true, 40);
+        assert!(close(ack, 0.025 * 0.04, 1e-12), "{ack}");
+        // Without wait: p / (1 - count1 p), then scaled: 0.02 / 0.8 * 1.04.
+        let p = actual_drop_prob_bytes(0.02, 10_000, 1000, false, 1040);
+        assert!(close(p, 0.02 / (1.0 - 0.2) * 1.04, 1e-12), "{p}");
+        // p = 1 stays 1 (no scaling), and the scaled value is capped at 1.
+        assert_eq!(actual_drop_prob_bytes(0.02, 100_000, 1000, true, 40), 1.0);
+        assert_eq!(actual_drop_prob_bytes(0.9, 1000, 1000, false, 3000), 1.0);
+    }
+
+    fn byte_spec() -> RedSpec {
+        RedSpec {
+            mode: RedMode::Bytes,
+            mean_pktsize: 1000,
+            limit: 10,
+            ..spec()
+        }
+    }
+
+    #[test]
+    fn byte_mode_thresholds_and_limit_in_mean_packets() {
+        // 4 Mb/s at 1000-byte mean packets: ptc 500/s, automatic min_th
+        // max(5, 0.005 * 500 / 2) = 5 packets = 5000 bytes, max 15000.
+        let p = RedParams::resolve(&byte_spec(), 4_000_000, Duration::from_millis(1));
+        assert!(p.bytes);
+        assert_eq!(p.ptc, 500.0);
+        assert_eq!((p.min_th, p.max_th), (5000.0, 15000.0));
+        let mut s = byte_spec();
+        s.min_th = 3.0 + 1.5 * 8.0;
+        s.max_th = 10.0 + 5.0 * 8.0;
+        let p = RedParams::resolve(&s, 8_000_000, Duration::from_millis(1));
+        assert_eq!((p.min_th, p.max_th), (15_000.0, 50_000.0));
+        // The physical limit is limit * mean_pktsize = 10 000 bytes,
+        // whatever the packets: 9 data packets of 1040 B (9360) fit, 10
+        // (10 400) do not; 100 ACKs of 40 B (4000) do.
+        let mut red = Red::with_link_delay(&byte_spec(), 4_000_000, Duration::ZERO);
+        let mut rng = Rng::new(7);
+        assert_eq!(
+            red.on_arrival_sized(Instant::ZERO, 9, 9360, 1040, &mut rng),
+            RedVerdict::Enqueue
+        );
+        let mut red = Red::with_link_delay(&byte_spec(), 4_000_000, Duration::ZERO);
+        assert_eq!(
+            red.on_arrival_sized(Instant::ZERO, 10, 10_400, 1040, &mut rng),
+            RedVerdict::ForcedDrop
+        );
+        let mut red = Red::with_link_delay(&byte_spec(), 4_000_000, Duration::ZERO);
+        assert_eq!(
+            red.on_arrival_sized(Instant::ZERO, 100, 4000, 40, &mut rng),
+            RedVerdict::Enqueue
+        );
+        // Packet mode counts those ACKs as 100 packets: over the limit.
+        let mut red = Red::with_link_delay(
+            &RedSpec {
+                mode: RedMode::Packets,
+                ..byte_spec()
+            },
+            4_000_000,
+            Duration::ZERO,
+        );
+        assert_eq!(
+            red.on_arrival_sized(Instant::ZERO, 100, 4000, 40, &mut rng),
+            RedVerdict::ForcedDrop
+        );
+    }
+
+    #[test]
+    fn byte_mode_average_and_drop_rate_follow_bytes() {
+        // The EWMA runs on bytes waiting.
+        let mut p = fixed(0.5, true, true);
+        p.bytes = true;
+        p.mean_pktsize = 1000;
+        p.min_th = 5000.0;
+        p.max_th = 15000.0;
+        let mut red = Red::from_params(p);
+        let mut rng = Rng::new(1);
+        red.on_arrival_sized(Instant::ZERO, 4, 4160, 1040, &mut rng);
+        assert_eq!(red.avg(), 2080.0);
+        // Held at 10 400 bytes waiting (10 packets of 1040): avg -> 10 400,
+        // p_b = 0.1 (10 400 - 5000) / 10 000 = 0.054. Arrivals of 1040 B
+        // add 1.04 "mean packets" each, so count1 = int(1.04 n) and the
+        // expected drop fraction is 1 / E[gap] with p_a(n) from modify_p.
+        let mut p = fixed(0.002, true, true);
+        p.bytes = true;
+        p.mean_pktsize = 1000;
+        p.min_th = 5000.0;
+        p.max_th = 15000.0;
+        let mut red = Red::from_params(p);
+        let mut rng = Rng::new(99);
+        for _ in 0..40_000 {
+            red.on_arrival_sized(Instant::ZERO, 10, 10_400, 1040, &mut rng);
+        }
+        let (e0, _) = red.drops();
+        let n = 400_000u64;
+        for _ in 0..n {
+            red.on_arrival_sized(Instant::ZERO, 10, 10_400, 1040, &mut rng);
+        }
+        let (e1, f1) = red.drops();
+        let got = (e1 - e0) as f64 / n as f64;
+        let p_b = base_drop_prob(10_400.0, 5000.0, 15000.0, 0.1, true);
+        assert!(close(p_b, 0.054, 1e-12));
+        let (mut survive, mut mean) = (1.0, 0.0);
+        for k in 1..100_000u64 {
+            let pa = actual_drop_prob_bytes(p_b, 1040 * k, 1000, true, 1040);
+            mean += k as f64 * survive * pa;
+            survive *= 1.0 - pa;
+            if survive == 0.0 {
+                break;
+            }
+        }
+        let want = 1.0 / mean;
+        assert!((got - want).abs() < 0.03 * want, "{got} vs {want}");
+        assert_eq!(f1, 0);
+        // Packet mode at the same queue would see avg 10 packets: p_b 0.05
+        // and a different rate (the byte scaling matters).
+        assert!((want - expected_fraction(0.05, true)).abs() > 0.03 * want);
     }
 }
