@@ -4,7 +4,7 @@
 //! one-way, DropTail 50) to a perf server; a wrapper around the sender
 //! integrates its allowed rate X over time (X is piecewise constant
 //! between the runtime's calls) and counts the payload it actually sent.
-//! The ratio sent / integral of X is the pacing accuracy against the
+//! The ratio sent / integral of X_inst (X after RFC 5348 §4.5 damping) is the pacing accuracy against the
 //! computed rate, whatever X does.
 //!
 //! ```text
@@ -34,7 +34,9 @@ impl Metered {
         if let Some((t, x)) = self.last {
             self.integral_bits += x * (now - t).as_secs_f64();
         }
-        let x = Endpoint::stats(&self.inner).rate.map_or(0.0, |r| r.x_bps);
+        // The pacing rate X_inst (RFC 5348 §4.6), X after oscillation
+        // damping (§4.5, on by default).
+        let x = self.inner.x_inst() * 8.0;
         self.last = Some((now, x));
     }
 }
@@ -131,7 +133,7 @@ fn main() {
         (pi, ps) = (m.integral_bits, m.sent_bits);
     }
     println!(
-        "whole run: sent {:.0} bits, integral of X {:.0} bits, ratio {:.4}; {} sent on burst credit",
+        "whole run: sent {:.0} bits, integral of X_inst {:.0} bits, ratio {:.4}; {} sent on burst credit",
         m.sent_bits,
         m.integral_bits,
         m.sent_bits / m.integral_bits,
