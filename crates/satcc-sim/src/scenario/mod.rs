@@ -20,7 +20,8 @@ use serde::{Deserialize, Deserializer};
 
 pub use flow::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
-    RtoSsthreshSpec, RttTimingSpec, StrategySpec, TcpOptions, TfrcOptions, TfrcpOptions,
+    RtoSsthreshSpec, RttTimingSpec, StrategySpec, TcpOptions, TfrcOptions, TfrcProfileSpec,
+    TfrcpOptions,
 };
 
 /// A scenario file could not be used. Displays as one line:
