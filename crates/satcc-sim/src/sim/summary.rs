@@ -53,6 +53,7 @@ impl Sim {
                 feedback_bytes: received.feedback_sent.map(|n| n * u64::from(f.header)),
                 loss_event_rate: received.loss_event_rate,
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
+                loss_recovery: f.recovery.as_ref().and_then(|r| r.summary()),
                 data_bytes_sent: f.tx.data_bytes,
                 stale_packets: f.stale,
                 ack_bytes_sent: f.tx.ack_bytes,
