@@ -133,6 +133,7 @@ fn server_survives_garbage_during_a_flow() {
             len: 1000,
             ts: Instant(123_456_789),
             rtt: Some(Duration::from_millis(40)),
+            t_rto: None,
         });
         let n = wire::encode(&msg, &mut valid).unwrap();
         valid.truncate(n);

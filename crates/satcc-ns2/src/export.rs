@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use satcc_proto::tcp::{self, RtoSsthresh, RttTiming, SackRecovery, Variant};
-use satcc_proto::tfrc::FeedbackPolicy;
+use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
 use satcc_sim::net::routing::Routes;
@@ -729,64 +729,97 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                     // first feedback the factor is 1, and the rate ns-2
                     // reports (rate_) is the undamped X. docs/ns2.md, TFRC
                     // difference 16.
-                    let _ = writeln!(
-                        g.out,
-                        "set tcp_{i} [new Agent/TFRC]\n\
-                         $tcp_{i} set fid_ {i}\n\
-                         $tcp_{i} set packetSize_ {sz}\n\
-                         $tcp_{i} set useHeaders_ true\n\
-                         $tcp_{i} set headersize_ {hdr}\n\
-                         $tcp_{i} set SndrType_ 0\n\
-                         $tcp_{i} set InitRate_ {sz}\n\
-                         $tcp_{i} set rate_init_option_ 2\n\
-                         $tcp_{i} set ssmult_ 2\n\
-                         $tcp_{i} set slow_increase_ 0\n\
-                         $tcp_{i} set ca_ {ca}\n\
-                         $tcp_{i} set df_ 0.9\n\
-                         $tcp_{i} set tcp_tick_ {tick}\n\
-                         $tcp_{i} set minrto_ {trto}\n\
-                         $tcp_{i} set bval_ {b}\n\
-                         $tcp_{i} set conservative_ false\n\
-                         $tcp_{i} set oldCode_ false\n\
-                         $tcp_{i} set maxHeavyRounds_ 0\n\
-                         $tcp_{i} set overhead_ 0\n\
-                         $tcp_{i} set voip_ false\n\
-                         $tcp_{i} set ecn_ false",
-                        ca = u8::from(sender.oscillation_damping),
-                        tick = secs(tcp::SenderConfig::default().clock_granularity),
-                        trto = secs(rtt.saturating_mul(4)),
-                        b = sender.b,
-                    );
-                    // discount_ is RFC 5348 §5.5 history discounting, with
-                    // minDiscountRatio_ (default 0.5) as the RFC's DF floor
-                    // (tfrc-sink.cc est_loss_WALI): when I_0 > 2 I_mean, the
-                    // closed intervals are weighted by max(0.5, 2 I_mean /
-                    // I_0) and the factor is folded into them at the next
-                    // loss event. ns-2 computes the factor only when it
-                    // builds a report (and folds in the last report's
-                    // factor), and applies it to the closed intervals of
-                    // both averages (with and without I_0); satcc
-                    // (satcc_proto::tfrc::loss) only to the one with I_0.
-                    // docs/ns2.md, TFRC difference 11.
-                    let _ = writeln!(
-                        g.out,
-                        "set sink_{i} [new Agent/TFRCSink]\n\
-                         $sink_{i} set packetSize_ {hdr}\n\
-                         $sink_{i} set NumFeedback_ {nfb}\n\
-                         $sink_{i} set algo_ 1\n\
-                         $sink_{i} set smooth_ 1\n\
-                         $sink_{i} set NumSamples_ -1\n\
-                         $sink_{i} set discount_ {discount}\n\
-                         $sink_{i} set numPkts_ 1\n\
-                         $sink_{i} set PreciseLoss_ 0\n\
-                         $sink_{i} set AdjustHistoryAfterSS_ 1\n\
-                         $sink_{i} set ShortIntervals_ 0\n\
-                         $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
-                         $ns connect $tcp_{i} $sink_{i}\n\
-                         $ns at {start} \"$tcp_{i} start\"",
-                        discount = u8::from(receiver.history_discounting),
-                        start = secs(start_d)
-                    );
+                    if sender.profile == tfrc::Profile::Ns2 {
+                        // Profile ns2: Agent/TFRC and Agent/TFRCSink keep
+                        // ns-2 2.35's defaults (InitRate_ 300, slow_increase_
+                        // 1, df_ 0.95, tcp_tick_ 0.1, minrto_ 0, ca_ 1,
+                        // PreciseLoss_ 1, discount_ 1, numPkts_ 1: the ones
+                        // satcc_proto::tfrc::Profile::Ns2 reproduces); only
+                        // the sizes, the flow's own ca_/discount_ choice and
+                        // the feedback count are set. docs/ns2.md, "The ns2
+                        // profile".
+                        let _ = writeln!(
+                            g.out,
+                            "set tcp_{i} [new Agent/TFRC]\n\
+                             $tcp_{i} set fid_ {i}\n\
+                             $tcp_{i} set packetSize_ {sz}\n\
+                             $tcp_{i} set useHeaders_ true\n\
+                             $tcp_{i} set headersize_ {hdr}\n\
+                             $tcp_{i} set SndrType_ 0\n\
+                             $tcp_{i} set ca_ {ca}\n\
+                             $tcp_{i} set bval_ {b}\n\
+                             set sink_{i} [new Agent/TFRCSink]\n\
+                             $sink_{i} set packetSize_ {hdr}\n\
+                             $sink_{i} set NumFeedback_ {nfb}\n\
+                             $sink_{i} set discount_ {discount}\n\
+                             $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                             $ns connect $tcp_{i} $sink_{i}\n\
+                             $ns at {start} \"$tcp_{i} start\"",
+                            ca = u8::from(sender.oscillation_damping),
+                            b = sender.b,
+                            discount = u8::from(receiver.history_discounting),
+                            start = secs(start_d)
+                        );
+                    } else {
+                        let _ = writeln!(
+                            g.out,
+                            "set tcp_{i} [new Agent/TFRC]\n\
+                             $tcp_{i} set fid_ {i}\n\
+                             $tcp_{i} set packetSize_ {sz}\n\
+                             $tcp_{i} set useHeaders_ true\n\
+                             $tcp_{i} set headersize_ {hdr}\n\
+                             $tcp_{i} set SndrType_ 0\n\
+                             $tcp_{i} set InitRate_ {sz}\n\
+                             $tcp_{i} set rate_init_option_ 2\n\
+                             $tcp_{i} set ssmult_ 2\n\
+                             $tcp_{i} set slow_increase_ 0\n\
+                             $tcp_{i} set ca_ {ca}\n\
+                             $tcp_{i} set df_ 0.9\n\
+                             $tcp_{i} set tcp_tick_ {tick}\n\
+                             $tcp_{i} set minrto_ {trto}\n\
+                             $tcp_{i} set bval_ {b}\n\
+                             $tcp_{i} set conservative_ false\n\
+                             $tcp_{i} set oldCode_ false\n\
+                             $tcp_{i} set maxHeavyRounds_ 0\n\
+                             $tcp_{i} set overhead_ 0\n\
+                             $tcp_{i} set voip_ false\n\
+                             $tcp_{i} set ecn_ false",
+                            ca = u8::from(sender.oscillation_damping),
+                            tick = secs(tcp::SenderConfig::default().clock_granularity),
+                            trto = secs(rtt.saturating_mul(4)),
+                            b = sender.b,
+                        );
+                        // discount_ is RFC 5348 §5.5 history discounting, with
+                        // minDiscountRatio_ (default 0.5) as the RFC's DF floor
+                        // (tfrc-sink.cc est_loss_WALI): when I_0 > 2 I_mean, the
+                        // closed intervals are weighted by max(0.5, 2 I_mean /
+                        // I_0) and the factor is folded into them at the next
+                        // loss event. ns-2 computes the factor only when it
+                        // builds a report (and folds in the last report's
+                        // factor), and applies it to the closed intervals of
+                        // both averages (with and without I_0); satcc
+                        // (satcc_proto::tfrc::loss) only to the one with I_0.
+                        // docs/ns2.md, TFRC difference 11.
+                        let _ = writeln!(
+                            g.out,
+                            "set sink_{i} [new Agent/TFRCSink]\n\
+                             $sink_{i} set packetSize_ {hdr}\n\
+                             $sink_{i} set NumFeedback_ {nfb}\n\
+                             $sink_{i} set algo_ 1\n\
+                             $sink_{i} set smooth_ 1\n\
+                             $sink_{i} set NumSamples_ -1\n\
+                             $sink_{i} set discount_ {discount}\n\
+                             $sink_{i} set numPkts_ 1\n\
+                             $sink_{i} set PreciseLoss_ 0\n\
+                             $sink_{i} set AdjustHistoryAfterSS_ 1\n\
+                             $sink_{i} set ShortIntervals_ 0\n\
+                             $ns attach-agent ${s} $tcp_{i}\n$ns attach-agent ${d} $sink_{i}\n\
+                             $ns connect $tcp_{i} $sink_{i}\n\
+                             $ns at {start} \"$tcp_{i} start\"",
+                            discount = u8::from(receiver.history_discounting),
+                            start = secs(start_d)
+                        );
+                    }
                     if stop < end {
                         let _ = writeln!(g.out, "$ns at {stop} \"$tcp_{i} stop\"");
                     }

@@ -367,6 +367,68 @@ fn damping_and_discounting_are_exported() {
     assert_eq!(t.matches(" set discount_ ").count(), 4);
 }
 
+/// Profile "ns2": Agent/TFRC and Agent/TFRCSink keep ns-2's defaults (no
+/// InitRate_, df_, tcp_tick_, minrto_, slow_increase_, PreciseLoss_,
+/// numPkts_ written), discounting on by default as ns-2's discount_ 1; the
+/// RFC-closest settings stay on the default-profile flow.
+#[test]
+fn ns2_profile_leaves_ns2_defaults() {
+    let toml = SAMPLE.replace(
+        "[[flows]]\nprotocol = \"reno\"",
+        "[[flows]]\nprotocol = \"tfrc\"\nprofile = \"ns2\"\n\
+         [[flows]]\nprotocol = \"tfrc\"\n\
+         [[flows]]\nprotocol = \"reno\"",
+    );
+    let sc = Scenario::from_toml_str(&toml, "<ns2 profile>", &[]).unwrap();
+    let t = to_tcl(&sc).unwrap();
+    let flow = |i: usize| -> String {
+        t.lines()
+            .filter(|l| {
+                l.starts_with(&format!("$tcp_{i} set "))
+                    || l.starts_with(&format!("$sink_{i} set "))
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let ns2 = flow(2);
+    for key in [
+        "InitRate_",
+        "df_",
+        "tcp_tick_",
+        "minrto_",
+        "slow_increase_",
+        "PreciseLoss_",
+        "numPkts_",
+        "ssmult_",
+        "rate_init_option_",
+    ] {
+        assert!(!ns2.contains(key), "profile ns2 sets {key}:\n{ns2}");
+    }
+    assert!(
+        ns2.contains("$tcp_2 set ca_ 1") && ns2.contains("$sink_2 set discount_ 1"),
+        "{ns2}"
+    );
+    let rfc = flow(3);
+    for key in [
+        "InitRate_ 1000",
+        "df_ 0.9",
+        "slow_increase_ 0",
+        "PreciseLoss_ 0",
+        "discount_ 0",
+    ] {
+        assert!(rfc.contains(key), "profile rfc5348 lacks {key}:\n{rfc}");
+    }
+    // An unknown profile names the field and the value.
+    let bad = SAMPLE.replace(
+        "[[flows]]\nprotocol = \"reno\"",
+        "[[flows]]\nprotocol = \"tfrc\"\nprofile = \"ns3\"\n[[flows]]\nprotocol = \"reno\"",
+    );
+    let e = Scenario::from_toml_str(&bad, "<bad>", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("profile") && e.contains("ns3"), "{e}");
+}
+
 /// The script keeps each link's ends: monitors are attached to them and
 /// results carry them, by satcc's link and node names.
 #[test]

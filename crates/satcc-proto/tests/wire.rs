@@ -52,6 +52,7 @@ fn data(seq: u64, len: u32, ts: u64, rtt: Option<Duration>) -> Message {
         len,
         ts: Instant(ts),
         rtt,
+        t_rto: None,
     })
 }
 

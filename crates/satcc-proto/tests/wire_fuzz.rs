@@ -157,6 +157,7 @@ fn seeds() -> Vec<Seed> {
             len,
             ts: Instant(ts),
             rtt,
+            t_rto: None,
         }))
     };
     let fb = |ts: u64, t_delay, x_recv, p| {

@@ -21,7 +21,7 @@ use satcc_proto::{Duration, Instant};
 use crate::scenario::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, Protocol, ProtocolOptions, RtoSsthreshSpec,
     RttTimingSpec, SackRecoverySpec, SaratogaOptions, StrategySpec, TcpOptions, TfrcOptions,
-    TfrcpOptions,
+    TfrcProfileSpec, TfrcpOptions,
 };
 
 /// Paper 001 §3: the dynamic feedback policy's reference RTT, 100 ms.
@@ -345,16 +345,25 @@ fn tfrc_config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
             rtt_ref: rtt_ref.map_or(DEFAULT_RTT_REF, |d| d.0),
         },
     };
+    let (profile, ndupack) = match o.profile {
+        TfrcProfileSpec::Rfc5348 => (tfrc::Profile::Rfc5348, 3),
+        // ns-2's Agent/TFRCSink numPkts_ 1 (tcl/lib/ns-default.tcl): a
+        // hole is declared lost when one later packet arrives.
+        TfrcProfileSpec::Ns2 => (tfrc::Profile::Ns2, 1),
+    };
     ProtocolConfig::Tfrc {
         sender: tfrc::SenderConfig {
             s,
             oscillation_damping: o.oscillation_damping,
+            profile,
             ..tfrc::SenderConfig::default()
         },
         receiver: tfrc::ReceiverConfig {
             s,
             policy,
             history_discounting: o.history_discounting,
+            ndupack,
+            profile,
             ..tfrc::ReceiverConfig::default()
         },
     }

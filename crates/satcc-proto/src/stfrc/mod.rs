@@ -306,6 +306,7 @@ impl StfrcController {
             // The Saratoga sender paces on its own; a packet up to half an
             // interval early still counts as on schedule.
             t_gran: Duration::MAX,
+            ..SenderConfig::default()
         };
         let mut tfrc = TfrcSender::new(scfg, now);
         tfrc.set_unlimited();

@@ -12,6 +12,8 @@ use crate::time::{Duration, Instant};
 
 mod endpoint;
 pub mod loss;
+#[cfg(test)]
+mod ns2_tests;
 pub mod receiver;
 pub mod sender;
 #[cfg(test)]
@@ -19,6 +21,7 @@ mod tests;
 
 pub use loss::{LossDetector, LossIntervals, PacketClass};
 pub use receiver::TfrcReceiver;
+pub use sender::ns2::{b_to_p as ns2_b_to_p, p_to_b as ns2_p_to_b};
 pub use sender::TfrcSender;
 
 /// The smallest RTT either endpoint uses (10 µs): an RTT sample or a
@@ -47,6 +50,13 @@ pub struct TfrcData {
     pub ts: Instant,
     /// The sender's current RTT estimate, if it has one.
     pub rtt: Option<Duration>,
+    /// The sender's timeout value t_RTO for the equation, carried by the
+    /// `ns2` profile only (ns-2 2.35's data header field `tzero`, set in
+    /// `TfrcAgent::sendpkt`, tcp/tfrc.cc: `tfrch->tzero=tzero_`), for the
+    /// receiver's first loss interval (`TfrcSinkAgent::adjust_history`,
+    /// tcp/tfrc-sink.cc). `None` from an RFC 5348 sender (the receiver
+    /// then uses t_RTO = 4R, §3.1); not on the CCID3 wire.
+    pub t_rto: Option<Duration>,
 }
 
 /// A TFRC feedback packet (RFC 5348 §3.2.2).
@@ -118,6 +128,67 @@ impl FeedbackPolicy {
     }
 }
 
+/// Which TFRC a sender or receiver runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// RFC 5348, to the letter (the default).
+    #[default]
+    Rfc5348,
+    /// ns-2 2.35's `Agent/TFRC` and `Agent/TFRCSink` with their default
+    /// settings (tcp/tfrc.cc, tcp/tfrc-sink.cc): ns-2's slow start, its
+    /// additive increase of at most 2 packets/RTT per report, its
+    /// no-feedback timer, its t_RTO from a 100 ms-tick TCP estimator, its
+    /// RTT filter (df_ 0.95) and damping. See [`Ns2Params`] and
+    /// `docs/ns2.md`, "The ns2 profile".
+    Ns2,
+}
+
+/// The `Agent/TFRC` variables the `ns2` profile reproduces, with ns-2
+/// 2.35's defaults (tcl/lib/ns-default.tcl) as [`Default`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ns2Params {
+    /// `InitRate_`: the rate before the first feedback, bytes/s (300).
+    pub init_rate: f64,
+    /// `tcp_tick_`: granularity of the TCP-style estimator behind t_RTO,
+    /// seconds (0.1).
+    pub tcp_tick: f64,
+    /// `minrto_`: floor of t_RTO, seconds (0).
+    pub min_rto: f64,
+    /// `df_`: weight of the old value in the RTT filter and in the
+    /// R_sqmean filter of the damping (0.95).
+    pub df: f64,
+    /// `ssmult_`: slow-start multiplier per RTT (2).
+    pub ssmult: f64,
+    /// `slow_increase_`: spread each slow-start increase over the next RTT
+    /// (true).
+    pub slow_increase: bool,
+    /// `srtt_init_`, `rttvar_init_`, `rtxcur_init_` (0, 12, 6.0 s).
+    pub srtt_init: f64,
+    /// See `srtt_init`.
+    pub rttvar_init: f64,
+    /// See `srtt_init`.
+    pub rtxcur_init: f64,
+    /// `maxHeavyRounds_`: reports the rate may stay above 2 X_recv (0).
+    pub max_heavy_rounds: u32,
+}
+
+impl Default for Ns2Params {
+    fn default() -> Self {
+        Ns2Params {
+            init_rate: 300.0,
+            tcp_tick: 0.1,
+            min_rto: 0.0,
+            df: 0.95,
+            ssmult: 2.0,
+            slow_increase: true,
+            srtt_init: 0.0,
+            rttvar_init: 12.0,
+            rtxcur_init: 6.0,
+            max_heavy_rounds: 0,
+        }
+    }
+}
+
 /// Sender parameters.
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -136,6 +207,12 @@ pub struct SenderConfig {
     /// exact nanoseconds; a real-time runtime should set its timer
     /// granularity (about 1 ms).
     pub t_gran: Duration,
+    /// RFC 5348 (default) or ns-2 2.35's `Agent/TFRC`. With
+    /// [`Profile::Ns2`], `t_mbi` and `t_gran` are not used (ns-2 has
+    /// neither) and `oscillation_damping` is ns-2's `ca_`.
+    pub profile: Profile,
+    /// ns-2's variables, used with [`Profile::Ns2`] only.
+    pub ns2: Ns2Params,
 }
 
 impl Default for SenderConfig {
@@ -147,6 +224,8 @@ impl Default for SenderConfig {
             oscillation_damping: true,
             b: 1.0,
             t_gran: Duration::ZERO,
+            profile: Profile::Rfc5348,
+            ns2: Ns2Params::default(),
         }
     }
 }
@@ -166,6 +245,12 @@ pub struct ReceiverConfig {
     /// interval (§6.3.1); it should equal the sender's (§3.1: b = 1 is
     /// the RFC's recommendation).
     pub b: f64,
+    /// RFC 5348 (default) or ns-2 2.35's `Agent/TFRCSink`: with
+    /// [`Profile::Ns2`] the first loss interval is synthesized as
+    /// `adjust_history` does (tcp/tfrc-sink.cc): from the packets received
+    /// in the last R, with the sender's t_RTO ([`TfrcData::t_rto`]) and
+    /// ns-2's coarse inverse `b_to_p` (formula-with-inverse.h).
+    pub profile: Profile,
 }
 
 impl Default for ReceiverConfig {
@@ -176,6 +261,7 @@ impl Default for ReceiverConfig {
             history_discounting: false,
             ndupack: 3,
             b: 1.0,
+            profile: Profile::Rfc5348,
         }
     }
 }

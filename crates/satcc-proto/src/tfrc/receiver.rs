@@ -13,9 +13,13 @@
 //! measure and reports X_recv = 0; the sender's X_recv_set still holds
 //! its initial Infinity then (§4.2), so this does not limit it.
 
+use std::collections::VecDeque;
+
 use super::loss::{LossDetector, LossIntervals, PacketClass};
+use super::sender::ns2::b_to_p;
 use super::{
-    ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL, MIN_RTT,
+    Profile, ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL,
+    MIN_RTT,
 };
 use crate::equation::tfrc_loss_rate_for;
 use crate::time::{Duration, Instant};
@@ -87,6 +91,13 @@ pub struct TfrcReceiver {
     max_x_recv: f64,
     pending: Option<TfrcFeedback>,
     p: f64,
+    /// `ns2` profile: arrival times of the packets of the last R_m, for
+    /// ns-2's receive rate at the first loss (`est_thput`).
+    arrivals: VecDeque<Instant>,
+    /// `ns2` profile: `last_report_sent` (0 at the start, as ns-2's).
+    ns2_last_report: Instant,
+    /// `ns2` profile: `rcvd_since_last_report`.
+    ns2_rcvd_since: u64,
     pub(super) stats: TfrcReceiverStats,
 }
 
@@ -113,6 +124,9 @@ impl TfrcReceiver {
             max_x_recv: 0.0,
             pending: None,
             p: 0.0,
+            arrivals: VecDeque::new(),
+            ns2_last_report: Instant::ZERO,
+            ns2_rcvd_since: 0,
             stats: TfrcReceiverStats::default(),
         }
     }
@@ -153,10 +167,20 @@ impl TfrcReceiver {
         // X_target, and use 1/p.
         let x_target = first_loss_target(self.max_x_recv, self.cfg.s, rtt);
         let (s, b) = (self.cfg.s, self.cfg.b);
+        let ns2 = if self.cfg.profile == Profile::Ns2 {
+            Some(self.ns2_first_loss(now, rtt, d))
+        } else {
+            None
+        };
         let mut synth = |_actual: u64| -> f64 {
+            if let Some(interval) = ns2 {
+                return interval;
+            }
             let r = rtt.as_secs_f64();
             1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
         };
+        let events_before = self.det.loss_events();
+        let new_max = self.det.max_seq().is_none_or(|m| d.seq > m);
         match self.det.on_packet(d.seq, now, rtt, &mut synth) {
             PacketClass::New => {}
             PacketClass::Duplicate => {
@@ -182,6 +206,26 @@ impl TfrcReceiver {
         self.win.bytes += len;
         self.last_data = Some((now, d.ts));
         self.received_since_fb = true;
+        if self.cfg.profile == Profile::Ns2 {
+            self.ns2_rcvd_since += 1;
+            self.p = self.det.p();
+            // TfrcSinkAgent::recv (tcp/tfrc-sink.cc): a report at once on
+            // the sender's UrgentFlag (set until its first feedback: the
+            // packets that carry no RTT), on a new loss event
+            // (congestionEvent, the first loss included), or when a new
+            // highest packet arrives R/NumFeedback_ or more after the last
+            // report ("now - last_report_sent >= rtt_/NumFeedback_").
+            let urgent = d.rtt.is_none()
+                || self.det.loss_events() > events_before
+                || (new_max
+                    && self.r_m.is_some_and(|r| {
+                        now.saturating_since(self.ns2_last_report) >= self.ns2_period(r)
+                    }));
+            if urgent {
+                self.ns2_nextpkt(now);
+            }
+            return;
+        }
         // §6.1 (3): the new p; (4): feedback at once if p rose, "If p <=
         // p_prev and no feedback packet was sent when the feedback timer
         // last expired, cause the feedback timer to expire".
@@ -195,6 +239,42 @@ impl TfrcReceiver {
         } else if rose || resumed || self.r_m.is_none() {
             // (Without an RTT, §6.3 answers every data packet.)
             self.send_feedback(now);
+        }
+    }
+
+    /// The first loss interval of the `ns2` profile, computed as each data
+    /// packet arrives (it is used only if this packet reveals the first
+    /// loss): `TfrcSinkAgent::adjust_history` (tcp/tfrc-sink.cc),
+    /// `false_sample = (int)(1.0/p)` with `p = b_to_p(est_thput()*psize_,
+    /// rtt_, tzero_, fsize_, 1)`; `est_thput()` is the packets received
+    /// since the last report over the time since it when that is at least
+    /// R, else the packets received in the last R (this one included)
+    /// over R; `tzero_` is the sender's t_RTO carried by the packet.
+    fn ns2_first_loss(&mut self, now: Instant, rtt: Duration, d: &TfrcData) -> f64 {
+        self.arrivals.push_back(now);
+        while self
+            .arrivals
+            .front()
+            .is_some_and(|&t| t + rtt <= now && self.arrivals.len() > 1)
+        {
+            self.arrivals.pop_front();
+        }
+        let s = f64::from(self.cfg.s.max(1));
+        let r = rtt.as_secs_f64();
+        let since = self.last_fb.map(|t| now.saturating_since(t));
+        let pkts_per_s = match since {
+            Some(el) if el >= rtt && el > Duration::ZERO => {
+                // rcvd_since_last_report, this packet included.
+                (self.ns2_rcvd_since + 1) as f64 / el.as_secs_f64()
+            }
+            _ => self.arrivals.len() as f64 / r,
+        };
+        let tzero = d.t_rto.map_or(4.0 * r, |t| t.as_secs_f64());
+        let p = b_to_p(pkts_per_s * s, r, tzero, s, 1.0);
+        if p > 0.0 {
+            (1.0 / p).trunc().max(1.0)
+        } else {
+            f64::MAX
         }
     }
 
@@ -247,8 +327,76 @@ impl TfrcReceiver {
         self.next_fb = Some(now + self.obs);
     }
 
+    /// R/NumFeedback_ of the `ns2` profile: NumFeedback_ is the policy's
+    /// count for the current R with no cap from the receive rate (a fixed
+    /// count in ns-2).
+    fn ns2_period(&self, r: Duration) -> Duration {
+        let nfb = self.cfg.policy.nfb(r, f64::INFINITY, self.cfg.s);
+        Duration::from_nanos(r.as_nanos() / nfb.max(1))
+    }
+
+    /// `TfrcSinkAgent::nextpkt()` of the `ns2` profile: `sendpkt()` — a
+    /// report only if data arrived since the last one (`last_arrival_ >=
+    /// last_report_sent`) — then the report timer restarted at
+    /// 1.5 R/NumFeedback_ whether or not a report left.
+    fn ns2_nextpkt(&mut self, now: Instant) {
+        let data_since = self
+            .last_data
+            .is_some_and(|(a, _)| a >= self.ns2_last_report);
+        if let (true, Some((arrival, ts))) = (data_since, self.last_data) {
+            // est_thput(): packets since the last report over the time
+            // since it if that is at least R (1 packet/s if none), else
+            // the packets received in the R up to the last arrival over R;
+            // 1 packet/s while R is unknown.
+            let thput = match self.r_m {
+                Some(r) => {
+                    let since = now.saturating_since(self.ns2_last_report);
+                    if since >= r && since > Duration::ZERO {
+                        if self.ns2_rcvd_since > 0 {
+                            self.ns2_rcvd_since as f64 / since.as_secs_f64()
+                        } else {
+                            1.0
+                        }
+                    } else {
+                        let n = self.arrivals.iter().filter(|&&t| t + r > arrival).count();
+                        if n > 0 {
+                            n as f64 / r.as_secs_f64()
+                        } else {
+                            1.0
+                        }
+                    }
+                }
+                None => 1.0,
+            };
+            let x_recv = thput * f64::from(self.cfg.s.max(1));
+            self.pending = Some(TfrcFeedback {
+                ts_echo: ts,
+                t_delay: Duration::ZERO, // set when it leaves (poll_transmit)
+                x_recv,
+                p: self.p,
+            });
+            self.stats.x_recv = x_recv;
+            self.max_x_recv = self.max_x_recv.max(x_recv);
+            self.ns2_last_report = now;
+            self.ns2_rcvd_since = 0;
+            self.last_fb = Some(now);
+            self.received_since_fb = false;
+        }
+        self.next_fb = self.r_m.map(|r| {
+            let period = self.ns2_period(r);
+            now + Duration::from_nanos(period.as_nanos().saturating_mul(3) / 2)
+        });
+    }
+
     /// The time asked for has come (RFC 5348 §6.2: the feedback timer).
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.cfg.profile == Profile::Ns2 {
+            if self.next_fb.is_some_and(|t| now >= t) {
+                // TfrcNackTimer::expire: nextpkt(-1).
+                self.ns2_nextpkt(now);
+            }
+            return;
+        }
         if let Some(t) = self.next_fb {
             if now >= t {
                 if self.received_since_fb {

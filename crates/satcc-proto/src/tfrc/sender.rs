@@ -12,10 +12,17 @@
 //! "A new loss event or an increase in the loss event rate p" (§4.3 step 4)
 //! is seen as an increase in p: the §3.2.2 feedback carries p and nothing
 //! else about loss events.
+//!
+//! With [`Profile::Ns2`] the sender runs ns-2 2.35's `Agent/TFRC`
+//! instead ([`ns2`]); the RFC state below is then unused but for the
+//! counters and the cached X, X_recv, p and R that [`TfrcSender::stats`]
+//! reports.
+
+pub mod ns2;
 
 use std::collections::VecDeque;
 
-use super::{SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
+use super::{Profile, SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
 use crate::equation::tfrc_rate;
 use crate::pacer::{Ipi, Pacer};
 use crate::time::{Duration, Instant};
@@ -64,6 +71,8 @@ pub struct TfrcSender {
     pub(super) stats: TfrcSenderStats,
     /// The endpoint interface has reported the exit from slow start.
     pub(super) ss_exit_reported: bool,
+    /// ns-2's `Agent/TFRC` ([`Profile::Ns2`]), in place of the RFC rules.
+    ns2: Option<Box<ns2::Ns2Sender>>,
 }
 
 impl TfrcSender {
@@ -75,6 +84,14 @@ impl TfrcSender {
         let s = f64::from(cfg.s.max(1));
         let mut x_recv_set = VecDeque::new();
         x_recv_set.push_back((f64::INFINITY, now));
+        let ns2 = (cfg.profile == Profile::Ns2).then(|| {
+            Box::new(ns2::Ns2Sender::new(
+                cfg.ns2.clone(),
+                s,
+                cfg.b,
+                cfg.oscillation_damping,
+            ))
+        });
         TfrcSender {
             cfg,
             s,
@@ -99,6 +116,7 @@ impl TfrcSender {
             feedback_seen: false,
             stats: TfrcSenderStats::default(),
             ss_exit_reported: false,
+            ns2,
         }
     }
 
@@ -222,6 +240,19 @@ impl TfrcSender {
         let p = fb.p.clamp(0.0, 1.0);
         // §4.3 (1): R_sample = (t_now - t_recvdata) - t_delay.
         let r_sample = (now.saturating_since(fb.ts_echo) - fb.t_delay).max(MIN_RTT);
+        if let Some(ns) = self.ns2.as_deref_mut() {
+            // tfrc.cc TfrcAgent::recv: the sample is now - (timestamp_echo
+            // + timestamp_offset), the same R_sample.
+            let fb = TfrcFeedback { x_recv, p, ..*fb };
+            ns.recv(now, &fb, r_sample.as_secs_f64());
+            self.p = p;
+            self.x_recv = x_recv;
+            self.x = ns.rate;
+            self.r = (ns.rtt > 0.0).then(|| Duration::from_secs_f64(ns.rtt).max(MIN_RTT));
+            self.x_calc = (p > 0.0).then_some(ns.rcvrate);
+            self.feedback_seen = true;
+            return;
+        }
         // §4.3 (2): R = q*R + (1-q)*R_sample, q = 0.9; the first sample sets R.
         let first = self.r.is_none();
         let r = match self.r {
@@ -387,6 +418,14 @@ impl TfrcSender {
 
     /// The time asked for has come.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(ns) = self.ns2.as_deref_mut() {
+            if ns.nfb_deadline.is_some_and(|t| now >= t) {
+                self.stats.nofeedback_expiries += 1;
+                ns.on_nofeedback(now);
+                self.x = ns.rate;
+            }
+            return;
+        }
         if now >= self.nfb_deadline {
             self.on_nofeedback(now);
         }
@@ -398,6 +437,9 @@ impl TfrcSender {
     /// rate is exact; a sender more than one t_ipi late, after an idle
     /// period say, restarts the schedule from now instead of bursting).
     pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
+        if self.ns2.is_some() {
+            return self.poll_transmit_ns2(now);
+        }
         let ipi = self.ipi();
         if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.pacer.due().as_nanos() {
             return None;
@@ -428,6 +470,49 @@ impl TfrcSender {
             len,
             ts: now,
             rtt: self.r,
+            t_rto: None,
+        };
+        self.seq += 1;
+        self.stats.packets_sent += 1;
+        Some(d)
+    }
+
+    /// [`Self::poll_transmit`] of the `ns2` profile: `start()` sends the
+    /// first packet; then `nextpkt()` whenever the send timer is due.
+    fn poll_transmit_ns2(&mut self, now: Instant) -> Option<TfrcData> {
+        if !self.has_data() {
+            return None;
+        }
+        let ns = self.ns2.as_deref_mut()?;
+        if self.stats.packets_sent == 0 {
+            ns.start(now);
+        } else if ns.next_send.is_some_and(|t| now >= t) {
+            ns.after_send(now);
+        } else {
+            return None;
+        }
+        self.x = ns.rate;
+        let (rtt, t_rto) = if ns.rtt > 0.0 {
+            (
+                Some(Duration::from_secs_f64(ns.rtt).max(MIN_RTT)),
+                Some(Duration::from_secs_f64(ns.tzero)),
+            )
+        } else {
+            (None, None)
+        };
+        let len = if self.unlimited {
+            self.cfg.s
+        } else {
+            let l = self.queued.min(u64::from(self.cfg.s));
+            self.queued -= l;
+            l as u32
+        };
+        let d = TfrcData {
+            seq: self.seq,
+            len,
+            ts: now,
+            rtt,
+            t_rto,
         };
         self.seq += 1;
         self.stats.packets_sent += 1;
@@ -436,6 +521,16 @@ impl TfrcSender {
 
     /// When to wake next (next send time or no-feedback timer).
     pub fn poll_timeout(&self) -> Option<Instant> {
+        if let Some(ns) = self.ns2.as_deref() {
+            if self.stats.packets_sent == 0 {
+                return Some(self.pacer.due());
+            }
+            let send = ns.next_send.filter(|_| self.has_data());
+            return match (send, ns.nfb_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         let mut t = self.nfb_deadline;
         if self.has_data() {
             let ipi = self.ipi();
@@ -475,11 +570,17 @@ impl TfrcSender {
     /// The pacing rate X_inst (= X without oscillation damping, §4.5), at
     /// least s/t_mbi.
     pub fn x_inst(&self) -> f64 {
+        if let Some(ns) = self.ns2.as_deref() {
+            return ns.x_inst();
+        }
         (self.x * self.damping).max(self.t_mbi_floor())
     }
 
     /// When the no-feedback timer expires next.
     pub fn nofeedback_deadline(&self) -> Instant {
+        if let Some(t) = self.ns2.as_deref().and_then(|ns| ns.nfb_deadline) {
+            return t;
+        }
         self.nfb_deadline
     }
 

@@ -346,6 +346,7 @@ fn data(seq: u64, ts: Instant, rtt_ms: u64) -> TfrcData {
         len: 1000,
         ts,
         rtt: Some(ms(rtt_ms)),
+        t_rto: None,
     }
 }
 
@@ -517,6 +518,7 @@ fn receiver_handles_duplicates_reordering_and_garbage() {
             len: 0,
             ts: Instant::ZERO,
             rtt: None,
+            t_rto: None,
         },
     );
     r.handle_input(at_ms(32), &data(4, Instant::MAX, 0));
@@ -908,6 +910,7 @@ fn rfc5348_6_3_without_rtt_every_packet_is_answered() {
         len: 1000,
         ts: t,
         rtt: None,
+        t_rto: None,
     };
     for seq in 0..3u64 {
         let t = at_ms(300 * seq);

@@ -247,6 +247,8 @@ pub fn to_message(repr: &Repr, now: Instant) -> Result<Message, WireError> {
                 len,
                 ts: timestamp_from_wire(ts, now),
                 rtt: o.rtt_estimate.map(rtt_from_wire),
+                // ns-2's tzero field has no CCID 3 option (ns2 profile only).
+                t_rto: None,
             }))
         }
         PacketType::Ack => {

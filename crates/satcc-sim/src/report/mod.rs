@@ -4,6 +4,7 @@ pub(crate) mod capture;
 pub mod metrics;
 pub mod pcap;
 pub mod plot;
+pub mod recovery;
 pub mod series;
 
 use serde::Serialize;
@@ -57,6 +58,12 @@ pub struct FlowSummary {
     /// seconds from the start of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slow_start_exit_s: Option<f64>,
+    /// TFRC/CCID3: loss-recovery time, from the sender's rate trace (see
+    /// [`recovery`]): for each loss event reaching the sender, the time
+    /// until its rate X is back at the pre-loss level min(X, X_recv);
+    /// absent if the sender never saw a loss event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_recovery: Option<recovery::LossRecoverySummary>,
     /// Wire bytes of data packets sent (headers and retransmissions
     /// included; dummies excluded).
     pub data_bytes_sent: u64,

@@ -302,8 +302,12 @@ pub struct TfrcOptions {
     /// RFC 5348 §4.5 oscillation damping (default on: "SHOULD be
     /// implemented").
     pub oscillation_damping: bool,
-    /// RFC 5348 §5.5 history discounting (OPTIONAL; default off).
+    /// RFC 5348 §5.5 history discounting (OPTIONAL; default off with
+    /// profile `rfc5348`, on with `ns2` as ns-2's `discount_ 1`).
     pub history_discounting: bool,
+    /// Which TFRC runs, written `profile = "rfc5348" | "ns2"` (default
+    /// `rfc5348`).
+    pub profile: TfrcProfileSpec,
 }
 
 impl Default for TfrcOptions {
@@ -312,8 +316,21 @@ impl Default for TfrcOptions {
             feedback: FeedbackSpec::default(),
             oscillation_damping: TfrcFields::damping_default(),
             history_discounting: false,
+            profile: TfrcProfileSpec::default(),
         }
     }
+}
+
+/// A TFRC/CCID3 flow's `profile`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TfrcProfileSpec {
+    /// RFC 5348 to the letter (the default).
+    #[default]
+    Rfc5348,
+    /// ns-2 2.35's `Agent/TFRC` / `Agent/TFRCSink` with their defaults
+    /// (`satcc_proto::tfrc::Profile::Ns2`; docs/ns2.md).
+    Ns2,
 }
 
 /// CCID3's feedback policy, written `feedback = "standard" | "dynamic"`
@@ -799,8 +816,11 @@ struct TfrcFields {
     /// On by default: RFC 5348 §4.5 says damping "SHOULD be implemented".
     #[serde(default = "TfrcFields::damping_default")]
     oscillation_damping: bool,
+    /// Default: off with profile "rfc5348", on with "ns2".
     #[serde(default)]
-    history_discounting: bool,
+    history_discounting: Option<bool>,
+    #[serde(default)]
+    profile: TfrcProfileSpec,
 }
 
 impl TfrcFields {
@@ -927,7 +947,10 @@ impl TryFrom<TfrcFields> for TfrcOptions {
         Ok(TfrcOptions {
             feedback,
             oscillation_damping: f.oscillation_damping,
-            history_discounting: f.history_discounting,
+            history_discounting: f
+                .history_discounting
+                .unwrap_or(f.profile == TfrcProfileSpec::Ns2),
+            profile: f.profile,
         })
     }
 }

@@ -21,7 +21,7 @@ use serde::{Deserialize, Deserializer};
 pub use flow::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
     RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SaratogaOptions, StfrcOptions, StrategySpec,
-    TcpOptions, TfrcOptions, TfrcpOptions,
+    TcpOptions, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
 };
 
 /// A scenario file could not be used. Displays as one line:

@@ -253,6 +253,10 @@ fn make_flow(
         jitter_rng: Rng::stream(sc.seed, STREAM_JITTER + u64::from(id)),
         delivered_at_measure: 0,
         slow_start_exit: None,
+        recovery: spec
+            .protocol
+            .is_tfrc()
+            .then(|| Box::new(crate::report::recovery::LossRecovery::new())),
     }
 }
 

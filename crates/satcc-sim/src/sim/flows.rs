@@ -93,6 +93,8 @@ pub(crate) struct Flow {
     pub(super) delivered_at_measure: u64,
     /// When a rate-based sender first learned of a loss (left slow start).
     pub(super) slow_start_exit: Option<Instant>,
+    /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
+    pub(super) recovery: Option<Box<crate::report::recovery::LossRecovery>>,
 }
 
 impl Flow {
@@ -237,6 +239,11 @@ impl Sim {
                     f.slow_start_exit.get_or_insert(now);
                 }
                 EpEvent::LossEvent => {}
+            }
+        }
+        if let Some(rec) = f.recovery.as_deref_mut() {
+            if let Some(r) = f.sender.stats().rate {
+                rec.observe(now, r.x_bps / 8.0, r.x_recv_bps / 8.0, r.p);
             }
         }
         while let Some(&(end, t0)) = f.files.front() {

@@ -62,6 +62,7 @@ impl Sim {
                         .flatten()
                 }),
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
+                loss_recovery: f.recovery.as_ref().and_then(|r| r.summary()),
                 data_bytes_sent: f.tx.data_bytes,
                 stale_packets: f.stale,
                 ack_bytes_sent: f.tx.ack_bytes,
