@@ -167,3 +167,22 @@ fn a_starved_uplink_hands_the_bottleneck_to_tcp() {
     assert!(narrow > 1.25, "38.4 kb/s uplink: normalized TCP {narrow}");
     assert!(narrow > wide + 0.2, "{narrow} vs {wide}");
 }
+
+/// An STFRC flow reports when it left slow start, as TFRC flows do: the
+/// first STATUS that shows a loss event (RFC 5348 §4.3, through STFRC's
+/// p), after the first packets and before the end.
+#[test]
+fn stfrc_reports_its_slow_start_exit() {
+    let sc = scenario(
+        "stfrc-sym.toml",
+        &sets(&["duration=30s", "record.measure_from=10s"]),
+    );
+    let s = summary_of(&sc, &RunOptions::default());
+    for f in s.flows.iter().filter(|f| f.name == "stfrc") {
+        let t = f.slow_start_exit_s.expect("slow start ended");
+        assert!(t > 0.05 && t < 30.0, "flow {}: {t}", f.id);
+    }
+    for f in s.flows.iter().filter(|f| f.name == "sack") {
+        assert!(f.slow_start_exit_s.is_none());
+    }
+}

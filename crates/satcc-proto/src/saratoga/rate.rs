@@ -63,6 +63,13 @@ pub trait RateController: std::fmt::Debug + Send {
     }
     /// The time [`RateController::poll_timeout`] asked for has come.
     fn handle_timeout(&mut self, _now: Instant) {}
+    /// The controller has left its initial slow start (a TFRC-style
+    /// controller: it has learned of a loss event, RFC 5348 §4.3). The
+    /// sender reports [`crate::Event::SlowStartExit`] once when this
+    /// turns true.
+    fn left_slow_start(&self) -> bool {
+        false
+    }
 }
 
 /// A constant rate: plain Saratoga.

@@ -127,6 +127,8 @@ pub struct SaratogaSender {
     started: bool,
     failure: Option<Failure>,
     all_acked_reported: bool,
+    /// [`Event::SlowStartExit`] has been reported.
+    slow_start_exit_reported: bool,
     events: VecDeque<Event>,
     stats: SaratogaSenderStats,
 }
@@ -170,6 +172,7 @@ impl SaratogaSender {
             started: false,
             failure: None,
             all_acked_reported: false,
+            slow_start_exit_reported: false,
             events: VecDeque::new(),
             stats: SaratogaSenderStats::default(),
         }
@@ -485,6 +488,10 @@ impl SaratogaSender {
             voluntary: s.voluntary(),
         };
         self.rc.on_status(&info);
+        if !self.slow_start_exit_reported && self.rc.left_slow_start() {
+            self.slow_start_exit_reported = true;
+            self.events.push_back(Event::SlowStartExit);
+        }
         self.check_complete();
         if self.has_work() {
             self.pacer

@@ -41,6 +41,11 @@ impl RateController for StfrcController {
         Some(self.stats().p)
     }
 
+    fn left_slow_start(&self) -> bool {
+        // As the RFC 5348 sender: p > 0 once a loss event is known.
+        self.stats().p > 0.0
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         StfrcController::poll_timeout(self)
     }
