@@ -178,6 +178,7 @@ fn stfrc_reports_its_slow_start_exit() {
         &sets(&["duration=30s", "record.measure_from=10s"]),
     );
     let s = summary_of(&sc, &RunOptions::default());
+    assert_eq!(s.flows.iter().filter(|f| f.name == "stfrc").count(), 32);
     for f in s.flows.iter().filter(|f| f.name == "stfrc") {
         let t = f.slow_start_exit_s.expect("slow start ended");
         assert!(t > 0.05 && t < 30.0, "flow {}: {t}", f.id);
