@@ -1538,3 +1538,28 @@ fn session_report(
         goodput_bps: if ok { rate(bytes, secs) } else { 0.0 },
     }
 }
+
+/// Set by SIGINT or SIGTERM once [`stop_on_signals`] has run.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_signal(_: libc::c_int) {
+    // Async-signal-safe: one atomic store.
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM set the returned flag instead of killing the
+/// process, so that a server or client interrupted by Ctrl-C stops its
+/// loop and removes its temporary files. (SIGKILL cannot be caught: a
+/// killed receiver leaves `.NAME.partial`, never a file under the final
+/// name.)
+pub fn stop_on_signals() -> &'static AtomicBool {
+    #[cfg(unix)]
+    // SAFETY: installs a handler that only stores to an atomic.
+    unsafe {
+        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGINT, h);
+        libc::signal(libc::SIGTERM, h);
+    }
+    &STOP
+}
