@@ -426,6 +426,12 @@ fn serve(a: ServeArgs) -> Outcome {
             a.dir.display()
         );
     }
+    let stale = srv.counters().stale_removed;
+    if stale > 0 && !json {
+        eprintln!(
+            "satcc saratoga: removed {stale} stale .NAME.partial file(s) of an interrupted server"
+        );
+    }
     let stop = sar::stop_on_signals();
     let mut report = |r: &SessionReport| {
         if json {

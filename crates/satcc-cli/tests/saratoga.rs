@@ -158,4 +158,17 @@ fn server_killed_mid_transfer() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, vec![".big.bin.partial".to_string()]);
+    // A restarted server removes the stale temporary; the PUT then works.
+    let mut server = serve(&inbox, &addr);
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "200Mbps", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(std::fs::read(inbox.join("big.bin")).unwrap() == pattern(2_000_000));
+    assert!(!inbox.join(".big.bin.partial").exists());
 }

@@ -327,7 +327,14 @@ impl TempFile {
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .map_err(|e| format!("{}: cannot create: {e}", tmp.display()))?;
+            .map_err(|e| {
+                let hint = if e.kind() == io::ErrorKind::AlreadyExists {
+                    " (left by an interrupted transfer? remove it)"
+                } else {
+                    ""
+                };
+                format!("{}: cannot create: {e}{hint}", tmp.display())
+            })?;
         Ok(TempFile {
             file,
             tmp,
@@ -409,7 +416,8 @@ fn error_status(session: u32, code: u8) -> Vec<u8> {
 
 fn status_frame(session: u32, code: u8, metadata_received: bool) -> Vec<u8> {
     Repr::Status(wire::Status {
-        descriptor: DescriptorSize::D64,
+        // Offsets are all 0: the smallest descriptor, a 12-byte frame.
+        descriptor: DescriptorSize::D16,
         session,
         metadata_received,
         incomplete: false,
@@ -422,6 +430,31 @@ fn status_frame(session: u32, code: u8, metadata_received: bool) -> Vec<u8> {
     })
     .to_vec()
     .unwrap_or_default()
+}
+
+/// Removes `.NAME.partial` files left in `dir` by a server that was
+/// killed mid-transfer (only names this module creates: a valid NAME
+/// between `.` and `.partial`, regular files). Returns how many.
+fn remove_stale_partials(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut n = 0;
+    for e in rd.flatten() {
+        let f = e.file_name();
+        let b = f.as_encoded_bytes();
+        let inner = b
+            .strip_prefix(b".")
+            .and_then(|x| x.strip_suffix(b".partial"));
+        let ours = inner.is_some_and(|x| check_name(x).is_ok());
+        if ours
+            && e.file_type().is_ok_and(|t| t.is_file())
+            && std::fs::remove_file(e.path()).is_ok()
+        {
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Parses a datagram: the frame and, for DATA, its payload.
@@ -1014,6 +1047,9 @@ pub struct ServerCounters {
     pub completed: u64,
     /// Transfers failed (timeout, checksum, disk).
     pub failed: u64,
+    /// Stale `.NAME.partial` files (of a server killed mid-transfer)
+    /// removed at start.
+    pub stale_removed: u64,
 }
 
 /// A finished session, as a server reports it.
@@ -1066,6 +1102,11 @@ pub struct SaratogaServer {
     clock: Clock,
     sessions: HashMap<(SocketAddr, u32), Session>,
     counters: ServerCounters,
+    /// Length of the datagram being handled: an unsolicited reply (a
+    /// refusal, a request for METADATA) is sent only if at most twice as
+    /// long, so a spoofed source address gains no useful amplification
+    /// (the smallest REQUEST is 9 bytes, a refusal 12).
+    in_len: usize,
 }
 
 impl SaratogaServer {
@@ -1081,6 +1122,7 @@ impl SaratogaServer {
                 dir.display()
             )));
         }
+        let stale_removed = remove_stale_partials(&dir);
         cfg.dir = dir;
         let s = UdpSocket::bind(addr)?;
         grow_buffers(&s, 8 << 20);
@@ -1089,7 +1131,11 @@ impl SaratogaServer {
             cfg,
             clock: Clock::new(),
             sessions: HashMap::new(),
-            counters: ServerCounters::default(),
+            counters: ServerCounters {
+                stale_removed,
+                ..ServerCounters::default()
+            },
+            in_len: 0,
         })
     }
 
@@ -1159,7 +1205,14 @@ impl SaratogaServer {
 
     fn refuse(&mut self, peer: SocketAddr, session: u32, code: u8) {
         self.counters.refused += 1;
-        self.send(&error_status(session, code), peer);
+        self.reply(&error_status(session, code), peer);
+    }
+
+    /// An unsolicited reply, sent only if at most twice what came in.
+    fn reply(&self, buf: &[u8], to: SocketAddr) {
+        if buf.len() <= 2 * self.in_len {
+            self.send(buf, to);
+        }
     }
 
     fn active_from(&self, ip: IpAddr) -> usize {
@@ -1188,6 +1241,7 @@ impl SaratogaServer {
     }
 
     fn on_datagram(&mut self, now: Instant, peer: SocketAddr, buf: &[u8]) {
+        self.in_len = buf.len();
         let Some((repr, payload)) = parse(buf) else {
             self.counters.malformed += 1;
             return;
@@ -1213,7 +1267,7 @@ impl SaratogaServer {
                     // with bit 13 set, no larger than the DATA: no
                     // amplification), only when the DATA asked for one.
                     if d.request_status {
-                        self.send(&status_frame(session, 0, false), peer);
+                        self.reply(&status_frame(session, 0, false), peer);
                     }
                 }
                 _ => self.counters.unknown_session += 1,
@@ -1224,7 +1278,7 @@ impl SaratogaServer {
             // A failed session: repeat why to a sender still asking.
             if matches!(&repr, Repr::Data(d) if d.request_status) && *code != 0 {
                 let b = error_status(session, *code);
-                self.send(&b, peer);
+                self.reply(&b, peer);
             }
             return;
         }

@@ -540,6 +540,10 @@ fn limits_size_existing_file_and_missing_file() {
     let dir = tempdir("lim");
     let local = tempdir("limcli");
     std::fs::write(dir.join("exists"), b"old").unwrap();
+    // A killed server's temporary is removed at start; other dot files
+    // are not ours and stay.
+    std::fs::write(dir.join(".exists.partial"), b"stale").unwrap();
+    std::fs::write(dir.join(".keep"), b"x").unwrap();
     let mut sc = ServeConfig::new(dir.clone());
     sc.transfer.max_size = 1000;
     let server = serve(sc);
@@ -574,6 +578,50 @@ fn limits_size_existing_file_and_missing_file() {
         put(&src, server.addr, "../x", &c, &mut no_progress()),
         Err(TransferError::Local(_))
     ));
-    server.stop();
+    let (c, _) = server.stop();
+    assert_eq!(c.stale_removed, 1);
+    assert_eq!(
+        listing(&dir),
+        vec![".keep".to_string(), "exists".to_string()]
+    );
     assert!(listing(&local).iter().all(|f| !f.starts_with('.')));
+}
+
+#[test]
+fn ipv6_loopback() {
+    let Ok(probe) = UdpSocket::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    };
+    drop(probe);
+    let dir = tempdir("v6");
+    let local = tempdir("v6cli");
+    let mut srv =
+        SaratogaServer::bind("[::1]:0".parse().unwrap(), ServeConfig::new(dir.clone())).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || srv.run(&st, &mut |_| {}));
+    let body = pattern(100_000, 66);
+    std::fs::write(local.join("v6"), &body).unwrap();
+    put(
+        &local.join("v6"),
+        addr,
+        "v6",
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap();
+    get(
+        addr,
+        "v6",
+        &local.join("back"),
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    h.join().unwrap().unwrap();
+    assert!(std::fs::read(dir.join("v6")).unwrap() == body);
+    assert!(std::fs::read(local.join("back")).unwrap() == body);
 }
