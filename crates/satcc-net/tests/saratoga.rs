@@ -625,3 +625,40 @@ fn ipv6_loopback() {
     assert!(std::fs::read(dir.join("v6")).unwrap() == body);
     assert!(std::fs::read(local.join("back")).unwrap() == body);
 }
+
+#[test]
+fn per_peer_session_limit() {
+    let dir = tempdir("peer");
+    let local = tempdir("peercli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.max_sessions_per_peer = 1;
+    let server = serve(sc);
+    let src = local.join("slow");
+    let body = pattern(200_000, 12);
+    std::fs::write(&src, &body).unwrap();
+    let addr = server.addr;
+    // 200 KB at 2 Mb/s: about 0.85 s in progress.
+    let first = std::thread::spawn(move || {
+        put(
+            &src,
+            addr,
+            "slow",
+            &cfg(Rate::Fixed(2_000_000)),
+            &mut |_| true,
+        )
+    });
+    std::thread::sleep(StdDuration::from_millis(200));
+    let other = local.join("other");
+    std::fs::write(&other, b"second").unwrap();
+    let r = put(&other, addr, "other", &cfg(Rate::Stfrc), &mut no_progress());
+    assert!(
+        matches!(r, Err(TransferError::Peer(error_code::CANT_RECEIVE))),
+        "{r:?}"
+    );
+    first.join().unwrap().expect("the first transfer completes");
+    // Once it is done, the peer may start another.
+    put(&other, addr, "other", &cfg(Rate::Stfrc), &mut no_progress()).unwrap();
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.refused), (2, 1));
+    assert!(std::fs::read(dir.join("slow")).unwrap() == body);
+}
