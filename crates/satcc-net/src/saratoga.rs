@@ -1107,6 +1107,55 @@ pub struct SaratogaServer {
     /// long, so a spoofed source address gains no useful amplification
     /// (the smallest REQUEST is 9 bytes, a refusal 12).
     in_len: usize,
+    /// Checksums of files served, so that repeated GETs (or a peer
+    /// sending REQUESTs with fresh session ids) do not re-read a large
+    /// file in the server's only thread each time.
+    sums: SumCache,
+}
+
+/// Checksums of served files, keyed by name and valid while the file's
+/// identity (device, inode), size and modification time are unchanged.
+#[derive(Debug, Default)]
+struct SumCache {
+    map: HashMap<String, (FileId, Checksum)>,
+}
+
+/// What identifies a file's content for [`SumCache`].
+type FileId = (u64, u64, u64, Option<std::time::SystemTime>);
+
+/// Files whose checksum is remembered (the cache is emptied beyond:
+/// bounded memory).
+const SUM_CACHE: usize = 1024;
+
+impl SumCache {
+    fn get_or_compute(
+        &mut self,
+        name: &str,
+        file: &File,
+        size: u64,
+        kind: ChecksumType,
+    ) -> Option<Checksum> {
+        let md = file.metadata().ok()?;
+        #[cfg(unix)]
+        let (dev, ino) = {
+            use std::os::unix::fs::MetadataExt;
+            (md.dev(), md.ino())
+        };
+        #[cfg(not(unix))]
+        let (dev, ino) = (0, 0);
+        let id: FileId = (dev, ino, size, md.modified().ok());
+        if let Some((fid, sum)) = self.map.get(name) {
+            if *fid == id && sum.kind() == kind {
+                return Some(*sum);
+            }
+        }
+        let sum = checksum_file(file, size, kind).ok()?;
+        if self.map.len() >= SUM_CACHE {
+            self.map.clear();
+        }
+        self.map.insert(name.to_string(), (id, sum));
+        Some(sum)
+    }
 }
 
 impl SaratogaServer {
@@ -1136,6 +1185,7 @@ impl SaratogaServer {
                 ..ServerCounters::default()
             },
             in_len: 0,
+            sums: SumCache::default(),
         })
     }
 
@@ -1416,7 +1466,7 @@ impl SaratogaServer {
             return self.refuse(peer, session, error_code::FILE_TOO_BIG);
         }
         let cfg = self.cfg.transfer.clone();
-        let Ok(checksum) = checksum_file(&file, size, cfg.checksum) else {
+        let Some(checksum) = self.sums.get_or_compute(&name, &file, size, cfg.checksum) else {
             return self.refuse(peer, session, error_code::CANT_SEND);
         };
         let side = SendSide {

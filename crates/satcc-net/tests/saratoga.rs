@@ -662,3 +662,29 @@ fn per_peer_session_limit() {
     assert_eq!((c.completed, c.refused), (2, 1));
     assert!(std::fs::read(dir.join("slow")).unwrap() == body);
 }
+
+#[test]
+fn repeated_gets_and_a_replaced_file() {
+    let dir = tempdir("reget");
+    let local = tempdir("regetcli");
+    let a = pattern(50_000, 1);
+    std::fs::write(dir.join("f"), &a).unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let c = TransferConfig {
+        overwrite: true,
+        ..cfg(Rate::Fixed(100_000_000))
+    };
+    for _ in 0..2 {
+        get(server.addr, "f", &local.join("f"), &c, &mut no_progress()).unwrap();
+        assert!(std::fs::read(local.join("f")).unwrap() == a);
+    }
+    // Same name and size, new content (a new inode): the served checksum
+    // must follow, or the GET would fail its verification.
+    let b = pattern(50_000, 2);
+    std::fs::write(dir.join("g"), &b).unwrap();
+    std::fs::rename(dir.join("g"), dir.join("f")).unwrap();
+    get(server.addr, "f", &local.join("f"), &c, &mut no_progress()).unwrap();
+    assert!(std::fs::read(local.join("f")).unwrap() == b);
+    let (c, _) = server.stop();
+    assert_eq!(c.completed, 3);
+}
