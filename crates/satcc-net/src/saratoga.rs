@@ -408,6 +408,58 @@ fn encode(msg: &Message, name: &[u8], file: Option<&File>, out: &mut [u8]) -> io
     Ok(len)
 }
 
+/// Holes a STATUS frame lists at most on the wire: 64 holes with 64-bit
+/// offsets make a 1,064-byte frame, within any path MTU.
+const MAX_WIRE_HOLES: usize = 64;
+
+/// Encodes a message of the receiver `r`. A STATUS whose inline hole list
+/// the sans-IO message truncated (to 2, with the "incomplete" flag) is
+/// sent with up to [`MAX_WIRE_HOLES`] holes from the receiver's current
+/// ranges instead: after a burst loss on a long path, 2 holes per round
+/// trip would make repair take hundreds of RTTs.
+fn encode_status_or(
+    m: &Message,
+    r: &SaratogaReceiver,
+    name: &[u8],
+    out: &mut [u8],
+) -> io::Result<usize> {
+    let Message::SaraStatus(st) = m else {
+        return encode(m, name, None, out);
+    };
+    let Some(Repr::Status(mut w)) = to_repr(m) else {
+        return encode(m, name, None, out);
+    };
+    if st.incomplete() && st.error == 0 {
+        let rs = r.received();
+        let mut holes: Vec<(u64, u64)> = rs
+            .gaps(st.progress, rs.max_end())
+            .take(MAX_WIRE_HOLES + 1)
+            .collect();
+        w.incomplete = holes.len() > MAX_WIRE_HOLES;
+        holes.truncate(MAX_WIRE_HOLES);
+        w.holes = holes;
+    }
+    let repr = Repr::Status(w);
+    let len = repr.buffer_len();
+    let buf = out
+        .get_mut(..len)
+        .ok_or_else(|| io::Error::other("frame too long"))?;
+    repr.emit(&mut Frame::new_unchecked(&mut *buf))
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(len)
+}
+
+/// Hands a wire STATUS to the sender with its whole hole list (the
+/// sans-IO message holds 2 inline; see [`encode_status_or`]).
+fn feed_status(sender: &mut SaratogaSender, now: Instant, st: &wire::Status) {
+    if let Ok(Message::SaraStatus(mut m)) = from_repr(&Repr::Status(st.clone())) {
+        // `from_repr` sets "incomplete" when it truncated the list; the
+        // list passed here is whole, so the frame's own flag holds.
+        m.set_incomplete(st.incomplete);
+        sender.on_status_with_holes(now, &m, &st.holes);
+    }
+}
+
 /// A STATUS frame carrying an error code (progress 0, no holes: always
 /// valid at the sender, which then gives up with that code).
 fn error_status(session: u32, code: u8) -> Vec<u8> {
@@ -849,12 +901,10 @@ pub fn put(
             if s.error != 0 {
                 return Err(TransferError::Peer(s.error));
             }
-            if let Ok(m) = from_repr(&Repr::Status(s)) {
-                let before = side.sender.sender_stats().status_received;
-                side.sender.handle_input(now, &m);
-                if side.sender.sender_stats().status_received > before {
-                    last_heard = now;
-                }
+            let before = side.sender.sender_stats().status_received;
+            feed_status(&mut side.sender, now, &s);
+            if side.sender.sender_stats().status_received > before {
+                last_heard = now;
             }
         }
     }
@@ -907,7 +957,7 @@ pub fn get(
             let Some(m) = side.receiver.poll_message(now) else {
                 break;
             };
-            if let Ok(n) = encode(&m, &name_b, None, &mut out) {
+            if let Ok(n) = encode_status_or(&m, &side.receiver, &name_b, &mut out) {
                 let _ = sock.send_to(&out[..n], server);
             }
         }
@@ -1350,8 +1400,8 @@ impl SaratogaServer {
                 s.last_heard = now;
                 if st.error != 0 {
                     fail = Some((0, format!("peer aborted: {}", error_text(st.error))));
-                } else if let Ok(m) = from_repr(&repr) {
-                    g.sender.handle_input(now, &m);
+                } else {
+                    feed_status(&mut g.sender, now, st);
                 }
             }
             (Side::Get(g), Repr::Request(r)) if r.name == g.name => {
@@ -1548,7 +1598,7 @@ fn send_all_from_receiver(
         let Some(m) = r.receiver.poll_message(now) else {
             break;
         };
-        if let Ok(n) = encode(&m, name, None, out) {
+        if let Ok(n) = encode_status_or(&m, &r.receiver, name, out) {
             let _ = sock.send_to(&out[..n], peer);
         }
     }

@@ -688,3 +688,44 @@ fn repeated_gets_and_a_replaced_file() {
     let (c, _) = server.stop();
     assert_eq!(c.completed, 3);
 }
+
+/// A sender at twice the link rate into a small queue: about half the
+/// frames are lost in bursts, hundreds of holes. STATUS frames carry up to
+/// 64 holes on the wire (the sans-IO message holds 2), so repair takes a
+/// few round trips, not one per 2 holes (which would be about 50 s here).
+#[test]
+fn many_holes_are_repaired_in_few_round_trips() {
+    let _g = serial();
+    let dir = tempdir("holes");
+    let local = tempdir("holescli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let link = r#"
+rate = "10Mbps"
+delay = "100ms"
+queue = { kind = "droptail", limit = 50 }
+"#;
+    let r = relay(server.addr, link);
+    let body = pattern(1 << 20, 77);
+    let src = local.join("h");
+    std::fs::write(&src, &body).unwrap();
+    let rep = put(
+        &src,
+        r.local_addr(),
+        "h",
+        &cfg(Rate::Fixed(20_000_000)),
+        &mut no_progress(),
+    )
+    .unwrap();
+    let st = r.stop();
+    assert!(std::fs::read(dir.join("h")).unwrap() == body);
+    eprintln!(
+        "{} drops, {} B retransmitted, {} STATUS, {:.2} s",
+        st[0].drops(),
+        rep.retransmitted_bytes,
+        rep.status_frames,
+        rep.duration_s
+    );
+    assert!(st[0].drops() > 200, "{}", st[0].drops());
+    assert!(rep.duration_s < 10.0, "{:.1} s", rep.duration_s);
+    server.stop();
+}
