@@ -745,9 +745,15 @@ impl RecvSide {
             // A METADATA that changes the file mid-transfer: ignored.
             return Ok(());
         }
-        self.meta = Some((m.entry.size, m.checksum));
         if let Ok(msg) = metadata_message(m) {
+            let before = self.receiver.receiver_stats().metadata_received;
             self.receiver.handle_input(now, &msg);
+            // Only a METADATA the endpoint accepted (not smaller than the
+            // data already received, within its descriptor) sets what the
+            // file is verified against.
+            if self.receiver.receiver_stats().metadata_received > before {
+                self.meta = Some((m.entry.size, m.checksum));
+            }
         }
         Ok(())
     }
@@ -961,8 +967,7 @@ pub fn get(
                 let _ = sock.send_to(&out[..n], server);
             }
         }
-        if let Some(f) = side.receiver.failure() {
-            let _ = f;
+        if side.receiver.failure().is_some() {
             return Err(TransferError::Timeout(now.saturating_since(last_rx)));
         }
         if let Some(t) = finished {
