@@ -220,8 +220,27 @@ reverse_error = { kind = "uniform", per = 1e-3 }
             st[1].drops()
         );
     }
+    // And a GET back through the lossy link (the server sends, STFRC).
+    let r = relay(server.addr, lossy);
+    let back = local.join("back");
+    let rep = get(
+        r.local_addr(),
+        "lossy-stfrc",
+        &back,
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap_or_else(|e| panic!("get: {e}"));
+    let st = r.stop();
+    assert!(std::fs::read(&back).unwrap() == pattern(1 << 20, 100));
+    eprintln!(
+        "get through the lossy link: {:.2} s, drops fwd {} rev {}",
+        rep.duration_s,
+        st[0].drops(),
+        st[1].drops()
+    );
     let (c, reports) = server.stop();
-    assert_eq!(c.completed, 3, "{reports:?}");
+    assert_eq!(c.completed, 4, "{reports:?}");
 }
 
 #[test]
