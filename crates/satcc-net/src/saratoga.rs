@@ -655,6 +655,9 @@ impl SendSide {
                 break;
             }
         }
+        // The sender queues an event per acknowledging STATUS; nothing
+        // here reads them, and undrained they would grow with the file.
+        while self.sender.poll_event().is_some() {}
         if self.size == 0 && self.sender.sender_stats().status_received == 0 {
             match self.meta_retry {
                 None => self.meta_retry = Some(now + Duration::from_secs(1)),
