@@ -5,6 +5,7 @@ mod emulate;
 mod ns2cmd;
 mod output;
 mod perf;
+mod saratoga;
 mod sweep;
 
 use std::path::PathBuf;
@@ -80,6 +81,7 @@ enum Cmd {
     Ns2(ns2cmd::Ns2Args),
     Emulate(emulate::EmulateArgs),
     Perf(perf::PerfArgs),
+    Saratoga(saratoga::SaratogaArgs),
 }
 
 #[derive(Args, Debug)]
@@ -126,6 +128,7 @@ fn main() -> ExitCode {
         Cmd::Ns2(a) => ns2cmd::ns2(a),
         Cmd::Emulate(a) => emulate::emulate(a),
         Cmd::Perf(a) => perf::perf(a),
+        Cmd::Saratoga(a) => saratoga::saratoga(a),
     }
 }
 

@@ -21,12 +21,15 @@
 //! - [`emu`] is the link emulator: a UDP relay that imposes, per
 //!   direction, a link's rate, delay, queue and error model, using the
 //!   simulator's own queue and error-model code and its TOML link syntax.
+//! - [`saratoga`] runs real Saratoga file transfers (PUT, GET, a server
+//!   for a directory) with STFRC or a fixed rate.
 #![warn(missing_docs)]
 
 mod clock;
 mod conn;
 pub mod emu;
 pub mod perf;
+pub mod saratoga;
 mod server;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};

@@ -374,7 +374,7 @@ impl SaratogaSender {
     /// Checks a STATUS against what was sent (§4.5: offsets within the
     /// transfer, holes in order, disjoint, non-empty, at or above the
     /// progress indicator).
-    fn validate(&self, s: &SaraStatus) -> Result<(), StatusReject> {
+    fn validate(&self, s: &SaraStatus, holes: &[(u64, u64)]) -> Result<(), StatusReject> {
         if s.session != self.session {
             return Err(StatusReject::WrongSession);
         }
@@ -389,7 +389,6 @@ impl SaratogaSender {
         if s.in_response_to > sent {
             return Err(StatusReject::InResponseTo);
         }
-        let holes = s.holes();
         if check_holes(holes).is_err() || holes.iter().any(|&(a, b)| a < s.progress || b > sent) {
             return Err(StatusReject::Holes);
         }
@@ -398,10 +397,19 @@ impl SaratogaSender {
 
     /// A STATUS arrived.
     pub fn on_status(&mut self, now: Instant, s: &SaraStatus) {
+        self.on_status_with_holes(now, s, s.holes());
+    }
+
+    /// A STATUS arrived whose hole list is `holes` rather than the (at
+    /// most [`super::STATUS_INLINE_HOLES`]) holes inline in `s`: a runtime
+    /// that parsed a wire STATUS with a longer list passes it whole, so
+    /// that many holes are repaired per round trip. Validated as inline
+    /// holes are (in order, disjoint, within what was sent).
+    pub fn on_status_with_holes(&mut self, now: Instant, s: &SaraStatus, holes: &[(u64, u64)]) {
         if self.failure.is_some() {
             return;
         }
-        if let Err(why) = self.validate(s) {
+        if let Err(why) = self.validate(s, holes) {
             self.stats.status_rejected += 1;
             self.stats.last_reject = Some(why);
             return;
@@ -454,7 +462,6 @@ impl SaratogaSender {
                 Vec::new()
             }
         };
-        let holes = s.holes();
         // What the list speaks for: up to its last hole when incomplete,
         // else every byte sent before the echoed DATA (up to the offset it
         // answers, whose frame arrived).

@@ -1,0 +1,471 @@
+//! `satcc saratoga`: real file transfers over UDP (PUT, GET, a server for
+//! a directory) with STFRC or a fixed rate.
+
+use std::io::IsTerminal;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use clap::{Args, Subcommand};
+use satcc_net::saratoga::{
+    self as sar, parse_checksum, Progress, Rate, SaratogaServer, ServeConfig, SessionReport,
+    TransferConfig, TransferReport, DEFAULT_PORT,
+};
+use satcc_sim::scenario::limits::fmt_bytes;
+use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
+
+/// Transfer files with Saratoga (draft-wood-tsvwg-saratoga) over UDP,
+/// paced by STFRC (TCP-friendly, for shared links) or at a fixed rate
+/// (a dedicated link). Port 7542 unless given; IPv4 or IPv6.
+///
+/// A receiver writes to .NAME.partial and renames it to NAME only once
+/// every byte has arrived and the sender's checksum (SHA-1 by default)
+/// verifies: a failed or interrupted transfer never leaves a file under
+/// its final name, and the command exits non-zero saying why.
+///
+/// Examples:
+///   satcc saratoga serve ./inbox --bind 127.0.0.1        # accept PUTs, serve GETs
+///   satcc saratoga put report.pdf 127.0.0.1              # STFRC by default
+///   satcc saratoga put image.raw sat.example:7542 --rate 20Mbps --as img-001.raw
+///   satcc saratoga get 127.0.0.1 report.pdf ./copy.pdf
+///   satcc saratoga put big.bin '[::1]:7542' --json | jq .goodput_bps
+///
+/// Through an emulated satellite link (see `satcc emulate --help`):
+///   satcc saratoga serve ./inbox --bind 127.0.0.1:7542 &
+///   satcc emulate --listen 127.0.0.1:9000 --to 127.0.0.1:7542 --preset dmc &
+///   satcc saratoga put big.bin 127.0.0.1:9000 --rate 50Mbps
+///
+/// Saratoga has no authentication: anyone who can reach the server's
+/// port can write files into DIR (within --max-size and the session
+/// limits) and read any file in it. Bind to a trusted interface.
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct SaratogaArgs {
+    #[command(subcommand)]
+    cmd: SarCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum SarCmd {
+    /// Accept PUTs into DIR and serve GETs from it, many sessions at once,
+    /// until interrupted (Ctrl-C removes transfers in progress).
+    ///
+    /// Names are single file names: no '/', '\', NUL or control
+    /// characters, no leading '.', at most 200 bytes. GET serves regular
+    /// files only (never a symlink). An existing file is not replaced
+    /// unless --overwrite. One line per finished transfer on stdout.
+    ///
+    /// Examples:
+    ///   satcc saratoga serve ./inbox --bind 127.0.0.1
+    ///   satcc saratoga serve /srv/sat --bind '[::]:7542' --max-size 2GB --stfrc
+    ///   satcc saratoga serve ./inbox --json > transfers.jsonl
+    #[command(verbatim_doc_comment)]
+    Serve(ServeArgs),
+    /// Send FILE to a server (a Saratoga PUT).
+    ///
+    /// Examples:
+    ///   satcc saratoga put notes.txt 127.0.0.1
+    ///   satcc saratoga put image.raw 192.0.2.7:7542 --rate 8Mbps --as pass-42.raw
+    ///   satcc saratoga put big.bin '[::1]' --json
+    #[command(verbatim_doc_comment)]
+    Put(PutArgs),
+    /// Fetch NAME from a server into DEST (default: ./NAME) (a Saratoga GET).
+    ///
+    /// Examples:
+    ///   satcc saratoga get 127.0.0.1 notes.txt
+    ///   satcc saratoga get 192.0.2.7:7542 pass-42.raw /data/pass-42.raw --json
+    #[command(verbatim_doc_comment)]
+    Get(GetArgs),
+}
+
+/// Options of every transfer.
+#[derive(Args, Debug)]
+struct Common {
+    /// Send at this fixed wire rate, e.g. `20Mbps` (plain Saratoga, for a
+    /// link of your own).
+    #[arg(long, value_name = "RATE", conflicts_with = "stfrc")]
+    rate: Option<String>,
+    /// Pace with STFRC (TCP-friendly; the default).
+    #[arg(long)]
+    stfrc: bool,
+    /// Payload bytes per DATA frame.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    payload: u32,
+    /// Checksum the sender computes: sha1, md5, crc32 or none.
+    #[arg(long, default_value = "sha1")]
+    checksum: String,
+    /// Give up when nothing is heard from the peer for this long.
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    timeout: String,
+    /// Refuse files larger than this.
+    #[arg(long, default_value = "10GB", value_name = "SIZE")]
+    max_size: String,
+    /// Replace an existing file of the same name.
+    #[arg(long)]
+    overwrite: bool,
+    /// JSON on stdout instead of the result line (serve: one line per
+    /// finished transfer).
+    #[arg(long)]
+    json: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// Directory PUTs land in and GETs are served from.
+    dir: PathBuf,
+    /// Local address: IP or IP:PORT (port 7542 if omitted).
+    #[arg(long, default_value = "0.0.0.0:7542", value_name = "ADDR")]
+    bind: String,
+    /// Transfers in progress at once, all peers together.
+    #[arg(long, default_value_t = 64)]
+    max_sessions: usize,
+    /// Transfers in progress at once from one IP address.
+    #[arg(long, default_value_t = 8)]
+    max_per_peer: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args, Debug)]
+struct PutArgs {
+    /// The file to send.
+    file: PathBuf,
+    /// The server: HOST or HOST:PORT (`[::1]:7542` for IPv6 with a port).
+    server: String,
+    /// Name on the server [default: FILE's name].
+    #[arg(long = "as", value_name = "NAME")]
+    name: Option<String>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args, Debug)]
+struct GetArgs {
+    /// The server: HOST or HOST:PORT.
+    server: String,
+    /// The file's name on the server.
+    name: String,
+    /// Where to write it [default: ./NAME].
+    dest: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// HOST, HOST:PORT, IPv6 or [IPv6]:PORT; port 7542 when not given.
+fn resolve(what: &str, s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = s.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let with_port = match s.rsplit_once(':') {
+        Some((_, p)) if p.parse::<u16>().is_ok() => s.to_string(),
+        _ => format!("{s}:{DEFAULT_PORT}"),
+    };
+    with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("{what} '{s}': {e} (expected HOST or HOST:PORT)"))?
+        .next()
+        .ok_or_else(|| format!("{what} '{s}': no address"))
+}
+
+fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
+    let rate = match &c.rate {
+        Some(r) => {
+            let bps = parse_rate_bps(r).map_err(|e| format!("--rate '{r}': {e}"))?;
+            if bps == 0 {
+                return Err(format!("--rate '{r}': must be greater than zero"));
+            }
+            Rate::Fixed(bps)
+        }
+        None => Rate::Stfrc,
+    };
+    if c.payload == 0 || c.payload > sar::MAX_PAYLOAD {
+        return Err(format!(
+            "--payload {}: expected 1 to {}",
+            c.payload,
+            sar::MAX_PAYLOAD
+        ));
+    }
+    let timeout =
+        parse_duration(&c.timeout).map_err(|e| format!("--timeout '{}': {e}", c.timeout))?;
+    if timeout.as_nanos() == 0 {
+        return Err(format!(
+            "--timeout '{}': must be greater than zero",
+            c.timeout
+        ));
+    }
+    Ok(TransferConfig {
+        rate,
+        payload: c.payload,
+        checksum: parse_checksum(&c.checksum)?,
+        inactivity_timeout: timeout,
+        max_size: parse_bytes(&c.max_size)
+            .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
+        overwrite: c.overwrite,
+    })
+}
+
+/// Runs `satcc saratoga`.
+pub fn saratoga(a: SaratogaArgs) -> ExitCode {
+    let (what, r) = match a.cmd {
+        SarCmd::Serve(s) => ("serve", serve(s)),
+        SarCmd::Put(p) => ("put", put(p)),
+        SarCmd::Get(g) => ("get", get(g)),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, e)) => {
+            eprintln!("satcc saratoga {what}: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Exit 2 for bad arguments, 1 for a failed transfer.
+type Outcome = Result<(), (u8, String)>;
+
+fn bad(e: String) -> (u8, String) {
+    (2, e)
+}
+
+/// Bytes, exact below 10 kB (a 3-byte file is not "0 KB").
+fn size(b: u64) -> String {
+    if b < 10_000 {
+        format!("{b} B")
+    } else {
+        fmt_bytes(b)
+    }
+}
+
+fn mbps(bps: f64) -> String {
+    format!("{:.2} Mb/s", bps / 1e6)
+}
+
+/// A progress line on a terminal (stderr), redrawn about 4 times a second.
+struct ProgressLine {
+    show: bool,
+    last: f64,
+    drawn: bool,
+}
+
+impl ProgressLine {
+    fn new(quiet: bool) -> ProgressLine {
+        ProgressLine {
+            show: !quiet && std::io::stderr().is_terminal(),
+            last: -1.0,
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, p: &Progress) {
+        if !self.show || p.elapsed_s - self.last < 0.25 {
+            return;
+        }
+        self.last = p.elapsed_s;
+        let rate = if p.elapsed_s > 0.0 {
+            p.done as f64 * 8.0 / p.elapsed_s
+        } else {
+            0.0
+        };
+        let tail = match p.total {
+            Some(t) if t > 0 => {
+                let left = t.saturating_sub(p.done) as f64 * 8.0;
+                let eta = if rate > 0.0 {
+                    format!("ETA {:.0} s", left / rate)
+                } else {
+                    "ETA -".into()
+                };
+                format!(
+                    "{} / {} ({:.0}%)  {}  {eta}",
+                    fmt_bytes(p.done),
+                    fmt_bytes(t),
+                    100.0 * p.done as f64 / t as f64,
+                    mbps(rate)
+                )
+            }
+            _ => format!("{}  {}", fmt_bytes(p.done), mbps(rate)),
+        };
+        eprint!("\r\x1b[2K{tail}");
+        self.drawn = true;
+    }
+
+    fn clear(&self) {
+        if self.drawn {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+fn finish(
+    r: Result<TransferReport, sar::TransferError>,
+    line: ProgressLine,
+    json: bool,
+    what: String,
+) -> Outcome {
+    line.clear();
+    match r {
+        Ok(rep) => {
+            if json {
+                let mut v = serde_json::to_value(&rep).unwrap_or_default();
+                v["ok"] = true.into();
+                println!("{v}");
+            } else {
+                let p = rep.loss_event_rate.map_or(String::new(), |p| {
+                    if p > 0.0 {
+                        format!(", loss event rate {p:.2e}")
+                    } else {
+                        ", loss event rate 0".into()
+                    }
+                });
+                println!(
+                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified)",
+                    size(rep.bytes),
+                    rep.duration_s,
+                    mbps(rep.goodput_bps),
+                    size(rep.retransmitted_bytes),
+                    rep.status_frames,
+                    rep.checksum
+                );
+            }
+            Ok(())
+        }
+        Err(e) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"ok": false, "error": e.to_string()})
+                );
+            }
+            Err((1, e.to_string()))
+        }
+    }
+}
+
+fn put(a: PutArgs) -> Outcome {
+    let cfg = transfer_config(&a.common).map_err(bad)?;
+    let server = resolve("SERVER", &a.server).map_err(bad)?;
+    let name = match &a.name {
+        Some(n) => n.clone(),
+        None => a
+            .file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| {
+                bad(format!(
+                    "{}: no file name (use --as NAME)",
+                    a.file.display()
+                ))
+            })?,
+    };
+    sar::check_name(name.as_bytes()).map_err(|e| bad(format!("--as: {e}")))?;
+    let stop = sar::stop_on_signals();
+    let mut line = ProgressLine::new(a.common.quiet || a.common.json);
+    let r = sar::put(&a.file, server, &name, &cfg, &mut |p| {
+        line.update(p);
+        !stop.load(Ordering::Relaxed)
+    });
+    let what = format!("put {} -> {server} as {name}", a.file.display());
+    finish(r, line, a.common.json, what)
+}
+
+fn get(a: GetArgs) -> Outcome {
+    let cfg = transfer_config(&a.common).map_err(bad)?;
+    let server = resolve("SERVER", &a.server).map_err(bad)?;
+    sar::check_name(a.name.as_bytes()).map_err(|e| bad(format!("NAME: {e}")))?;
+    let dest = a.dest.clone().unwrap_or_else(|| PathBuf::from(&a.name));
+    let dest = if dest.is_dir() {
+        dest.join(&a.name)
+    } else {
+        dest
+    };
+    let stop = sar::stop_on_signals();
+    let mut line = ProgressLine::new(a.common.quiet || a.common.json);
+    let r = sar::get(server, &a.name, &dest, &cfg, &mut |p| {
+        line.update(p);
+        !stop.load(Ordering::Relaxed)
+    });
+    let what = format!("get {} from {server} -> {}", a.name, dest.display());
+    finish(r, line, a.common.json, what)
+}
+
+fn serve(a: ServeArgs) -> Outcome {
+    let transfer = transfer_config(&a.common).map_err(bad)?;
+    let bind = resolve("--bind", &a.bind).map_err(bad)?;
+    if a.max_sessions == 0 || a.max_per_peer == 0 {
+        return Err(bad(
+            "--max-sessions and --max-per-peer: must be at least 1".into()
+        ));
+    }
+    if !Path::new(&a.dir).is_dir() {
+        return Err(bad(format!("{}: not a directory", a.dir.display())));
+    }
+    let cfg = ServeConfig {
+        transfer,
+        max_sessions: a.max_sessions,
+        max_sessions_per_peer: a.max_per_peer,
+        ..ServeConfig::new(a.dir.clone())
+    };
+    let mut srv = SaratogaServer::bind(bind, cfg).map_err(|e| (1, format!("{bind}: {e}")))?;
+    let local = srv.local_addr().map_err(|e| (1, e.to_string()))?;
+    let json = a.common.json;
+    if !json {
+        eprintln!(
+            "satcc saratoga: serving {} on {local} (Ctrl-C to stop)",
+            a.dir.display()
+        );
+    }
+    if bind.ip().is_unspecified() {
+        eprintln!(
+            "satcc saratoga: warning: Saratoga has no authentication; anyone who can reach {local} can write into {} (--bind a trusted interface)",
+            a.dir.display()
+        );
+    }
+    let stale = srv.counters().stale_removed;
+    if stale > 0 && !json {
+        eprintln!(
+            "satcc saratoga: removed {stale} stale .NAME.partial file(s) of an interrupted server"
+        );
+    }
+    let stop = sar::stop_on_signals();
+    let mut report = |r: &SessionReport| {
+        if json {
+            println!("{}", serde_json::to_string(r).unwrap_or_default());
+        } else if r.ok {
+            println!(
+                "{} {} {} {}: {} in {:.2} s, {}",
+                r.kind,
+                r.name,
+                if r.kind == "put" { "from" } else { "to" },
+                r.peer,
+                size(r.bytes),
+                r.duration_s,
+                mbps(r.goodput_bps)
+            );
+        } else {
+            println!(
+                "{} {} {} {}: failed: {}",
+                r.kind,
+                r.name,
+                if r.kind == "put" { "from" } else { "to" },
+                r.peer,
+                r.error.as_deref().unwrap_or("?")
+            );
+        }
+    };
+    srv.run(stop, &mut report)
+        .map_err(|e| (1, format!("{local}: {e}")))?;
+    let c = srv.counters();
+    if !json {
+        eprintln!(
+            "satcc saratoga: stopped; {} completed, {} failed, {} refused, {} malformed, {} unknown-session frames",
+            c.completed, c.failed, c.refused, c.malformed, c.unknown_session
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `satcc saratoga` as commands on loopback: serve, put, get, the JSON
+//! report, errors and exit codes, and a server killed mid-transfer.
+
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn satcc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_satcc"))
+}
+
+fn run(args: &[&str]) -> Output {
+    satcc().args(args).output().expect("run satcc")
+}
+
+/// A loopback port free right now.
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("satcc-sarcli-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn serve(dir: &PathBuf, addr: &str) -> Child {
+    let c = satcc()
+        .args(["saratoga", "serve"])
+        .arg(dir)
+        .args(["--bind", addr])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    c
+}
+
+#[test]
+fn put_get_json_and_errors() {
+    let (inbox, local) = (tempdir("inbox"), tempdir("local"));
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut server = serve(&inbox, &addr);
+    let src = local.join("data.bin");
+    let body = pattern(300_000);
+    std::fs::write(&src, &body).unwrap();
+
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["bytes"], 300_000);
+    assert_eq!(v["checksum"], "sha1");
+    assert!(v["goodput_bps"].as_f64().unwrap() > 0.0);
+    assert!(v["status_frames"].as_u64().unwrap() > 0);
+    assert!(std::fs::read(inbox.join("data.bin")).unwrap() == body);
+
+    let dest = local.join("copy.bin");
+    let o = satcc()
+        .args(["saratoga", "get", &addr, "data.bin"])
+        .arg(&dest)
+        .args(["--rate", "100Mbps"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        line.contains("300 KB") && line.contains("sha1 verified"),
+        "{line}"
+    );
+    assert!(std::fs::read(&dest).unwrap() == body);
+
+    // Refused: the name exists on the server; unknown file; bad name;
+    // bad option value. One line each, naming the problem.
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .arg(&addr)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("error 5"));
+    let o = run(&["saratoga", "get", &addr, "absent", "--quiet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("file not found"));
+    let o = run(&["saratoga", "get", &addr, "../etc/passwd"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NAME: name '../etc/passwd'"));
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "fast"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--rate 'fast'"));
+    let help = run(&["saratoga", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("satcc saratoga put"));
+
+    server.kill().unwrap();
+    let out = server.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("put data.bin from 127.0.0.1"), "{log}");
+    assert!(log.contains("get data.bin to 127.0.0.1"), "{log}");
+}
+
+/// SIGKILL of the server half way: the client fails (exit 1) and no file
+/// appears under the final name (only the temporary, which a killed
+/// process cannot remove).
+#[test]
+fn server_killed_mid_transfer() {
+    let (inbox, local) = (tempdir("kinbox"), tempdir("klocal"));
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut server = serve(&inbox, &addr);
+    let src = local.join("big.bin");
+    std::fs::write(&src, pattern(2_000_000)).unwrap();
+    let client = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "8Mbps", "--timeout", "1s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let o = client.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing heard"));
+    assert!(!inbox.join("big.bin").exists());
+    let left: Vec<_> = std::fs::read_dir(&inbox)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec![".big.bin.partial".to_string()]);
+    // A restarted server removes the stale temporary; the PUT then works.
+    let mut server = serve(&inbox, &addr);
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "200Mbps", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(std::fs::read(inbox.join("big.bin")).unwrap() == pattern(2_000_000));
+    assert!(!inbox.join(".big.bin.partial").exists());
+}

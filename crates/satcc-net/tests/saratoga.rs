@@ -1,0 +1,750 @@
+//! Real Saratoga transfers over loopback: PUT and GET of 0 B, 1 B and
+//! 1 MB files with STFRC and a fixed rate, directly and through the
+//! emulator with loss; integrity (nothing under the final name unless
+//! complete and verified); hostile names and frames; concurrent PUTs.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration as StdDuration, Instant as StdInstant};
+
+use satcc_net::emu::{LinkConfig, Relay, RelayConfig};
+use satcc_net::saratoga::{
+    check_name, get, put, Rate, SaratogaServer, ServeConfig, ServerCounters, SessionReport,
+    TransferConfig, TransferError,
+};
+use satcc_proto::saratoga::wire::{
+    self, error_code, Checksum, ChecksumType, DescriptorSize, DirEntry, Frame, Properties, Repr,
+    RequestType, TransferType,
+};
+use satcc_proto::Duration;
+
+/// Tests that time transfers run one at a time (2 cores shared).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A fresh directory under the target's temp dir.
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "satcc-sar-{tag}-{}-{}",
+        std::process::id(),
+        StdInstant::now().elapsed().as_nanos()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Deterministic, incompressible-looking bytes.
+fn pattern(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<(ServerCounters, Vec<SessionReport>)>,
+}
+
+impl Running {
+    fn stop(self) -> (ServerCounters, Vec<SessionReport>) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap()
+    }
+}
+
+fn serve(cfg: ServeConfig) -> Running {
+    let mut srv = SaratogaServer::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let mut reports = Vec::new();
+        srv.run(&st, &mut |r| reports.push(r.clone())).unwrap();
+        (srv.counters(), reports)
+    });
+    Running { addr, stop, handle }
+}
+
+fn cfg(rate: Rate) -> TransferConfig {
+    TransferConfig {
+        rate,
+        inactivity_timeout: Duration::from_secs(5),
+        ..TransferConfig::default()
+    }
+}
+
+fn no_progress() -> impl FnMut(&satcc_net::saratoga::Progress) -> bool {
+    |_| true
+}
+
+/// Files in `dir` (names), sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn names_are_single_components() {
+    for ok in ["a", "file.bin", "été 2024.txt", "x..y"] {
+        assert!(check_name(ok.as_bytes()).is_ok(), "{ok}");
+    }
+    let long = "a".repeat(201);
+    for bad in [
+        "",
+        ".",
+        "..",
+        "../etc/passwd",
+        "/etc/passwd",
+        "a/b",
+        "a\\b",
+        ".hidden",
+        ".x.partial",
+        "nul\0byte",
+        "tab\there",
+        long.as_str(),
+    ] {
+        assert!(check_name(bad.as_bytes()).is_err(), "{bad:?} accepted");
+    }
+    assert!(check_name(&[0xff, 0xfe]).is_err());
+}
+
+#[test]
+fn put_and_get_small_and_1mb_files_stfrc_and_fixed() {
+    let _g = serial();
+    let dir = tempdir("srv");
+    let local = tempdir("cli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let mut n = 0;
+    for (ri, rate) in [Rate::Stfrc, Rate::Fixed(200_000_000)]
+        .into_iter()
+        .enumerate()
+    {
+        for size in [0usize, 1, 1 << 20] {
+            n += 1;
+            let data = pattern(size, n);
+            let src = local.join(format!("src{n}"));
+            std::fs::write(&src, &data).unwrap();
+            let name = format!("f{ri}-{size}");
+            let t = StdInstant::now();
+            let rep = put(&src, server.addr, &name, &cfg(rate), &mut no_progress())
+                .unwrap_or_else(|e| panic!("put {name}: {e}"));
+            assert_eq!(rep.bytes, size as u64);
+            assert!(t.elapsed() < StdDuration::from_secs(10));
+            let got = std::fs::read(dir.join(&name)).unwrap();
+            assert!(got == data, "{name}: PUT bytes differ");
+            // And back: GET into another name.
+            let back = local.join(format!("back-{name}"));
+            let rep = get(server.addr, &name, &back, &cfg(rate), &mut no_progress())
+                .unwrap_or_else(|e| panic!("get {name}: {e}"));
+            assert_eq!(rep.bytes, size as u64);
+            assert!(
+                std::fs::read(&back).unwrap() == data,
+                "{name}: GET bytes differ"
+            );
+            eprintln!(
+                "{name}: put+get in {:.3} s, get goodput {:.1} Mb/s",
+                t.elapsed().as_secs_f64(),
+                rep.goodput_bps / 1e6
+            );
+        }
+    }
+    let (c, reports) = server.stop();
+    assert_eq!(c.completed, 12, "{c:?} {reports:?}");
+    assert_eq!(c.failed, 0, "{reports:?}");
+    assert!(listing(&dir).iter().all(|f| !f.starts_with('.')));
+    assert!(listing(&local).iter().all(|f| !f.starts_with('.')));
+}
+
+/// A relay in front of `server` with `link`.
+fn relay(server: SocketAddr, link: &str) -> Relay {
+    let l = LinkConfig::from_toml_str(link, "test")
+        .or_else(|_| LinkConfig::preset(link))
+        .unwrap();
+    Relay::start(RelayConfig::new("127.0.0.1:0".parse().unwrap(), server, l)).unwrap()
+}
+
+#[test]
+fn through_the_emulator_with_loss() {
+    let _g = serial();
+    let dir = tempdir("emu");
+    let local = tempdir("emucli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let lossy = r#"
+rate = "20Mbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 200 }
+error = { kind = "uniform", per = 1e-3 }
+reverse_error = { kind = "uniform", per = 1e-3 }
+"#;
+    let cases: [(&str, &str, Rate, usize); 3] = [
+        ("lossy-stfrc", lossy, Rate::Stfrc, 1 << 20),
+        ("lossy-fixed", lossy, Rate::Fixed(16_000_000), 1 << 20),
+        ("dmc-fixed", "dmc", Rate::Fixed(50_000_000), 1 << 20),
+    ];
+    for (i, (tag, link, rate, size)) in cases.into_iter().enumerate() {
+        let r = relay(server.addr, link);
+        let data = pattern(size, 100 + i as u64);
+        let src = local.join(tag);
+        std::fs::write(&src, &data).unwrap();
+        let rep = put(&src, r.local_addr(), tag, &cfg(rate), &mut no_progress())
+            .unwrap_or_else(|e| panic!("{tag}: {e}"));
+        let st = r.stop();
+        assert!(std::fs::read(dir.join(tag)).unwrap() == data, "{tag}");
+        eprintln!(
+            "{tag}: {} B in {:.2} s = {:.2} Mb/s, retx {} B, {} STATUS, p = {:?}, drops fwd {} rev {}",
+            rep.bytes,
+            rep.duration_s,
+            rep.goodput_bps / 1e6,
+            rep.retransmitted_bytes,
+            rep.status_frames,
+            rep.loss_event_rate,
+            st[0].drops(),
+            st[1].drops()
+        );
+    }
+    // And a GET back through the lossy link (the server sends, STFRC).
+    let r = relay(server.addr, lossy);
+    let back = local.join("back");
+    let rep = get(
+        r.local_addr(),
+        "lossy-stfrc",
+        &back,
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap_or_else(|e| panic!("get: {e}"));
+    let st = r.stop();
+    assert!(std::fs::read(&back).unwrap() == pattern(1 << 20, 100));
+    eprintln!(
+        "get through the lossy link: {:.2} s, drops fwd {} rev {}",
+        rep.duration_s,
+        st[0].drops(),
+        st[1].drops()
+    );
+    let (c, reports) = server.stop();
+    assert_eq!(c.completed, 4, "{reports:?}");
+}
+
+#[test]
+fn stopped_server_leaves_no_file_and_the_client_fails() {
+    let _g = serial();
+    let dir = tempdir("stop");
+    let local = tempdir("stopcli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let src = local.join("big");
+    std::fs::write(&src, pattern(2 << 20, 7)).unwrap();
+    let addr = server.addr;
+    let client = std::thread::spawn(move || {
+        let c = TransferConfig {
+            inactivity_timeout: Duration::from_secs(1),
+            ..cfg(Rate::Fixed(8_000_000))
+        };
+        put(&src, addr, "big", &c, &mut no_progress())
+    });
+    std::thread::sleep(StdDuration::from_millis(500));
+    // Mid-transfer: the temporary exists, the final name does not.
+    assert_eq!(listing(&dir), vec![".big.partial".to_string()]);
+    let (c, reports) = server.stop();
+    assert_eq!(c.failed, 1, "{reports:?}");
+    let r = client.join().unwrap();
+    assert!(matches!(r, Err(TransferError::Timeout(_))), "{r:?}");
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+}
+
+#[test]
+fn client_that_gives_up_leaves_no_file() {
+    let _g = serial();
+    let dir = tempdir("giveup");
+    let local = tempdir("giveupcli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.inactivity_timeout = Duration::from_millis(600);
+    let server = serve(sc);
+    let src = local.join("f");
+    std::fs::write(&src, pattern(1 << 20, 9)).unwrap();
+    let t0 = StdInstant::now();
+    let r = put(
+        &src,
+        server.addr,
+        "f",
+        &cfg(Rate::Fixed(4_000_000)),
+        &mut |_| t0.elapsed() < StdDuration::from_millis(300),
+    );
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+    std::thread::sleep(StdDuration::from_millis(1200));
+    let (c, reports) = server.stop();
+    assert_eq!((c.completed, c.failed), (0, 1), "{reports:?}");
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+}
+
+fn metadata(session: u32, name: &[u8], size: u64, checksum: Checksum) -> Vec<u8> {
+    let d = DescriptorSize::smallest_for(size);
+    Repr::Metadata(wire::Metadata {
+        descriptor: d,
+        session,
+        transfer: TransferType::File,
+        terminated: false,
+        udp_lite: false,
+        checksum,
+        entry: DirEntry {
+            properties: Properties::File,
+            descriptor: d,
+            size,
+            mtime: 0,
+            ctime: 0,
+            path: name.to_vec(),
+        },
+    })
+    .to_vec()
+    .unwrap()
+}
+
+fn data(session: u32, size: u64, offset: u64, payload: &[u8], request: bool) -> Vec<u8> {
+    let repr = Repr::Data(wire::Data {
+        descriptor: DescriptorSize::smallest_for(size),
+        session,
+        transfer: TransferType::File,
+        request_status: request,
+        eod: offset + payload.len() as u64 == size,
+        timestamp: None,
+        offset,
+        payload_len: payload.len(),
+    });
+    let mut v = repr.to_vec().unwrap();
+    let h = repr.header_len();
+    v[h..].copy_from_slice(payload);
+    v
+}
+
+/// STATUS frames received on `sock` within `wait`.
+fn statuses(sock: &UdpSocket, wait: StdDuration) -> Vec<wire::Status> {
+    sock.set_read_timeout(Some(StdDuration::from_millis(50)))
+        .unwrap();
+    let end = StdInstant::now() + wait;
+    let mut buf = [0u8; 2048];
+    let mut v = Vec::new();
+    while StdInstant::now() < end {
+        if let Ok(n) = sock.recv(&mut buf) {
+            if let Ok(Repr::Status(s)) = Frame::new_checked(&buf[..n]).and_then(|f| Repr::parse(&f))
+            {
+                v.push(s);
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn checksum_mismatch_is_refused_and_nothing_renamed() {
+    let dir = tempdir("sum");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.connect(server.addr).unwrap();
+    let body = pattern(3000, 3);
+    let wrong = Checksum::compute(ChecksumType::Md5, b"something else");
+    sock.send(&metadata(77, b"victim", 3000, wrong)).unwrap();
+    sock.send(&data(77, 3000, 0, &body[..1500], false)).unwrap();
+    sock.send(&data(77, 3000, 1500, &body[1500..], true))
+        .unwrap();
+    let st = statuses(&sock, StdDuration::from_millis(400));
+    assert!(
+        st.iter()
+            .any(|s| s.session == 77 && s.error == error_code::CANT_RECEIVE),
+        "{st:?}"
+    );
+    // The client is never told "all received" (progress 3000, no error).
+    assert!(
+        !st.iter().any(|s| s.error == 0 && s.progress == 3000),
+        "{st:?}"
+    );
+    // The same frames with the right checksum: accepted and renamed.
+    let right = Checksum::compute(ChecksumType::Md5, &body);
+    sock.send(&metadata(78, b"victim", 3000, right)).unwrap();
+    sock.send(&data(78, 3000, 0, &body[..1500], false)).unwrap();
+    sock.send(&data(78, 3000, 1500, &body[1500..], true))
+        .unwrap();
+    let st = statuses(&sock, StdDuration::from_millis(400));
+    assert!(st
+        .iter()
+        .any(|s| s.session == 78 && s.progress == 3000 && s.error == 0));
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.failed), (1, 1));
+    assert_eq!(listing(&dir), vec!["victim".to_string()]);
+    assert!(std::fs::read(dir.join("victim")).unwrap() == body);
+}
+
+#[test]
+fn hostile_names_and_frames_change_nothing_and_a_transfer_completes() {
+    let _g = serial();
+    let root = tempdir("hostile");
+    let dir = root.join("served");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(root.join("secret"), b"outside").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.join("secret"), dir.join("link")).unwrap();
+    let local = tempdir("hostilecli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.max_size = 1 << 24;
+    let server = serve(sc);
+    let attacker = UdpSocket::bind("127.0.0.1:0").unwrap();
+    attacker.connect(server.addr).unwrap();
+    // Names that would leave the directory, or are otherwise refused.
+    let long = vec![b'a'; 300];
+    let bad: [&[u8]; 8] = [
+        b"../escape",
+        b"/etc/satcc-escape",
+        b"sub/escape",
+        b"..",
+        b".hidden",
+        b"link",
+        &long,
+        b"ok\xff\xfe",
+    ];
+    for (i, name) in bad.iter().enumerate() {
+        let sid = 1000 + i as u32;
+        attacker
+            .send(&metadata(sid, name, 10, Checksum::None))
+            .unwrap();
+        attacker
+            .send(&data(sid, 10, 0, b"0123456789", true))
+            .unwrap();
+        // GETs too, the symlink to a file outside included.
+        let req = Repr::Request(wire::Request {
+            descriptor: DescriptorSize::D64,
+            session: 2000 + i as u32,
+            streams: false,
+            udp_lite: false,
+            kind: RequestType::Get,
+            name: name.to_vec(),
+            auth: Vec::new(),
+        });
+        attacker.send(&req.to_vec().unwrap()).unwrap();
+    }
+    // Too big.
+    attacker
+        .send(&metadata(3000, b"huge", 1 << 40, Checksum::None))
+        .unwrap();
+    let st = statuses(&attacker, StdDuration::from_millis(300));
+    for i in 0..bad.len() as u32 {
+        assert!(
+            st.iter().any(|s| s.session == 1000 + i && s.error != 0),
+            "PUT {i} not refused: {st:?}"
+        );
+        assert!(
+            st.iter().any(|s| s.session == 2000 + i && s.error != 0),
+            "GET {i} not refused: {st:?}"
+        );
+    }
+    assert!(st
+        .iter()
+        .any(|s| s.session == 3000 && s.error == error_code::FILE_TOO_BIG));
+
+    // A real transfer, with garbage and mutated frames thrown at the
+    // server meanwhile from another socket.
+    let src = local.join("real");
+    let body = pattern(1 << 20, 5);
+    std::fs::write(&src, &body).unwrap();
+    let addr = server.addr;
+    let client = std::thread::spawn(move || {
+        put(
+            &src,
+            addr,
+            "real",
+            &cfg(Rate::Fixed(40_000_000)),
+            &mut |_| true,
+        )
+    });
+    let templates = [
+        metadata(5, b"m", 100, Checksum::None),
+        data(5, 100, 0, &[7u8; 50], true),
+        data(9, 1 << 20, 1000, &[1u8; 1000], true),
+    ];
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let t0 = StdInstant::now();
+    let mut sent = 0;
+    while t0.elapsed() < StdDuration::from_millis(400) {
+        let mut f = if rnd() % 3 == 0 {
+            let n = (rnd() % 200) as usize;
+            (0..n).map(|_| rnd() as u8).collect::<Vec<u8>>()
+        } else {
+            templates[(rnd() % 3) as usize].clone()
+        };
+        for _ in 0..1 + rnd() % 4 {
+            if !f.is_empty() {
+                let i = (rnd() as usize) % f.len();
+                f[i] ^= 1 << (rnd() % 8);
+            }
+        }
+        let _ = attacker.send(&f);
+        sent += 1;
+        if sent % 50 == 0 {
+            std::thread::sleep(StdDuration::from_millis(1));
+        }
+    }
+    let rep = client.join().unwrap().expect("transfer under attack");
+    assert_eq!(rep.bytes, 1 << 20);
+    assert!(std::fs::read(dir.join("real")).unwrap() == body);
+    std::thread::sleep(StdDuration::from_millis(200));
+    let (c, _) = server.stop();
+    assert!(c.malformed + c.unknown_session > 0, "{c:?}");
+    assert!(c.refused >= 2 * bad.len() as u64, "{c:?}");
+    // Nothing written anywhere but "real" (and what mutated frames may
+    // have named, inside the directory, never a partial left).
+    assert_eq!(std::fs::read(root.join("secret")).unwrap(), b"outside");
+    let mut outside = listing(&root);
+    outside.retain(|f| f != "served" && f != "secret");
+    assert!(outside.is_empty(), "{outside:?}");
+    for f in listing(&dir) {
+        assert!(!f.starts_with('.'), "left {f}");
+    }
+    eprintln!("{sent} hostile datagrams; server counters {c:?}");
+}
+
+#[test]
+fn concurrent_puts_all_complete() {
+    let _g = serial();
+    let dir = tempdir("conc");
+    let local = tempdir("conccli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let mut handles = Vec::new();
+    for i in 0..4u64 {
+        let src = local.join(format!("s{i}"));
+        let body = pattern(512 << 10, 40 + i);
+        std::fs::write(&src, &body).unwrap();
+        let addr = server.addr;
+        let rate = if i % 2 == 0 {
+            Rate::Stfrc
+        } else {
+            Rate::Fixed(30_000_000)
+        };
+        handles.push(std::thread::spawn(move || {
+            let r = put(&src, addr, &format!("c{i}"), &cfg(rate), &mut |_| true);
+            (i, body, r)
+        }));
+    }
+    for h in handles {
+        let (i, body, r) = h.join().unwrap();
+        r.unwrap_or_else(|e| panic!("put {i}: {e}"));
+        assert!(std::fs::read(dir.join(format!("c{i}"))).unwrap() == body);
+    }
+    let (c, _) = server.stop();
+    assert_eq!(c.completed, 4);
+}
+
+#[test]
+fn limits_size_existing_file_and_missing_file() {
+    let dir = tempdir("lim");
+    let local = tempdir("limcli");
+    std::fs::write(dir.join("exists"), b"old").unwrap();
+    // A killed server's temporary is removed at start; other dot files
+    // are not ours and stay.
+    std::fs::write(dir.join(".exists.partial"), b"stale").unwrap();
+    std::fs::write(dir.join(".keep"), b"x").unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.max_size = 1000;
+    let server = serve(sc);
+    let src = local.join("s");
+    std::fs::write(&src, pattern(2000, 1)).unwrap();
+    let c = cfg(Rate::Fixed(10_000_000));
+    let r = put(&src, server.addr, "big", &c, &mut no_progress());
+    assert!(
+        matches!(r, Err(TransferError::Peer(error_code::FILE_TOO_BIG))),
+        "{r:?}"
+    );
+    std::fs::write(&src, b"new").unwrap();
+    let r = put(&src, server.addr, "exists", &c, &mut no_progress());
+    assert!(
+        matches!(r, Err(TransferError::Peer(error_code::ACCESS_DENIED))),
+        "{r:?}"
+    );
+    assert_eq!(std::fs::read(dir.join("exists")).unwrap(), b"old");
+    let r = get(
+        server.addr,
+        "absent",
+        &local.join("a"),
+        &c,
+        &mut no_progress(),
+    );
+    assert!(
+        matches!(r, Err(TransferError::Peer(error_code::FILE_NOT_FOUND))),
+        "{r:?}"
+    );
+    assert!(!local.join("a").exists());
+    assert!(matches!(
+        put(&src, server.addr, "../x", &c, &mut no_progress()),
+        Err(TransferError::Local(_))
+    ));
+    let (c, _) = server.stop();
+    assert_eq!(c.stale_removed, 1);
+    assert_eq!(
+        listing(&dir),
+        vec![".keep".to_string(), "exists".to_string()]
+    );
+    assert!(listing(&local).iter().all(|f| !f.starts_with('.')));
+}
+
+#[test]
+fn ipv6_loopback() {
+    let Ok(probe) = UdpSocket::bind("[::1]:0") else {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    };
+    drop(probe);
+    let dir = tempdir("v6");
+    let local = tempdir("v6cli");
+    let mut srv =
+        SaratogaServer::bind("[::1]:0".parse().unwrap(), ServeConfig::new(dir.clone())).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || srv.run(&st, &mut |_| {}));
+    let body = pattern(100_000, 66);
+    std::fs::write(local.join("v6"), &body).unwrap();
+    put(
+        &local.join("v6"),
+        addr,
+        "v6",
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap();
+    get(
+        addr,
+        "v6",
+        &local.join("back"),
+        &cfg(Rate::Stfrc),
+        &mut no_progress(),
+    )
+    .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    h.join().unwrap().unwrap();
+    assert!(std::fs::read(dir.join("v6")).unwrap() == body);
+    assert!(std::fs::read(local.join("back")).unwrap() == body);
+}
+
+#[test]
+fn per_peer_session_limit() {
+    let dir = tempdir("peer");
+    let local = tempdir("peercli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.max_sessions_per_peer = 1;
+    let server = serve(sc);
+    let src = local.join("slow");
+    let body = pattern(200_000, 12);
+    std::fs::write(&src, &body).unwrap();
+    let addr = server.addr;
+    // 200 KB at 2 Mb/s: about 0.85 s in progress.
+    let first = std::thread::spawn(move || {
+        put(
+            &src,
+            addr,
+            "slow",
+            &cfg(Rate::Fixed(2_000_000)),
+            &mut |_| true,
+        )
+    });
+    std::thread::sleep(StdDuration::from_millis(200));
+    let other = local.join("other");
+    std::fs::write(&other, b"second").unwrap();
+    let r = put(&other, addr, "other", &cfg(Rate::Stfrc), &mut no_progress());
+    assert!(
+        matches!(r, Err(TransferError::Peer(error_code::CANT_RECEIVE))),
+        "{r:?}"
+    );
+    first.join().unwrap().expect("the first transfer completes");
+    // Once it is done, the peer may start another.
+    put(&other, addr, "other", &cfg(Rate::Stfrc), &mut no_progress()).unwrap();
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.refused), (2, 1));
+    assert!(std::fs::read(dir.join("slow")).unwrap() == body);
+}
+
+#[test]
+fn repeated_gets_and_a_replaced_file() {
+    let dir = tempdir("reget");
+    let local = tempdir("regetcli");
+    let a = pattern(50_000, 1);
+    std::fs::write(dir.join("f"), &a).unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let c = TransferConfig {
+        overwrite: true,
+        ..cfg(Rate::Fixed(100_000_000))
+    };
+    for _ in 0..2 {
+        get(server.addr, "f", &local.join("f"), &c, &mut no_progress()).unwrap();
+        assert!(std::fs::read(local.join("f")).unwrap() == a);
+    }
+    // Same name and size, new content (a new inode): the served checksum
+    // must follow, or the GET would fail its verification.
+    let b = pattern(50_000, 2);
+    std::fs::write(dir.join("g"), &b).unwrap();
+    std::fs::rename(dir.join("g"), dir.join("f")).unwrap();
+    get(server.addr, "f", &local.join("f"), &c, &mut no_progress()).unwrap();
+    assert!(std::fs::read(local.join("f")).unwrap() == b);
+    let (c, _) = server.stop();
+    assert_eq!(c.completed, 3);
+}
+
+/// A sender at twice the link rate into a small queue: about half the
+/// frames are lost in bursts, hundreds of holes. STATUS frames carry up to
+/// 64 holes on the wire (the sans-IO message holds 2), so repair takes a
+/// few round trips, not one per 2 holes (which would be about 50 s here).
+#[test]
+fn many_holes_are_repaired_in_few_round_trips() {
+    let _g = serial();
+    let dir = tempdir("holes");
+    let local = tempdir("holescli");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let link = r#"
+rate = "10Mbps"
+delay = "100ms"
+queue = { kind = "droptail", limit = 50 }
+"#;
+    let r = relay(server.addr, link);
+    let body = pattern(1 << 20, 77);
+    let src = local.join("h");
+    std::fs::write(&src, &body).unwrap();
+    let rep = put(
+        &src,
+        r.local_addr(),
+        "h",
+        &cfg(Rate::Fixed(20_000_000)),
+        &mut no_progress(),
+    )
+    .unwrap();
+    let st = r.stop();
+    assert!(std::fs::read(dir.join("h")).unwrap() == body);
+    eprintln!(
+        "{} drops, {} B retransmitted, {} STATUS, {:.2} s",
+        st[0].drops(),
+        rep.retransmitted_bytes,
+        rep.status_frames,
+        rep.duration_s
+    );
+    assert!(st[0].drops() > 200, "{}", st[0].drops());
+    assert!(rep.duration_s < 10.0, "{:.1} s", rep.duration_s);
+    server.stop();
+}
