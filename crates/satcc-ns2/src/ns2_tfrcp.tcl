@@ -2,7 +2,7 @@
 #
 # ns-2 has no TFRCP agent (the paper's code was never merged), so the ns-2
 # export carries this one: a second, independent implementation of the
-# paper's sender and receiver, written from the paper and papers/NOTES.md
+# paper's sender and receiver, written from the paper and docs/papers.md
 # rather than translated from satcc_proto::tfrcp, so that a cross-check of
 # the two can catch a misreading in either. Every data packet and ACK is a
 # real ns-2 packet (Agent/Message, packetSize_ on the wire); the protocol
@@ -22,7 +22,7 @@
 #     after the last send).
 
 proc tfrcp_pftk {r p b t0 wmax} {
-    # Full PFTK model with Wmax (papers/NOTES.md), packets/s.
+    # Full PFTK model with Wmax (docs/papers.md), packets/s.
     if {$p <= 0.0} { return [expr {$wmax / $r}] }
     if {$p >= 1.0} { return [expr {1.0 / (64.0 * $t0)}] }
     set q1 [expr {1.0 - $p}]

@@ -2,7 +2,7 @@
 //!
 //! ns-2 has no TFRCP agent, so the ns-2 export carries its own: an OTcl
 //! sender and receiver over `Agent/Message` (`src/ns2_tfrcp.tcl`), written
-//! from the paper's §II-B and `papers/NOTES.md`, not translated from
+//! from the paper's §II-B and `docs/papers.md`, not translated from
 //! `satcc_proto::tfrcp`. Two independent implementations in two simulators
 //! that agree make a misreading or a simulator artefact unlikely behind the
 //! paper-004 rows of `docs/validation.md` (the full grid:

@@ -279,7 +279,7 @@ pub struct PeachOptions {
     #[serde(default)]
     pub handshake_rtt: Option<Dur>,
     /// adsn as a fraction of the window W at loss detection (paper 002
-    /// eq. 4, lost; default 1.0 per NOTES.md).
+    /// eq. 4, lost; default 1.0 per docs/papers.md).
     #[serde(default)]
     pub peach_adsn: Option<f64>,
     /// wdsn as a fraction of W (paper 002 §III-C; default 0.5).
