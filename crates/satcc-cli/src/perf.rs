@@ -168,8 +168,7 @@ fn client(a: &PerfArgs) -> Result<(), String> {
     let server = resolve("--client", a.client.as_deref().unwrap_or_default())?;
     let bind = match &a.bind {
         Some(b) => resolve("--bind", b)?,
-        None if server.is_ipv4() => "0.0.0.0:0".parse().expect("literal"),
-        None => "[::]:0".parse().expect("literal"),
+        None => satcc_net::client_bind_addr(server),
     };
     let opts = ClientOptions {
         server,

@@ -35,3 +35,17 @@ mod server;
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
 pub use conn::{Conn, ConnConfig, Counters, NetError, WakeStats, DEFAULT_BURST};
 pub use server::{PeerReport, ReceiverFactory, Server, ServerConfig};
+
+/// The local address a client socket for `server` binds to: loopback for
+/// a loopback server (nothing beyond the machine can reach it then), the
+/// unspecified address of the server's family otherwise; port 0.
+pub fn client_bind_addr(server: std::net::SocketAddr) -> std::net::SocketAddr {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let ip = match (server.ip(), server.ip().is_loopback()) {
+        (IpAddr::V4(_), true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (IpAddr::V4(_), false) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (IpAddr::V6(_), true) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (IpAddr::V6(_), false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    };
+    std::net::SocketAddr::new(ip, 0)
+}

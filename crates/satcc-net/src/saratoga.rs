@@ -803,11 +803,7 @@ fn metadata_message(m: &wire::Metadata) -> Result<Message, ()> {
 }
 
 fn client_socket(server: SocketAddr) -> Result<Socket, TransferError> {
-    let bind: SocketAddr = if server.is_ipv4() {
-        "0.0.0.0:0".parse().expect("literal")
-    } else {
-        "[::]:0".parse().expect("literal")
-    };
+    let bind = crate::client_bind_addr(server);
     let s = UdpSocket::bind(bind).map_err(|e| TransferError::Local(format!("bind {bind}: {e}")))?;
     grow_buffers(&s, 4 << 20);
     Ok(Socket::new(s))
