@@ -1,124 +1,104 @@
 #!/usr/bin/env python3
 """The simulator against real traffic (docs/validation.md, "Simulated
-against real"): one TFRC, CCID3 or TFRCP flow over the emulator's GEO
-preset (10 Mb/s, 250 ms one-way, one-BDP DropTail queue) on loopback for
-30 s, beside `satcc sweep` of the same link and flow over seeds 1..N.
+against real traffic"): TFRC, CCID3 and TFRCP flows over the GEO link
+(10 Mb/s, 250 ms one way, 625 KB DropTail queue, PER 0 and 1e-3), run
+for real with `satcc run --real` (each flow's endpoints on their own
+loopback UDP sockets, the links emulated in process with the simulator's
+queue and error-model code) and simulated with `satcc run`, from the
+same scenario file.
 
     cargo build --release
-    scripts/real-validation.py [--satcc PATH] [--seeds N] [--time 30]
+    scripts/real-validation.py [--satcc PATH] [--flows 32] [--time 30]
+                               [--real-seeds 2] [--sim-seeds 10]
 
-Real runs bind to 127.0.0.1 only and take --time + a few seconds each.
-Wall-clock pacing suffers on a loaded machine: the client's
-`late_wakeups` is printed beside each real run.
+One run carries --flows independent copies of the link, one flow each
+(the scenario's graph has a pair of nodes per copy), so a 30 s real run
+gives --flows samples: with loss a 30 s flow sees a handful of loss
+events and its goodput depends on where the first one falls, so single
+runs cannot be compared, only means over many. Without loss the flows
+are 4 (they fill their links). Real runs bind to 127.0.0.1 only.
 """
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-LINK = """rate = "10Mbps"
-delay = "250ms"
-queue = {{ kind = "droptail", limit_bytes = "625KB" }}
-{error}"""
 
-SCENARIO = """name = "real-vs-sim"
-duration = "{secs}s"
-[topology]
-kind = "graph"
-nodes = [{{ name = "a" }}, {{ name = "b" }}]
-[[topology.links]]
-from = "a"
-to = "b"
-name = "geo"
-{link}
-[[flows]]
-protocol = "{proto}"
-src = "a"
-dst = "b"
-mss = 1000
-"""
+def scenario(proto, per, secs, n):
+    lines = [f'name = "real-vs-sim"', f'duration = "{secs}s"', "[topology]", 'kind = "graph"']
+    lines.append("nodes = [" + ", ".join(f'{{ name = "a{i}" }}, {{ name = "b{i}" }}'
+                                         for i in range(n)) + "]")
+    for i in range(n):
+        lines += ["[[topology.links]]", f'from = "a{i}"', f'to = "b{i}"', f'name = "geo{i}"',
+                  'rate = "10Mbps"', 'delay = "250ms"',
+                  'queue = { kind = "droptail", limit_bytes = "625KB" }']
+        if per:
+            lines.append(f'error = {{ kind = "uniform", per = {per} }}')
+    for i in range(n):
+        lines += ["[[flows]]", f'protocol = "{proto}"', f'src = "a{i}"', f'dst = "b{i}"',
+                  "mss = 1000"]
+    return "\n".join(lines) + "\n"
 
 
-def real(satcc, proto, per, secs, port, seed):
-    err = f'error = {{ kind = "uniform", per = {per} }}' if per else ""
-    with tempfile.TemporaryDirectory() as d:
-        link = os.path.join(d, "link.toml")
-        with open(link, "w") as f:
-            f.write(LINK.format(error=err))
-        srv_addr, emu_addr = f"127.0.0.1:{port + 1}", f"127.0.0.1:{port}"
-        server = subprocess.Popen([satcc, "perf", "--server", "--bind", srv_addr,
-                                   "--time", f"{secs + 8}s", "--json"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        emu = subprocess.Popen([satcc, "emulate", "--listen", emu_addr, "--to", srv_addr,
-                                "--link", link, "--duration", f"{secs + 6}s", "--seed", str(seed)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
-        try:
-            client = subprocess.run([satcc, "perf", "--client", emu_addr, "--protocol", proto,
-                                     "--time", f"{secs}s", "--json"],
-                                    check=True, capture_output=True, text=True, timeout=secs + 30)
-            rep = json.loads(client.stdout)
-            out, _ = server.communicate(timeout=secs + 30)
-        finally:
-            for p in (server, emu):
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        # The server prints one JSON object per finished client, a line each.
-        peers = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-        goodput = max((p["goodput_bps"] for p in peers), default=0.0)
-        return goodput, rep.get("loss_event_rate"), rep.get("mean_rtt_s"), rep.get("late_wakeups")
-
-
-def sim(satcc, proto, per, secs, seeds):
-    err = f'error = {{ kind = "uniform", per = {per} }}' if per else ""
-    text = SCENARIO.format(secs=secs, link=LINK.format(error=err), proto=proto)
+def run(satcc, text, seed, real):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "s.toml")
         with open(path, "w") as f:
             f.write(text)
-        # `--vary` needs a key: the seed list is the sweep, the value a no-op.
-        out = subprocess.run([satcc, "sweep", path, "--json", "--seeds", str(seeds),
-                              "--vary", f"flows.0.mss=1000"],
-                             check=True, capture_output=True, text=True).stdout
-    runs = json.loads(out)[0]["runs"]
-    g = [r["flows"][0]["goodput_bps"] for r in runs]
-    p = [r["flows"][0].get("loss_event_rate") or 0.0 for r in runs]
-    return g, p
+        args = [satcc, "run", path, "--json", "-q", "--seed", str(seed)]
+        if real:
+            args.append("--real")
+        p = subprocess.run(args, check=True, capture_output=True, text=True)
+        late = sum(int(w.split(": ")[1].split()[0]) for w in p.stderr.splitlines()
+                   if "timed wake-ups" in w)
+        s = json.loads(p.stdout)
+    return ([f["goodput_bps"] for f in s["flows"]],
+            [f.get("loss_event_rate") or 0.0 for f in s["flows"]], late)
+
+
+def mean_se(v):
+    m = statistics.mean(v)
+    se = statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
+    return m, se
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
-    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--flows", type=int, default=32, help="independent links (and flows) with loss")
     ap.add_argument("--time", type=int, default=30)
-    ap.add_argument("--port", type=int, default=47200)
-    ap.add_argument("--real-seeds", type=int, default=3,
-                    help="emulator seeds per lossy real case (the loss pattern is random)")
+    ap.add_argument("--real-seeds", type=int, default=2)
+    ap.add_argument("--sim-seeds", type=int, default=10)
     a = ap.parse_args()
-    print("| protocol | PER | real goodput (emulator seeds, mean [min–max]) | "
-          "simulated goodput (seeds 1–%d, mean [min–max]) | "
-          "real / simulated | real p | simulated p | real late wake-ups |" % a.seeds)
-    print("|---|---|---|---|---|---|---|---|")
+    print("| protocol | PER | real goodput, mean ± s.e. (flows) | simulated goodput, mean ± s.e. (flows) "
+          "| real / simulated | difference / combined s.e. | real p | simulated p | real late wake-ups |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for proto in ["tfrc", "ccid3", "tfrcp"]:
         for per in [0, 1e-3]:
-            runs = [real(a.satcc, proto, per, a.time, a.port, k)
-                    for k in range(1, (a.real_seeds if per else 1) + 1)]
-            rg = [r[0] for r in runs]
-            rp = statistics.mean(r[1] or 0.0 for r in runs)
-            late = sum(r[3] or 0 for r in runs)
-            sg, sp = sim(a.satcc, proto, per, a.time, a.seeds)
-            m, rm = statistics.mean(sg), statistics.mean(rg)
-            print(f"| {proto} | {per:g} | {rm / 1e6:.2f} [{min(rg) / 1e6:.2f}–{max(rg) / 1e6:.2f}] Mb/s "
-                  f"({len(rg)}) | {m / 1e6:.2f} "
-                  f"[{min(sg) / 1e6:.2f}–{max(sg) / 1e6:.2f}] Mb/s | {rm / m:.2f} | "
-                  f"{rp:.5f} | {statistics.mean(sp):.5f} | {late} |", flush=True)
+            n = a.flows if per else 4
+            text = scenario(proto, per, a.time, n)
+            rg, rp, late = [], [], 0
+            for k in range(1, a.real_seeds + 1):
+                g, p, l = run(a.satcc, text, k, True)
+                rg += g
+                rp += p
+                late += l
+            sg, sp = [], []
+            for k in range(1, a.sim_seeds + 1):
+                g, p, _ = run(a.satcc, text, k, False)
+                sg += g
+                sp += p
+            (rm, rse), (sm, sse) = mean_se(rg), mean_se(sg)
+            z = (rm - sm) / math.hypot(rse, sse) if (rse or sse) else float("nan")
+            print(f"| {proto} | {per:g} | {rm / 1e6:.3f} ± {rse / 1e6:.3f} Mb/s ({len(rg)}) | "
+                  f"{sm / 1e6:.3f} ± {sse / 1e6:.3f} Mb/s ({len(sg)}) | {rm / sm:.3f} | {z:+.1f} | "
+                  f"{statistics.mean(rp):.5f} | {statistics.mean(sp):.5f} | {late} |", flush=True)
 
 
 if __name__ == "__main__":

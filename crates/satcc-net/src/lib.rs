@@ -21,6 +21,9 @@
 //! - [`emu`] is the link emulator: a UDP relay that imposes, per
 //!   direction, a link's rate, delay, queue and error model, using the
 //!   simulator's own queue and error-model code and its TOML link syntax.
+//! - [`real`] runs a scenario's flows for real (`satcc run --real`):
+//!   endpoints on loopback sockets, the scenario's links emulated in
+//!   process.
 //! - [`saratoga`] runs real Saratoga file transfers (PUT, GET, a server
 //!   for a directory) with STFRC or a fixed rate.
 #![warn(missing_docs)]
@@ -29,6 +32,7 @@ mod clock;
 mod conn;
 pub mod emu;
 pub mod perf;
+pub mod real;
 pub mod saratoga;
 mod server;
 

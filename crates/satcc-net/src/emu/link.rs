@@ -98,6 +98,14 @@ pub struct LinkDir {
     pipe: BinaryHeap<InFlight>,
     seq: u64,
     stats: DirStats,
+    /// Integral of the queue length over time, packet-nanoseconds, up to
+    /// `q_since` (for the mean queue a run's summary reports).
+    q_area: u64,
+    q_since: Instant,
+    /// With [`LinkDir::keep_dropped`]: the datagrams dropped since the
+    /// last [`LinkDir::take_dropped`], for a caller that attributes drops
+    /// to flows by the datagram's contents.
+    dropped: Option<Vec<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for LinkDir {
@@ -131,6 +139,9 @@ impl LinkDir {
             pipe: BinaryHeap::new(),
             seq: 0,
             stats: DirStats::default(),
+            q_area: 0,
+            q_since: Instant::ZERO,
+            dropped: None,
         }
     }
 
@@ -153,6 +164,44 @@ impl LinkDir {
         }
     }
 
+    /// Keeps every dropped datagram until [`LinkDir::take_dropped`] (off
+    /// by default: the relay only counts drops).
+    pub fn keep_dropped(&mut self) {
+        self.dropped.get_or_insert_with(Vec::new);
+    }
+
+    /// The datagrams dropped since the last call (none unless
+    /// [`LinkDir::keep_dropped`] was called).
+    pub fn take_dropped(&mut self) -> Vec<Vec<u8>> {
+        self.dropped
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn log_drop(&mut self, data: Vec<u8>) {
+        if let Some(d) = self.dropped.as_mut() {
+            d.push(data);
+        }
+    }
+
+    /// Books the queue length since the last change, up to `t`.
+    fn note_queue(&mut self, t: Instant) {
+        let dt = t.saturating_since(self.q_since).as_nanos();
+        self.q_area = self
+            .q_area
+            .saturating_add(dt.saturating_mul(self.queue.len() as u64));
+        self.q_since = self.q_since.max(t);
+    }
+
+    /// The time-average number of datagrams waiting from the start to
+    /// `end` (transmissions that ended by `end` are completed first).
+    pub fn mean_queue_pkts(&mut self, end: Instant) -> f64 {
+        self.progress(end);
+        self.note_queue(end);
+        self.q_area as f64 / end.as_nanos().max(1) as f64
+    }
+
     /// Counts a delivered datagram the socket refused.
     pub fn count_send_error(&mut self) {
         self.stats.send_errors += 1;
@@ -170,6 +219,7 @@ impl LinkDir {
 
     /// The link is free at `t`: start the next transmission, if any.
     fn start_next(&mut self, t: Instant) {
+        self.note_queue(t);
         let Some(h) = self.queue.dequeue() else {
             self.free_at = None;
             self.idle_since = Some(t);
@@ -187,6 +237,7 @@ impl LinkDir {
         };
         if lost {
             self.stats.drops_error += 1;
+            self.log_drop(data);
         } else {
             self.seq += 1;
             self.pipe.push(InFlight {
@@ -225,6 +276,7 @@ impl LinkDir {
             size,
             low: false,
         };
+        self.note_queue(now);
         let idle = if self.free_at.is_none() {
             self.idle_since
         } else {
@@ -234,10 +286,18 @@ impl LinkDir {
             Admit::Accepted => {
                 self.store.insert(idx, data);
             }
-            Admit::Dropped(DropReason::RedEarly) => self.stats.drops_red += 1,
-            Admit::Dropped(_) => self.stats.drops_queue += 1,
+            Admit::Dropped(DropReason::RedEarly) => {
+                self.stats.drops_red += 1;
+                self.log_drop(data);
+            }
+            Admit::Dropped(_) => {
+                self.stats.drops_queue += 1;
+                self.log_drop(data);
+            }
             Admit::PushedOut(victim) => {
-                self.store.remove(&victim.idx);
+                if let Some(v) = self.store.remove(&victim.idx) {
+                    self.log_drop(v);
+                }
                 self.store.insert(idx, data);
                 self.stats.drops_queue += 1;
             }

@@ -186,6 +186,93 @@ pub struct Summary {
     pub refwa: Vec<crate::net::refwa::RefwaSummary>,
 }
 
+/// What a run's flows add up to: shares, per-protocol classes, Jain's
+/// index, and TCP against the rest. Shared by the simulator and the
+/// real-time runner, so that both compute them the same way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregates {
+    /// Protocol classes, in protocol-name order.
+    pub classes: Vec<ClassSummary>,
+    /// Jain's index over all flows.
+    pub jain: f64,
+    /// TCP's normalised throughput (see [`Summary`]).
+    pub normalized_tcp_throughput: Option<f64>,
+    /// Paper 004's F, E and FC.
+    pub friendliness: Option<FriendlinessSummary>,
+}
+
+/// Sets every flow's `share` and computes the [`Aggregates`]. `measured`
+/// says, per flow, whether it counts in the TCP-against-the-rest figures
+/// (a flow's `measured` key); CBR background never does.
+pub fn aggregate(flows: &mut [FlowSummary], measured: &[bool]) -> Aggregates {
+    use metrics::{jain_index, normalized_throughput};
+    let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
+    for f in flows.iter_mut() {
+        f.share = if total > 0.0 {
+            f.goodput_bps / total
+        } else {
+            0.0
+        };
+    }
+    // Classes in protocol-name order (the order summary.json has always
+    // had).
+    let mut classes: std::collections::BTreeMap<&'static str, (Protocol, Vec<f64>)> =
+        std::collections::BTreeMap::new();
+    for f in flows.iter() {
+        classes
+            .entry(f.protocol.name())
+            .or_insert_with(|| (f.protocol, Vec::new()))
+            .1
+            .push(f.goodput_bps);
+    }
+    let classes = classes
+        .into_values()
+        .map(|(protocol, g)| {
+            let sum: f64 = g.iter().sum();
+            ClassSummary {
+                protocol,
+                flows: g.len() as u32,
+                goodput_bps: sum,
+                share: if total > 0.0 { sum / total } else { 0.0 },
+                jain: jain_index(&g, None),
+            }
+        })
+        .collect();
+    let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
+    // TCP against the rate-controlled schemes (TFRC, CCID3, TFRCP);
+    // CBR background and flows marked `measured = false` stay out.
+    let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
+        .iter()
+        .zip(measured)
+        .filter(|(f, &m)| m && f.protocol != Protocol::Cbr)
+        .map(|(f, _)| f)
+        .partition(|f| f.protocol.is_tcp());
+    let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
+    let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
+    let (normalized_tcp_throughput, friendliness) = if tcp.is_empty() || other.is_empty() {
+        (None, None)
+    } else {
+        (
+            normalized_throughput(
+                tcp_g.iter().sum(),
+                tcp_g.iter().sum::<f64>() + other_g.iter().sum::<f64>(),
+                tcp.len() as f64 / (tcp.len() + other.len()) as f64,
+            ),
+            metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
+                f: x.f,
+                e: x.e,
+                fc: x.fc.is_finite().then_some(x.fc),
+            }),
+        )
+    };
+    Aggregates {
+        classes,
+        jain: jain_index(&all, None),
+        normalized_tcp_throughput,
+        friendliness,
+    }
+}
+
 /// Packet conservation totals.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Default)]
 pub struct PacketTotals {

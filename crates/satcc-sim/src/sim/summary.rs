@@ -1,14 +1,8 @@
 //! The report at the end of a run, built from the flows' statistics views
 //! and the links' counters.
 
-use std::collections::BTreeMap;
-
 use super::Sim;
-use crate::report::metrics::{self, jain_index, normalized_throughput};
-use crate::report::{
-    ClassSummary, DummySummary, FlowSummary, FriendlinessSummary, LinkSummary, Summary,
-};
-use crate::scenario::Protocol;
+use crate::report::{DummySummary, FlowSummary, LinkSummary, Summary};
 
 impl Sim {
     /// Ends the run and computes the summary.
@@ -80,62 +74,8 @@ impl Sim {
                 }),
             });
         }
-        let total: f64 = flows.iter().map(|f| f.goodput_bps).sum();
-        for f in &mut flows {
-            f.share = if total > 0.0 {
-                f.goodput_bps / total
-            } else {
-                0.0
-            };
-        }
-        // Classes in protocol-name order (the order summary.json has always
-        // had).
-        let mut classes: BTreeMap<&'static str, (Protocol, Vec<f64>)> = BTreeMap::new();
-        for f in &flows {
-            classes
-                .entry(f.protocol.name())
-                .or_insert_with(|| (f.protocol, Vec::new()))
-                .1
-                .push(f.goodput_bps);
-        }
-        let classes = classes
-            .into_values()
-            .map(|(protocol, g)| {
-                let sum: f64 = g.iter().sum();
-                ClassSummary {
-                    protocol,
-                    flows: g.len() as u32,
-                    goodput_bps: sum,
-                    share: if total > 0.0 { sum / total } else { 0.0 },
-                    jain: jain_index(&g, None),
-                }
-            })
-            .collect();
-        let all: Vec<f64> = flows.iter().map(|f| f.goodput_bps).collect();
-        // TCP against the rate-controlled schemes (TFRC, CCID3, TFRCP);
-        // CBR background and flows marked `measured = false` stay out.
-        let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
-            .iter()
-            .filter(|f| self.flows[f.id as usize].measured && f.protocol != Protocol::Cbr)
-            .partition(|f| f.protocol.is_tcp());
-        let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
-        let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
-        let (normalized_tcp_throughput, friendliness) = if tcp.is_empty() || other.is_empty() {
-            (None, None)
-        } else {
-            (
-                normalized_throughput(
-                    tcp_g.iter().sum(),
-                    tcp_g.iter().sum::<f64>() + other_g.iter().sum::<f64>(),
-                    tcp.len() as f64 / (tcp.len() + other.len()) as f64,
-                ),
-                metrics::friendliness(&other_g, &tcp_g).map(|x| FriendlinessSummary {
-                    f: x.f,
-                    e: x.e,
-                    fc: x.fc.is_finite().then_some(x.fc),
-                }),
-            )
-        };
+        let measured: Vec<bool> = self.flows.iter().map(|f| f.measured).collect();
+        let agg = crate::report::aggregate(&mut flows, &measured);
         let end_ns = end.as_nanos();
         let links = self
             .monitored
@@ -178,10 +118,10 @@ impl Sim {
             events: self.events.processed(),
             wall_s,
             flows,
-            classes,
-            jain: jain_index(&all, None),
-            normalized_tcp_throughput,
-            friendliness,
+            classes: agg.classes,
+            jain: agg.jain,
+            normalized_tcp_throughput: agg.normalized_tcp_throughput,
+            friendliness: agg.friendliness,
             links,
             packets: totals,
             refwa: crate::net::refwa::summaries(&self.refwa),
