@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -55,8 +56,7 @@ def run(satcc, text, seed, real):
         if real:
             args.append("--real")
         p = subprocess.run(args, check=True, capture_output=True, text=True)
-        late = sum(int(w.split(": ")[1].split()[0]) for w in p.stderr.splitlines()
-                   if "timed wake-ups" in w)
+        late = sum(int(m) for m in re.findall(r"(\d+) timed wake-ups", p.stderr))
         s = json.loads(p.stdout)
     return ([f["goodput_bps"] for f in s["flows"]],
             [f.get("loss_event_rate") or 0.0 for f in s["flows"]], late)
