@@ -108,7 +108,7 @@ fn tfrc_through_the_emulator() {
     assert!(goodput > 1.0e6, "server goodput {goodput}");
 }
 
-/// A server with a TFRC flow in progress is fed 6000 random and mutated
+/// A server with a TFRC flow in progress is fed 10 000 random and mutated
 /// datagrams from other sockets: it neither panics nor stops the flow
 /// (feedback keeps coming in every interval), it counts what it refused,
 /// and the peers the garbage creates stay within max_peers.
@@ -139,7 +139,7 @@ fn server_survives_garbage_during_a_flow() {
         valid.truncate(n);
         let clock = Clock::new();
         std::thread::sleep(StdDuration::from_millis(500));
-        for i in 0..6000u32 {
+        for i in 0..10_000u32 {
             let r = next();
             let d: Vec<u8> = match r % 4 {
                 // Random bytes of random length.
@@ -166,8 +166,8 @@ fn server_survives_garbage_during_a_flow() {
                 }
             };
             let _ = socks[(r >> 40) as usize % socks.len()].send_to(&d, srv);
-            // About 2000 datagrams/s, for 3 s.
-            clock.sleep_until(Instant(500_000 * u64::from(i + 1)));
+            // About 3300 datagrams/s, for 3 s: 10 000 in all.
+            clock.sleep_until(Instant(300_000 * u64::from(i + 1)));
         }
     });
     let report = run_client(&tfrc_client(srv, 4), |_| {}).unwrap();
@@ -182,7 +182,7 @@ fn server_survives_garbage_during_a_flow() {
             iv.end_s
         );
     }
-    assert!(counters.malformed > 2000, "{counters:?}");
+    assert!(counters.malformed > 3500, "{counters:?}");
     assert!(peers.len() <= 4);
     assert!(counters.unknown_peer > 0, "max_peers never reached");
     let flow = peers
@@ -326,4 +326,51 @@ fn stfrc_through_the_emulator() {
     let goodput = p.stats.delivered_bytes as f64 * 8.0 / secs;
     assert!(goodput < 4.0e6, "server goodput {goodput} above the link");
     assert!(goodput > 1.0e6, "server goodput {goodput}");
+}
+
+/// 100 peers that each send one valid data packet and fall silent: a
+/// server that takes at most 16 keeps 16 receivers and refuses (counts)
+/// the rest, and one that takes them all expires every one of them after
+/// its idle timeout, so idle peers cannot hold memory.
+#[test]
+fn hundred_idle_peers_are_bounded_then_expired() {
+    let _g = serial();
+    let mut valid = vec![0u8; 1100];
+    let msg = Message::TfrcData(TfrcData {
+        seq: 0,
+        len: 1000,
+        ts: Instant(1_000),
+        rtt: Some(Duration::from_millis(40)),
+        t_rto: None,
+    });
+    let n = wire::encode(&msg, &mut valid).unwrap();
+    valid.truncate(n);
+    for max_peers in [16usize, 200] {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // 100 datagrams arrive before the server reads one: room for all.
+        satcc_net::grow_buffers(&sock, 4 << 20);
+        let addr = sock.local_addr().unwrap();
+        let clock = Clock::new();
+        let cfg = ServerConfig {
+            max_peers,
+            idle_timeout: Duration::from_millis(800),
+        };
+        let mut srv = Server::new(sock, clock, cfg, receiver_factory("standard").unwrap());
+        let peers: Vec<UdpSocket> = (0..100)
+            .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        for p in &peers {
+            p.send_to(&valid, addr).unwrap();
+        }
+        srv.drive(clock.now() + Duration::from_millis(300)).unwrap();
+        let active = srv.active().len();
+        let refused = srv.counters().unknown_peer;
+        assert_eq!(active, max_peers.min(100), "max_peers {max_peers}");
+        assert_eq!(refused as usize, 100 - active, "max_peers {max_peers}");
+        // Silent for longer than the idle timeout: every receiver goes.
+        srv.drive(clock.now() + Duration::from_millis(1500))
+            .unwrap();
+        assert_eq!(srv.active().len(), 0, "max_peers {max_peers}");
+        assert_eq!(srv.take_finished().len(), active, "max_peers {max_peers}");
+    }
 }
