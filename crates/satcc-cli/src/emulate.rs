@@ -84,6 +84,13 @@ pub struct EmulateArgs {
     /// links.csv (links `forward` and `reverse`), flushed every interval.
     #[arg(long, value_name = "FILE")]
     pub links_csv: Option<PathBuf>,
+    /// Capture every delivered datagram, both directions, to FILE (pcap,
+    /// whole datagrams with synthesised IPv4/UDP headers, timestamps from
+    /// the emulator's start; `tshark -r FILE -T fields -e udp.dstport -e
+    /// data.data` shows them). The file appears when the emulator stops
+    /// (--duration, Ctrl-C or SIGTERM), never half-written.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
     /// Reporting interval.
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub interval: String,
@@ -296,7 +303,16 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
     let mut cfg = RelayConfig::new(listen, to, link.clone());
     cfg.seed = a.seed;
     cfg.overhead = a.overhead;
-    let relay = Relay::start(cfg).map_err(|e| format!("--listen {listen}: {e}"))?;
+    cfg.pcap = a.pcap.clone();
+    // Ctrl-C and SIGTERM end the run like --duration does: the summary is
+    // printed and the capture finished.
+    let interrupted = satcc_net::saratoga::stop_on_signals();
+    let relay = Relay::start(cfg).map_err(|e| match &a.pcap {
+        Some(p) if e.kind() != std::io::ErrorKind::AddrInUse => {
+            format!("--listen {listen} / --pcap {}: {e}", p.display())
+        }
+        _ => format!("--listen {listen}: {e}"),
+    })?;
     if !a.json {
         eprintln!(
             "satcc emulate: {name}: {}\n  listening on {}, forwarding to {to}{}",
@@ -360,13 +376,18 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
         if let Some(e) = relay.error() {
             return Err(e);
         }
-        if duration.is_some_and(|d| now.as_nanos() >= d.as_nanos()) {
+        if duration.is_some_and(|d| now.as_nanos() >= d.as_nanos())
+            || interrupted.load(std::sync::atomic::Ordering::Relaxed)
+        {
             break;
         }
     }
     let secs = clock.now().as_secs_f64();
     let other_clients = relay.other_clients();
-    let stats = relay.stop();
+    let stats = relay.finish()?;
+    if let (Some(p), false) = (&a.pcap, a.json) {
+        eprintln!("wrote {}", p.display());
+    }
     let (f, r) = (link.forward(), link.reverse());
     let s = Summary {
         link: name,

@@ -10,6 +10,8 @@ use satcc_proto::{Duration, Instant};
 
 use super::link::{DirStats, LinkDir};
 use super::{LinkConfig, Params, DEFAULT_OVERHEAD};
+use satcc_sim::report::pcap::{PcapWriter, UdpPcap};
+
 use crate::clock::{Clock, Socket};
 use crate::conn::MAX_DATAGRAM;
 
@@ -35,6 +37,11 @@ pub struct RelayConfig {
     /// descheduled for milliseconds, while a sleeping one is run promptly
     /// when it wakes.
     pub spin: Duration,
+    /// Write every delivered datagram, both directions, to this pcap file
+    /// (whole, with synthesised IPv4 and UDP headers; timestamps from the
+    /// relay's start). Written to a temporary name beside it and renamed
+    /// when the relay stops, so the file is never half-written.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 fn quiet(mut s: Socket, spin: Duration) -> Socket {
@@ -52,6 +59,7 @@ impl RelayConfig {
             seed: 1,
             overhead: DEFAULT_OVERHEAD,
             spin: Duration::ZERO,
+            pcap: None,
         }
     }
 }
@@ -70,6 +78,76 @@ struct Shared {
     error: Option<String>,
 }
 
+/// The emulator's capture: the writer and the two names.
+struct Capture {
+    w: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn create(path: &std::path::Path) -> io::Result<Capture> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "capture.pcap".into());
+        let tmp = path.with_file_name(format!(".{name}.partial"));
+        let f = std::fs::File::create(&tmp)?;
+        let w = PcapWriter::new(std::io::BufWriter::new(f))?;
+        Ok(Capture {
+            w: Some(w),
+            tmp,
+            path: path.to_path_buf(),
+            error: None,
+        })
+    }
+
+    fn write(&mut self, now: Instant, from: SocketAddr, to: SocketAddr, data: &[u8]) {
+        let Some(w) = self.w.as_mut() else { return };
+        let v4 = |a: SocketAddr| match a.ip() {
+            std::net::IpAddr::V4(ip) => ip.octets(),
+            // The synthesised header is IPv4: an IPv6 peer is written as
+            // 0.0.0.0 (the ports still tell the directions apart).
+            std::net::IpAddr::V6(_) => [0; 4],
+        };
+        let hdr = UdpPcap {
+            src_ip: v4(from),
+            dst_ip: v4(to),
+            src_port: from.port(),
+            dst_port: to.port(),
+            ttl: 64,
+            payload_len: 0,
+        };
+        if let Err(e) = w.write_udp_payload(now.as_nanos(), &hdr, data) {
+            self.error = Some(format!("pcap {}: {e}", self.tmp.display()));
+            self.w = None;
+        }
+    }
+
+    /// Flushes and renames into place; a failed capture is removed.
+    fn finish(&mut self) -> Result<(), String> {
+        let Some(w) = self.w.take() else {
+            let _ = std::fs::remove_file(&self.tmp);
+            return match self.error.take() {
+                Some(e) => Err(e),
+                None => Ok(()),
+            };
+        };
+        let r = w
+            .into_inner()
+            .map_err(|e| e.to_string())
+            .and_then(|b| b.into_inner().map_err(|e| e.to_string()))
+            .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
+            .and_then(|_| std::fs::rename(&self.tmp, &self.path).map_err(|e| e.to_string()));
+        if let Err(e) = r {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(format!("pcap {}: {e}", self.path.display()));
+        }
+        Ok(())
+    }
+}
+
 /// A running emulator: datagrams to [`Relay::local_addr`] go through the
 /// forward direction to the server; the server's replies come back
 /// through the reverse direction to the client. One client at a time:
@@ -84,6 +162,7 @@ pub struct Relay {
     stop: Arc<AtomicBool>,
     shared: Arc<Mutex<Shared>>,
     threads: Vec<JoinHandle<()>>,
+    capture: Option<Arc<Mutex<Capture>>>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -111,6 +190,10 @@ struct Dir {
     to: Option<SocketAddr>,
     /// Reverse: accept only datagrams from this address.
     from: Option<SocketAddr>,
+    capture: Option<Arc<Mutex<Capture>>>,
+    /// The address datagrams leave from (the relay's socket on this side),
+    /// for the capture's source: the far side's client or server.
+    server: SocketAddr,
 }
 
 impl Dir {
@@ -160,6 +243,23 @@ impl Dir {
                     .map(|c| c.0),
             };
             while let Some(pkt) = self.link.poll(now) {
+                if let (Some(c), Some(d)) = (&self.capture, dest) {
+                    // Forward: client to server; reverse: server to client.
+                    let client = self
+                        .shared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .client
+                        .map_or(d, |c| c.0);
+                    let (src, dst) = if self.index == 0 {
+                        (client, self.server)
+                    } else {
+                        (self.server, d)
+                    };
+                    c.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .write(now, src, dst, &pkt);
+                }
                 let sent = dest.map(|d| self.output.send_to(&pkt, d));
                 if !matches!(sent, Some(Ok(_))) {
                     self.link.count_send_error();
@@ -234,6 +334,10 @@ impl Relay {
         crate::clock::grow_buffers(&near, 4 << 20);
         crate::clock::grow_buffers(&far, 4 << 20);
         let local = near.local_addr()?;
+        let capture = match &cfg.pcap {
+            Some(p) => Some(Arc::new(Mutex::new(Capture::create(p)?))),
+            None => None,
+        };
         let clock = Clock::new();
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -248,6 +352,8 @@ impl Relay {
             shared: shared.clone(),
             to: Some(cfg.to),
             from: None,
+            capture: capture.clone(),
+            server: cfg.to,
         };
         let rev = Dir {
             index: 1,
@@ -264,6 +370,8 @@ impl Relay {
             shared: shared.clone(),
             to: None,
             from: Some(cfg.to),
+            capture: capture.clone(),
+            server: cfg.to,
         };
         let threads = vec![
             std::thread::Builder::new()
@@ -279,6 +387,7 @@ impl Relay {
             stop,
             shared,
             threads,
+            capture,
         })
     }
 
@@ -336,6 +445,18 @@ impl Relay {
         self.stats()
     }
 
+    /// Stops both directions and finishes the capture, if any: its file
+    /// appears under its name only now, complete (an error says why it
+    /// could not be written; nothing is left under either name then).
+    pub fn finish(mut self) -> Result<[DirStats; 2], String> {
+        self.halt();
+        let stats = self.stats();
+        if let Some(c) = self.capture.take() {
+            c.lock().unwrap_or_else(|p| p.into_inner()).finish()?;
+        }
+        Ok(stats)
+    }
+
     fn halt(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -347,5 +468,10 @@ impl Relay {
 impl Drop for Relay {
     fn drop(&mut self) {
         self.halt();
+        // Every record written is whole: a dropped relay's capture is
+        // finished too rather than left under its temporary name.
+        if let Some(c) = self.capture.take() {
+            let _ = c.lock().unwrap_or_else(|p| p.into_inner()).finish();
+        }
     }
 }

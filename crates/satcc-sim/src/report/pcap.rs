@@ -231,6 +231,27 @@ impl<W: Write> PcapWriter<W> {
         self.record(ts_ns, &bytes, orig)
     }
 
+    /// Records a real UDP datagram at `ts_ns`, captured whole: synthesised
+    /// IPv4 and UDP headers (`hdr`, whose `payload_len` is ignored)
+    /// followed by `payload`, so a dissector (DCCP over UDP, say) sees the
+    /// datagram's bytes. Used by the link emulator, which has them.
+    pub fn write_udp_payload(
+        &mut self,
+        ts_ns: u64,
+        hdr: &UdpPcap,
+        payload: &[u8],
+    ) -> io::Result<()> {
+        let h = UdpPcap {
+            payload_len: payload.len() as u32,
+            ..hdr.clone()
+        };
+        let mut bytes = udp_packet_bytes(&h, self.ip_id);
+        self.ip_id = self.ip_id.wrapping_add(1);
+        bytes.extend_from_slice(payload);
+        let orig = bytes.len() as u64;
+        self.record(ts_ns, &bytes, orig)
+    }
+
     /// Records written so far.
     pub fn records(&self) -> u64 {
         self.records
