@@ -37,7 +37,10 @@ use satcc_proto::{Duration, Instant};
 use satcc_sim::net::routing::Routes;
 use satcc_sim::protocols::ProtocolConfig;
 use satcc_sim::report::series::{FlowSample, LinkSample, Series};
-use satcc_sim::report::{aggregate, DropCounts, FlowSummary, LinkSummary, PacketTotals, Summary};
+use satcc_sim::report::{
+    aggregate, flow_loss_event_rate, goodput_bps, DropCounts, FlowSummary, LinkSummary,
+    PacketTotals, Summary,
+};
 use satcc_sim::scenario::{AppSpec, Scenario};
 use satcc_sim::topology::{LinkRole, NetDef};
 use satcc_sim::RunOutput;
@@ -715,11 +718,7 @@ fn summarise(
             src: net.nodes[f.src as usize].clone(),
             dst: net.nodes[f.dst as usize].clone(),
             delivered_bytes: delivered,
-            goodput_bps: if active > 0.0 {
-                counted as f64 * 8.0 / active
-            } else {
-                0.0
-            },
+            goodput_bps: goodput_bps(counted, active),
             share: 0.0,
             drops: fab.flow_drops[f.id as usize],
             packets_sent: s.counters.sent,
@@ -733,12 +732,11 @@ fn summarise(
                 .stats
                 .feedback_sent
                 .map(|_| r.counters.sent_bytes + overhead * r.counters.sent),
-            loss_event_rate: r.stats.loss_event_rate.or_else(|| {
-                spec.protocol
-                    .is_saratoga()
-                    .then(|| s.stats.rate.map(|x| x.p))
-                    .flatten()
-            }),
+            loss_event_rate: flow_loss_event_rate(
+                spec.protocol,
+                r.stats.loss_event_rate,
+                s.stats.rate.map(|x| x.p),
+            ),
             slow_start_exit_s: s.slow_start_exit.map(|t| t.as_secs_f64()),
             loss_recovery: None,
             data_bytes_sent: s.counters.sent_bytes + overhead * s.counters.sent,

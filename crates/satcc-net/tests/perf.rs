@@ -46,6 +46,21 @@ fn server(
     (addr, h)
 }
 
+/// The bytes of a valid TFRC data packet (DCCP-Data) of 1000 bytes.
+fn data_packet(seq: u64, ts: Instant) -> Vec<u8> {
+    let mut valid = vec![0u8; 1100];
+    let msg = Message::TfrcData(TfrcData {
+        seq,
+        len: 1000,
+        ts,
+        rtt: Some(Duration::from_millis(40)),
+        t_rto: None,
+    });
+    let n = wire::encode(&msg, &mut valid).unwrap();
+    valid.truncate(n);
+    valid
+}
+
 fn tfrc_client(to: SocketAddr, secs: u64) -> ClientOptions {
     let mut flow = toml::Table::new();
     flow.insert("protocol".into(), "tfrc".into());
@@ -127,16 +142,7 @@ fn server_survives_garbage_during_a_flow() {
             rng ^= rng << 17;
             rng
         };
-        let mut valid = vec![0u8; 1100];
-        let msg = Message::TfrcData(TfrcData {
-            seq: 7,
-            len: 1000,
-            ts: Instant(123_456_789),
-            rtt: Some(Duration::from_millis(40)),
-            t_rto: None,
-        });
-        let n = wire::encode(&msg, &mut valid).unwrap();
-        valid.truncate(n);
+        let valid = data_packet(7, Instant(123_456_789));
         let clock = Clock::new();
         std::thread::sleep(StdDuration::from_millis(500));
         for i in 0..10_000u32 {
@@ -335,16 +341,7 @@ fn stfrc_through_the_emulator() {
 #[test]
 fn hundred_idle_peers_are_bounded_then_expired() {
     let _g = serial();
-    let mut valid = vec![0u8; 1100];
-    let msg = Message::TfrcData(TfrcData {
-        seq: 0,
-        len: 1000,
-        ts: Instant(1_000),
-        rtt: Some(Duration::from_millis(40)),
-        t_rto: None,
-    });
-    let n = wire::encode(&msg, &mut valid).unwrap();
-    valid.truncate(n);
+    let valid = data_packet(0, Instant(1_000));
     for max_peers in [16usize, 200] {
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         // 100 datagrams arrive before the server reads one: room for all.

@@ -186,6 +186,27 @@ pub struct Summary {
     pub refwa: Vec<crate::net::refwa::RefwaSummary>,
 }
 
+/// A flow's goodput: `counted` payload bytes delivered while it was
+/// measured, over the `active_s` seconds it was active then (0 if none).
+pub fn goodput_bps(counted: u64, active_s: f64) -> f64 {
+    if active_s > 0.0 {
+        counted as f64 * 8.0 / active_s
+    } else {
+        0.0
+    }
+}
+
+/// The loss event rate a flow reports: receiver-based TFRC's is the
+/// receiver's; STFRC, the sender-based TFRC of Saratoga, has it at the
+/// sender (`sender_p`).
+pub fn flow_loss_event_rate(
+    protocol: Protocol,
+    receiver_p: Option<f64>,
+    sender_p: Option<f64>,
+) -> Option<f64> {
+    receiver_p.or_else(|| protocol.is_saratoga().then_some(sender_p).flatten())
+}
+
 /// What a run's flows add up to: shares, per-protocol classes, Jain's
 /// index, and TCP against the rest. Shared by the simulator and the
 /// real-time runner, so that both compute them the same way.

@@ -20,11 +20,7 @@ impl Sim {
             let active = (to.saturating_since(from)).as_secs_f64();
             let delivered = f.delivered_bytes();
             let counted = delivered - f.delivered_at_measure.min(delivered);
-            let goodput = if active > 0.0 {
-                counted as f64 * 8.0 / active
-            } else {
-                0.0
-            };
+            let goodput = crate::report::goodput_bps(counted, active);
             let sent = f.sender_totals();
             let received = f.receiver_totals();
             flows.push(FlowSummary {
@@ -47,14 +43,11 @@ impl Sim {
                 // Everything the receiver sent is feedback (TFRC reports
                 // carry no payload; Saratoga STATUS frames vary in size).
                 feedback_bytes: received.feedback_sent.map(|_| f.tx.ack_bytes),
-                // Receiver-based TFRC reports the receiver's p; STFRC, the
-                // sender-based TFRC of Saratoga, has it at the sender.
-                loss_event_rate: received.loss_event_rate.or_else(|| {
-                    f.protocol
-                        .is_saratoga()
-                        .then(|| sent.rate.map(|r| r.p))
-                        .flatten()
-                }),
+                loss_event_rate: crate::report::flow_loss_event_rate(
+                    f.protocol,
+                    received.loss_event_rate,
+                    sent.rate.map(|r| r.p),
+                ),
                 slow_start_exit_s: f.slow_start_exit.map(|t| t.as_secs_f64()),
                 loss_recovery: f.recovery.as_ref().and_then(|r| r.summary()),
                 data_bytes_sent: f.tx.data_bytes,
