@@ -390,17 +390,3 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
         b.finish_and_clear();
     }
 }
-
-/// Times ns-2 on the scenario; Err says why it could not.
-pub(crate) fn ns2_bench(sc: &Scenario) -> Option<Result<f64, String>> {
-    if !satcc_ns2::ns_available() {
-        return Some(Err(
-            "not installed (apt-get install -y ns2 to compare)".into()
-        ));
-    }
-    Some(
-        satcc_ns2::run_ns2(sc)
-            .map(|(_, wall)| wall)
-            .map_err(|e| e.to_string()),
-    )
-}

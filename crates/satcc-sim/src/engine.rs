@@ -188,9 +188,11 @@ struct Node {
 #[derive(Debug)]
 pub struct EventQueue {
     /// First node of each bucket's list, `NIL` when empty.
-    heads: Box<[u32]>,
+    /// (Arrays of fixed length: a bucket index is masked to the length,
+    /// so the compiler drops the bounds checks.)
+    heads: Box<[u32; BUCKETS]>,
     /// Bit `b` set: bucket `b` is non-empty.
-    bits: Box<[u64]>,
+    bits: Box<[u64; WORDS]>,
     /// Bit `w` set: word `w` of `bits` is non-zero.
     summary: [u64; WORDS / 64],
     /// Node slab; `free` heads the list of unused nodes.
@@ -214,8 +216,8 @@ impl EventQueue {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            heads: vec![NIL; BUCKETS].into_boxed_slice(),
-            bits: vec![0; WORDS].into_boxed_slice(),
+            heads: Box::new([NIL; BUCKETS]),
+            bits: Box::new([0; WORDS]),
             summary: [0; WORDS / 64],
             nodes: Vec::new(),
             free: NIL,
@@ -278,15 +280,15 @@ impl EventQueue {
     /// must be one).
     #[inline]
     fn first_bucket_from(&self, start: usize) -> usize {
-        let w = start >> 6;
+        let w = (start >> 6) & (WORDS - 1);
         let m = self.bits[w] & (!0u64 << (start & 63));
         if m != 0 {
-            return (w << 6) | m.trailing_zeros() as usize;
+            return ((w << 6) | m.trailing_zeros() as usize) & (BUCKETS - 1);
         }
         // The next non-zero word after `w`, wrapping round to `w` itself
         // (whose bits below `start` are the far end of the window).
-        let w = self.next_word(w + 1);
-        (w << 6) | self.bits[w].trailing_zeros() as usize
+        let w = self.next_word(w + 1) & (WORDS - 1);
+        ((w << 6) | self.bits[w].trailing_zeros() as usize) & (BUCKETS - 1)
     }
 
     /// The first non-zero word of `bits` at or after `from`, circularly.
@@ -313,6 +315,7 @@ impl EventQueue {
         let far = self.far.top();
         if self.near > 0 {
             let slot = self.first_bucket_from((self.base as usize) & (BUCKETS - 1));
+            let slot = slot & (BUCKETS - 1);
             let n = self.heads[slot];
             let node = self.nodes[n as usize];
             if key(node.time, node.seq) < far {
