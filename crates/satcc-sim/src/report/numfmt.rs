@@ -48,7 +48,7 @@ pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
 }
 
 /// Appends `v` as `format!("{v:.prec$}")` would.
-#[inline]
+#[inline(always)]
 pub fn push_fixed(out: &mut Vec<u8>, v: f64, prec: usize) {
     if let Some(m) = fast_scaled(v, prec) {
         let p = POW10[prec];
@@ -84,7 +84,7 @@ pub fn push_display(out: &mut Vec<u8>, v: f64) {
 
 /// `round(v * 10^prec)` when the fast path is certain to round as the
 /// exact decimal expansion of `v` does; `None` otherwise.
-#[inline]
+#[inline(always)]
 fn fast_scaled(v: f64, prec: usize) -> Option<u64> {
     if prec >= POW10.len() || !v.is_sign_positive() {
         return None;

@@ -219,20 +219,21 @@ impl Series {
                 b.extend_from_slice(&time);
                 b.extend_from_slice(head);
                 numfmt::push_fixed(&mut b, f.goodput_bps[i], 0);
-                for (v, prec) in [
-                    (f.cwnd[i], 2),
-                    (f.rtt_s[i], 4),
-                    (f.rate_bps[i], 0),
-                    (f.x_recv_bps[i], 0),
-                    (f.p[i], 6),
-                    (f.feedback[i], 0),
-                ] {
+                // Empty where it does not apply (NaN). Written out column by
+                // column so each precision is a constant the formatter's
+                // divisions are compiled for.
+                let mut opt = |v: f64, prec: usize| {
                     b.push(b',');
-                    // Empty where it does not apply (NaN).
                     if v.is_finite() {
                         numfmt::push_fixed(&mut b, v, prec);
                     }
-                }
+                };
+                opt(f.cwnd[i], 2);
+                opt(f.rtt_s[i], 4);
+                opt(f.rate_bps[i], 0);
+                opt(f.x_recv_bps[i], 0);
+                opt(f.p[i], 6);
+                opt(f.feedback[i], 0);
                 b.push(b'\n');
             }
             if b.len() >= BLOCK {
