@@ -97,6 +97,9 @@ impl Heap {
         }
     }
 
+    // Out of line: rare next to the calendar's pushes, and kept out of
+    // them so `EventQueue::push` stays small enough to inline.
+    #[inline(never)]
     fn push(&mut self, k: u128, ev: Event) {
         let mut i = self.evs.len();
         self.evs.push(ev);
@@ -119,6 +122,7 @@ impl Heap {
     }
 
     /// Removes the top entry (the heap must not be empty).
+    #[inline(never)]
     fn pop(&mut self) -> Event {
         let last_ev = *self.evs.last().expect("non-empty heap");
         let ev = self.evs[0];
@@ -230,7 +234,7 @@ impl EventQueue {
     }
 
     /// Schedules `ev` at `at`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Instant, ev: Event) {
         self.seq += 1;
         let t = at.as_nanos();
