@@ -90,8 +90,7 @@ fn fast_scaled(v: f64, prec: usize) -> Option<u64> {
         return None;
     }
     let scaled = v * POW10[prec] as f64;
-    // Also rejects NaN and infinities.
-    if !(scaled < FAST_MAX) {
+    if !scaled.is_finite() || scaled >= FAST_MAX {
         return None;
     }
     let floor = scaled.floor();
