@@ -31,18 +31,31 @@ const POW10: [u64; 10] = [
 /// floor and the fraction are exact.
 const FAST_MAX: f64 = 1e15;
 
+/// "00" to "99": two digits per division.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// Appends `n` in decimal.
 #[inline]
 pub fn push_u64(out: &mut Vec<u8>, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    loop {
+    while n >= 100 {
+        let k = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[k..k + 2]);
+    }
+    if n >= 10 {
+        let k = n as usize * 2;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[k..k + 2]);
+    } else {
         i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[i] = b'0' + n as u8;
     }
     out.extend_from_slice(&buf[i..]);
 }
@@ -93,15 +106,17 @@ fn fast_scaled(v: f64, prec: usize) -> Option<u64> {
     if !scaled.is_finite() || scaled >= FAST_MAX {
         return None;
     }
-    let floor = scaled.floor();
-    let frac = scaled - floor;
+    // Truncation is the floor here (non-negative), and exact, as is the
+    // fraction, below 2^53; `f64::floor` would be a libm call on baseline
+    // x86-64.
+    let m = scaled as u64;
+    let frac = scaled - m as f64;
     // The product is within scaled * 2^-53 of the exact value (plus the
     // smallest subnormal steps near zero): stay clear of a half by more.
     let margin = scaled * (1.0 / (1u64 << 50) as f64) + 1e-300;
     if (frac - 0.5).abs() <= margin {
         return None;
     }
-    let m = floor as u64;
     Some(if frac > 0.5 { m + 1 } else { m })
 }
 
