@@ -269,13 +269,24 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
     )?;
     if let Some(series) = &out.series {
         // The series are streamed to the files as they are formatted: the
-        // text of a long run is never held whole in memory.
-        write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w))?;
-        write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))?;
-        write_whole(
-            dir.join("goodput.svg"),
-            charts_svg(&out.summary.scenario, out.summary.duration_s, series),
-        )?;
+        // text of a long run is never held whole in memory. flows.csv, most
+        // of the bytes, is written on a second thread while this one writes
+        // links.csv and draws the plot from the same columns.
+        std::thread::scope(|s| {
+            let flows =
+                s.spawn(|| write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w)));
+            let rest = write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))
+                .and_then(|()| {
+                    write_whole(
+                        dir.join("goodput.svg"),
+                        charts_svg(&out.summary.scenario, out.summary.duration_s, series),
+                    )
+                });
+            let flows = flows
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("flows.csv writer panicked")));
+            rest.and(flows)
+        })?;
     }
     Ok(())
 }

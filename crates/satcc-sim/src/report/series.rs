@@ -119,6 +119,40 @@ impl Series {
         }
     }
 
+    /// Makes room for `samples` more samples in every column at once, so
+    /// that the columns are not copied as they grow during a run.
+    pub fn reserve(&mut self, samples: usize) {
+        self.t.reserve(samples);
+        for f in &mut self.flows {
+            for c in [
+                &mut f.goodput_bps,
+                &mut f.cwnd,
+                &mut f.rtt_s,
+                &mut f.rate_bps,
+                &mut f.x_recv_bps,
+                &mut f.p,
+                &mut f.feedback,
+            ] {
+                c.reserve(samples);
+            }
+        }
+        for l in &mut self.links {
+            for c in [
+                &mut l.queue_pkts,
+                &mut l.utilization,
+                &mut l.drops,
+                &mut l.drops_queue,
+                &mut l.drops_red,
+                &mut l.drops_error,
+                &mut l.drops_ttl,
+                &mut l.drops_hook,
+                &mut l.drops_link_down,
+            ] {
+                c.reserve(samples);
+            }
+        }
+    }
+
     /// Appends the samples at `now`, flows and links in the order given to
     /// [`Series::new`].
     pub fn sample(
