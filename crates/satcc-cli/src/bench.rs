@@ -198,6 +198,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("satcc: {e}");
+                let _ = std::fs::remove_dir_all(&tmp);
                 return ExitCode::from(1);
             }
         }
@@ -216,6 +217,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("satcc: {e}");
+                let _ = std::fs::remove_dir_all(&tmp);
                 return ExitCode::from(1);
             }
         }

@@ -66,7 +66,9 @@ enum Cmd {
     #[command(verbatim_doc_comment)]
     Sweep(sweep::SweepArgs),
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
-    /// bottleneck, 200 s) in satcc and, if `ns` is installed, in ns-2.
+    /// bottleneck, 200 s) as whole processes: `satcc run` with its default
+    /// outputs, `satcc run --no-files`, and, if `ns` is installed, ns-2 on
+    /// the exported script; alternated, medians of --runs.
     Bench(bench::BenchArgs),
     /// Run a scenario in ns-2 2.35 (if installed) on the same topology,
     /// flows and seed, and print its per-flow goodput, link statistics and
