@@ -66,7 +66,9 @@ enum Cmd {
     #[command(verbatim_doc_comment)]
     Sweep(sweep::SweepArgs),
     /// Time the reference scenario (64 bulk flows over a 16 Mb/s RED
-    /// bottleneck, 200 s) in satcc and, if `ns` is installed, in ns-2.
+    /// bottleneck, 200 s) as whole processes: `satcc run` with its default
+    /// outputs, `satcc run --no-files`, and, if `ns` is installed, ns-2 on
+    /// the exported script; alternated, medians of --runs.
     Bench(bench::BenchArgs),
     /// Run a scenario in ns-2 2.35 (if installed) on the same topology,
     /// flows and seed, and print its per-flow goodput, link statistics and
@@ -469,18 +471,4 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-}
-
-/// Times ns-2 on the scenario; Err says why it could not.
-pub(crate) fn ns2_bench(sc: &Scenario) -> Option<Result<f64, String>> {
-    if !satcc_ns2::ns_available() {
-        return Some(Err(
-            "not installed (apt-get install -y ns2 to compare)".into()
-        ));
-    }
-    Some(
-        satcc_ns2::run_ns2(sc)
-            .map(|(_, wall)| wall)
-            .map_err(|e| e.to_string()),
-    )
 }

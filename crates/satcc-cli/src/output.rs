@@ -268,12 +268,25 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
         serde_json::to_string_pretty(&run).unwrap_or_default() + "\n",
     )?;
     if let Some(series) = &out.series {
-        write_whole(dir.join("flows.csv"), series.flows_csv())?;
-        write_whole(dir.join("links.csv"), series.links_csv())?;
-        write_whole(
-            dir.join("goodput.svg"),
-            charts_svg(&out.summary.scenario, out.summary.duration_s, series),
-        )?;
+        // The series are streamed to the files as they are formatted: the
+        // text of a long run is never held whole in memory. flows.csv, most
+        // of the bytes, is written on a second thread while this one writes
+        // links.csv and draws the plot from the same columns.
+        std::thread::scope(|s| {
+            let flows =
+                s.spawn(|| write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w)));
+            let rest = write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))
+                .and_then(|()| {
+                    write_whole(
+                        dir.join("goodput.svg"),
+                        charts_svg(&out.summary.scenario, out.summary.duration_s, series),
+                    )
+                });
+            let flows = flows
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("flows.csv writer panicked")));
+            rest.and(flows)
+        })?;
     }
     Ok(())
 }
@@ -281,13 +294,23 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
 /// Writes `contents` to `.NAME.partial` beside `path`, then renames it to
 /// `path` (a rename within a directory is atomic).
 fn write_whole(path: std::path::PathBuf, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    write_streamed(path, |f| std::io::Write::write_all(f, contents.as_ref()))
+}
+
+/// Has `write` fill `.NAME.partial` beside `path`, then renames it to
+/// `path`; on any error the partial file is removed and `path` untouched.
+fn write_streamed(
+    path: std::path::PathBuf,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let partial = path.with_file_name(format!(".{name}.partial"));
-    let written =
-        std::fs::write(&partial, contents).and_then(|()| std::fs::rename(&partial, &path));
+    let written = std::fs::File::create(&partial)
+        .and_then(|mut f| write(&mut f))
+        .and_then(|()| std::fs::rename(&partial, &path));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);
     }

@@ -11,10 +11,12 @@
 //!   flows in four RTT groups (`scenarios/refwa-c-oc3.toml`) cut to 2 s,
 //!   with and without the REFWA controllers: the cost of the per-packet
 //!   flow-table work and of a network with thousands of nodes.
+//! - `refwa_oc3_build`: building that network alone (`Sim::new`: nodes,
+//!   links, routes, endpoints, REFWA hooks), no event run.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use satcc_sim::scenario::Scenario;
-use satcc_sim::{run, RunOptions};
+use satcc_sim::{run, RunOptions, Sim};
 
 const REFERENCE: &str = include_str!("../../../scenarios/bench.toml");
 const OC3: &str = include_str!("../../../scenarios/refwa-c-oc3.toml");
@@ -85,5 +87,15 @@ fn refwa_oc3(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, reference, geo_window, refwa_oc3);
+fn refwa_oc3_build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("refwa_oc3_build");
+    g.sample_size(20);
+    let sc = Scenario::from_toml_str(OC3, "refwa-c-oc3.toml", &[]).expect("oc3 scenario");
+    g.bench_function("512 flows", |b| {
+        b.iter(|| Sim::new(&sc, &RunOptions::default()).expect("builds"))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, reference, geo_window, refwa_oc3, refwa_oc3_build);
 criterion_main!(benches);

@@ -2,6 +2,7 @@
 
 pub(crate) mod capture;
 pub mod metrics;
+pub mod numfmt;
 pub mod pcap;
 pub mod plot;
 pub mod recovery;

@@ -230,6 +230,16 @@ fn c(v: f64) -> String {
     }
 }
 
+/// Appends `c(v)`.
+fn push_c(out: &mut Vec<u8>, v: f64) {
+    if v.is_finite() && v.is_sign_positive() {
+        // Non-negative: never "-0.00".
+        super::numfmt::push_fixed(out, v, 2);
+    } else {
+        out.extend_from_slice(c(v).as_bytes());
+    }
+}
+
 fn data_range(chart: &Chart) -> (f64, f64, f64, f64) {
     let (mut x0, mut x1, mut y0, mut y1) = (
         f64::INFINITY,
@@ -389,14 +399,21 @@ fn panel(out: &mut String, chart: &Chart, y0: f64, id: usize) {
                 );
                 continue;
             }
-            let pts: Vec<String> = r
-                .iter()
-                .map(|&(x, y)| format!("{},{}", c(x), c(y)))
-                .collect();
+            // The points are most of the file: formatted straight into one
+            // buffer, as `c` would, without a String per coordinate.
+            let mut pts = Vec::with_capacity(r.len() * 14);
+            for (k, &(x, y)) in r.iter().enumerate() {
+                if k > 0 {
+                    pts.push(b' ');
+                }
+                push_c(&mut pts, x);
+                pts.push(b',');
+                push_c(&mut pts, y);
+            }
             let _ = writeln!(
                 out,
                 r#"<polyline stroke="{color}"{dash_attr} points="{}"/>"#,
-                pts.join(" ")
+                std::str::from_utf8(&pts).unwrap_or_default()
             );
         }
     }

@@ -3,6 +3,8 @@
 use satcc_proto::endpoint::{RateStats, Stats};
 use satcc_proto::Instant;
 
+use super::numfmt;
+
 /// One flow's columns.
 #[derive(Clone, Debug, Default)]
 pub struct FlowSeries {
@@ -117,6 +119,40 @@ impl Series {
         }
     }
 
+    /// Makes room for `samples` more samples in every column at once, so
+    /// that the columns are not copied as they grow during a run.
+    pub fn reserve(&mut self, samples: usize) {
+        self.t.reserve(samples);
+        for f in &mut self.flows {
+            for c in [
+                &mut f.goodput_bps,
+                &mut f.cwnd,
+                &mut f.rtt_s,
+                &mut f.rate_bps,
+                &mut f.x_recv_bps,
+                &mut f.p,
+                &mut f.feedback,
+            ] {
+                c.reserve(samples);
+            }
+        }
+        for l in &mut self.links {
+            for c in [
+                &mut l.queue_pkts,
+                &mut l.utilization,
+                &mut l.drops,
+                &mut l.drops_queue,
+                &mut l.drops_red,
+                &mut l.drops_error,
+                &mut l.drops_ttl,
+                &mut l.drops_hook,
+                &mut l.drops_link_down,
+            ] {
+                c.reserve(samples);
+            }
+        }
+    }
+
     /// Appends the samples at `now`, flows and links in the order given to
     /// [`Series::new`].
     pub fn sample(
@@ -179,69 +215,96 @@ impl Series {
     /// `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback`
     /// (columns that do not apply to a protocol are empty).
     pub fn flows_csv(&self) -> String {
-        let mut w = csv_writer(self.t.len() * self.flows.len() * 64);
-        let _ = w.write_record([
-            "time_s",
-            "flow",
-            "name",
-            "protocol",
-            "goodput_bps",
-            "cwnd",
-            "rtt_s",
-            "rate_bps",
-            "x_recv_bps",
-            "p",
-            "feedback",
-        ]);
-        // Numbers are formatted into one reused buffer: the file is most of
-        // what a run writes, and a String per field would cost as much as
-        // the simulation's own bookkeeping.
-        let mut b = Fields::default();
-        for (i, t) in self.t.iter().enumerate() {
-            let time = format!("{t:.3}");
-            for (id, f) in self.flows.iter().enumerate() {
-                b.text(&mut w, &time);
-                b.num(&mut w, format_args!("{id}"));
-                b.text(&mut w, &f.name);
-                b.text(&mut w, &f.protocol);
-                b.num(&mut w, format_args!("{:.0}", f.goodput_bps[i]));
-                b.opt(&mut w, f.cwnd[i], 2);
-                b.opt(&mut w, f.rtt_s[i], 4);
-                b.opt(&mut w, f.rate_bps[i], 0);
-                b.opt(&mut w, f.x_recv_bps[i], 0);
-                b.opt(&mut w, f.p[i], 6);
-                b.opt(&mut w, f.feedback[i], 0);
-                let _ = w.write_record(None::<&[u8]>);
+        let mut out = Vec::with_capacity(self.t.len() * self.flows.len() * 64);
+        let _ = self.write_flows_csv(&mut out);
+        // Every byte written is ASCII or a name given as `&str`.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes [`Series::flows_csv`]'s text to `w` as it is formatted, a
+    /// block at a time, without holding the whole file in memory.
+    pub fn write_flows_csv(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut b = Vec::with_capacity(BLOCK + 4096);
+        b.extend_from_slice(
+            b"time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback\n",
+        );
+        // The text fields of each flow, quoted once as the csv crate
+        // would, with their separators: ",id,name,protocol,".
+        let heads: Vec<Vec<u8>> = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(id, f)| {
+                let mut h = vec![b','];
+                numfmt::push_u64(&mut h, id as u64);
+                h.push(b',');
+                h.extend_from_slice(&csv_field(&f.name));
+                h.push(b',');
+                h.extend_from_slice(&csv_field(&f.protocol));
+                h.push(b',');
+                h
+            })
+            .collect();
+        let mut time = Vec::with_capacity(16);
+        for (i, &t) in self.t.iter().enumerate() {
+            time.clear();
+            numfmt::push_fixed(&mut time, t, 3);
+            for (f, head) in self.flows.iter().zip(&heads) {
+                b.extend_from_slice(&time);
+                b.extend_from_slice(head);
+                numfmt::push_fixed(&mut b, f.goodput_bps[i], 0);
+                // Empty where it does not apply (NaN). Written out column by
+                // column so each precision is a constant the formatter's
+                // divisions are compiled for.
+                let mut opt = |v: f64, prec: usize| {
+                    b.push(b',');
+                    if v.is_finite() {
+                        numfmt::push_fixed(&mut b, v, prec);
+                    }
+                };
+                opt(f.cwnd[i], 2);
+                opt(f.rtt_s[i], 4);
+                opt(f.rate_bps[i], 0);
+                opt(f.x_recv_bps[i], 0);
+                opt(f.p[i], 6);
+                opt(f.feedback[i], 0);
+                b.push(b'\n');
+            }
+            if b.len() >= BLOCK {
+                w.write_all(&b)?;
+                b.clear();
             }
         }
-        csv_text(w)
+        w.write_all(&b)
     }
 
     /// Per-link CSV:
     /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down`.
     pub fn links_csv(&self) -> String {
-        let mut w = csv_writer(self.t.len() * self.links.len() * 48);
-        let _ = w.write_record([
-            "time_s",
-            "link",
-            "queue_pkts",
-            "utilization",
-            "drops",
-            "drops_queue",
-            "drops_red",
-            "drops_error",
-            "drops_ttl",
-            "drops_hook",
-            "drops_link_down",
-        ]);
-        let mut b = Fields::default();
-        for (i, t) in self.t.iter().enumerate() {
-            let time = format!("{t:.3}");
-            for l in &self.links {
-                b.text(&mut w, &time);
-                b.text(&mut w, &l.name);
-                b.num(&mut w, format_args!("{}", l.queue_pkts[i]));
-                b.num(&mut w, format_args!("{:.4}", l.utilization[i]));
+        let mut out = Vec::with_capacity(self.t.len() * self.links.len() * 48);
+        let _ = self.write_links_csv(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes [`Series::links_csv`]'s text to `w`, a block at a time.
+    pub fn write_links_csv(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut b = Vec::with_capacity(BLOCK + 4096);
+        b.extend_from_slice(
+            b"time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down\n",
+        );
+        let names: Vec<Vec<u8>> = self.links.iter().map(|l| csv_field(&l.name)).collect();
+        let mut time = Vec::with_capacity(16);
+        for (i, &t) in self.t.iter().enumerate() {
+            time.clear();
+            numfmt::push_fixed(&mut time, t, 3);
+            for (l, name) in self.links.iter().zip(&names) {
+                b.extend_from_slice(&time);
+                b.push(b',');
+                b.extend_from_slice(name);
+                b.push(b',');
+                numfmt::push_display(&mut b, l.queue_pkts[i]);
+                b.push(b',');
+                numfmt::push_fixed(&mut b, l.utilization[i], 4);
                 for col in [
                     &l.drops,
                     &l.drops_queue,
@@ -251,52 +314,34 @@ impl Series {
                     &l.drops_hook,
                     &l.drops_link_down,
                 ] {
-                    b.num(&mut w, format_args!("{}", col[i]));
+                    b.push(b',');
+                    numfmt::push_display(&mut b, col[i]);
                 }
-                let _ = w.write_record(None::<&[u8]>);
+                b.push(b'\n');
+            }
+            if b.len() >= BLOCK {
+                w.write_all(&b)?;
+                b.clear();
             }
         }
-        csv_text(w)
+        w.write_all(&b)
     }
 }
 
-/// Writes one record's fields, numbers through a reused buffer.
-#[derive(Default)]
-struct Fields {
-    buf: String,
-}
+/// Bytes formatted before they are handed to the writer: large enough that
+/// a write is one system call per 64 KiB, small enough to stay in cache.
+const BLOCK: usize = 64 * 1024;
 
-impl Fields {
-    /// A field the csv writer quotes if it must (names are the user's).
-    fn text(&mut self, w: &mut csv::Writer<Vec<u8>>, s: &str) {
-        let _ = w.write_field(s);
-    }
-    fn num(&mut self, w: &mut csv::Writer<Vec<u8>>, v: std::fmt::Arguments<'_>) {
-        use std::fmt::Write as _;
-        self.buf.clear();
-        let _ = self.buf.write_fmt(v);
-        let _ = w.write_field(&self.buf);
-    }
-    /// A number with `prec` decimals, or an empty field where it does not
-    /// apply (NaN).
-    fn opt(&mut self, w: &mut csv::Writer<Vec<u8>>, v: f64, prec: usize) {
-        if v.is_finite() {
-            self.num(w, format_args!("{v:.prec$}"));
-        } else {
-            let _ = w.write_field("");
-        }
-    }
-}
-
-/// A CSV writer to memory: `,`-separated, `\n`-terminated, a field quoted
-/// only when it holds `,`, `"` or a line break (flow and link names are the
-/// user's; numbers never need it).
-fn csv_writer(capacity: usize) -> csv::Writer<Vec<u8>> {
-    csv::Writer::from_writer(Vec::with_capacity(capacity))
-}
-
-/// The text written. Writing to memory cannot fail, and every field is a
-/// `&str`, so the bytes are UTF-8.
-fn csv_text(w: csv::Writer<Vec<u8>>) -> String {
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+/// A user-given name as one CSV field: the csv crate's own quoting (a
+/// field is quoted only when it holds `,`, `"` or a line break; numbers
+/// never need it), so the files read as they always have.
+fn csv_field(s: &str) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Two fields, so an empty name is written as an empty field (a record
+    // of one empty field would be quoted).
+    let _ = w.write_record([s, ""]);
+    let mut v = w.into_inner().unwrap_or_default();
+    // Drop the second, empty field and the terminator: ",\n".
+    v.truncate(v.len().saturating_sub(2));
+    v
 }

@@ -183,7 +183,7 @@ impl Sim {
             }
         }
         if opts.series {
-            sim.series = Some(Series::new(
+            let mut series = Series::new(
                 sim.flows.iter().map(|f| {
                     (
                         format!("{}#{}", f.name, f.id),
@@ -191,7 +191,12 @@ impl Sim {
                     )
                 }),
                 sim.monitored.iter().map(|&li| sim.links[li].name.clone()),
-            ));
+            );
+            // One sample per interval up to the end: reserved once (the
+            // memory estimate already counts it), never grown by copying.
+            let samples = sim.duration.as_nanos() / sim.interval.as_nanos().max(1);
+            series.reserve(samples.min(1 << 24) as usize);
+            sim.series = Some(series);
             sim.events.push(Instant::ZERO + sim.interval, Event::Sample);
         }
         if sim.measure_from > Instant::ZERO {

@@ -122,10 +122,14 @@ impl Sim {
         if let Some(s) = self.series.as_mut() {
             s.sample(
                 now,
-                self.flows.iter().map(|f| FlowSample {
-                    delivered_bytes: f.delivered_bytes(),
-                    sender: f.sender_stats(),
-                    feedback_sent: f.receiver_totals().feedback_sent,
+                self.flows.iter().map(|f| {
+                    // One view of the receiver gives both counters.
+                    let r = f.receiver_totals();
+                    FlowSample {
+                        delivered_bytes: r.delivered_bytes,
+                        sender: f.sender_stats(),
+                        feedback_sent: r.feedback_sent,
+                    }
                 }),
                 self.monitored.iter().map(|&li| {
                     let l = &self.links[li];
