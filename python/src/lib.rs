@@ -341,10 +341,13 @@ fn run<'py>(
     Ok((json, wall, cols))
 }
 
-/// The summary JSON stored under `key` in `dir`, if any.
+/// The summary stored under `key` in `dir`, if any, as the JSON text
+/// [`run`] returns (fields in `summary.json`'s order); a record that does
+/// not read back as a summary counts as missing.
 #[pyfunction]
 fn store_get(dir: PathBuf, key: &str) -> Option<String> {
-    store::get(&dir, key).map(|j| j.to_string())
+    let summary: Summary = serde_json::from_value(store::get(&dir, key)?).ok()?;
+    serde_json::to_string_pretty(&summary).ok()
 }
 
 /// Stores a run's summary (JSON text from [`run`]) under its key; returns
