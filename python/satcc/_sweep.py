@@ -118,6 +118,7 @@ def sweep(
     *,
     jobs: Optional[int] = None,
     progress: bool = False,
+    with_summary: bool = False,
 ) -> pd.DataFrame:
     """Runs ``scenario`` at every point of the grid ``vary`` with every seed
     and returns a tidy DataFrame: one row per point and seed, the varied
@@ -140,6 +141,9 @@ def sweep(
             finish, so an interrupted sweep resumes. None: keep nothing.
         jobs: threads of the default executor (default: all cores).
         progress: print a line per finished run on stderr.
+        with_summary: add a ``summary`` column holding each run's whole
+            summary (a dict, as :attr:`Result.summary`), for what the
+            metric columns do not carry (per-flow numbers).
 
     ``df.attrs["computed"]`` and ``df.attrs["from_store"]`` count the runs
     simulated and the runs taken from the store.
@@ -206,6 +210,8 @@ def sweep(
         row["seed"] = seed
         row.update(metrics(json.loads(s)))
         row["key"] = key
+        if with_summary:
+            row["summary"] = json.loads(s)
         rows.append(row)
     df = pd.DataFrame(rows)
     df.attrs["computed"] = len(todo)

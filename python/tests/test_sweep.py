@@ -42,6 +42,9 @@ def test_tidy_frame(base):
     assert row["goodput_bps[newreno]"] == one["classes"][0]["goodput_bps"]
     # More flows of newreno: their class has more flows.
     assert (df.loc[df["flows.0.count"] == 2, "flows[newreno]"] == 2).all()
+    whole = satcc.sweep(base, vary=VARY, seeds=2, store=None, with_summary=True)
+    assert whole["summary"].iloc[5] == one
+    pd.testing.assert_frame_equal(whole.drop(columns="summary"), df)
 
 
 def test_joint_keys_and_bad_vary(base):
