@@ -46,6 +46,8 @@ class Result:
 
     Attributes:
         summary: the summary, the same JSON object as ``summary.json``.
+        summary_json: its text, byte for byte ``summary.json`` less the
+            final newline.
         wall_s: the wall-clock seconds the run took.
     """
 

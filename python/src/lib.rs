@@ -224,7 +224,7 @@ fn series_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, PyDic
     let nf = s.flows.len();
     flows.set_item(
         "time_s",
-        f64_bytes(py, s.t.iter().flat_map(|t| std::iter::repeat_n(*t, nf))),
+        f64_bytes(py, s.t.iter().flat_map(|t| (0..nf).map(move |_| *t))),
     )?;
     flows.set_item("flow", u32_bytes(py, (0..n).flat_map(|_| 0..nf as u32)))?;
     flows.set_item(
@@ -260,7 +260,7 @@ fn series_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, PyDic
     let nl = s.links.len();
     links.set_item(
         "time_s",
-        f64_bytes(py, s.t.iter().flat_map(|t| std::iter::repeat_n(*t, nl))),
+        f64_bytes(py, s.t.iter().flat_map(|t| (0..nl).map(move |_| *t))),
     )?;
     links.set_item("link", u32_bytes(py, (0..n).flat_map(|_| 0..nl as u32)))?;
     links.set_item(
