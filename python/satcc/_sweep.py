@@ -7,6 +7,7 @@ import concurrent.futures as cf
 import itertools
 import json
 import os
+import sys
 import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -191,7 +192,7 @@ def sweep(
                 done += 1
                 if progress:
                     label = " ".join(f"{k}={v}" for k, v in p)
-                    print(f"[{done}/{len(todo)}] {label} seed {seed}", file=__import__("sys").stderr)
+                    print(f"[{done}/{len(todo)}] {label} seed {seed}", file=sys.stderr)
         except BaseException:
             # A failed run (or Ctrl-C): what finished is stored; the rest
             # is not started.
