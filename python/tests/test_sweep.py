@@ -82,14 +82,15 @@ def test_store_resumes_with_only_the_missing_runs(base, tmp_path):
 
 
 def test_killed_sweep_resumes(root, tmp_path):
-    # A sweep in another process, one run at a time, killed once half its
-    # runs are stored; run again, it computes only the other half.
+    # A sweep in another process, one run at a time (runs of 0.1-0.5 s,
+    # the store polled every 20 ms), killed once half its runs are stored;
+    # run again, it computes only what is missing.
     store = tmp_path / "store"
     script = tmp_path / "sweep.py"
     script.write_text(textwrap.dedent(f"""
         import satcc
-        sc = satcc.Scenario.load({str(root / 'scenarios' / 'dumbbell.toml')!r}).set("duration", "20s")
-        df = satcc.sweep(sc, vary={{"flows.0.count": [1, 2, 3, 4]}}, seeds=2, store={str(store)!r}, jobs=1)
+        sc = satcc.Scenario.load({str(root / 'scenarios' / 'bench.toml')!r})
+        df = satcc.sweep(sc, vary={{"flows.0.count": [16, 32, 48, 64]}}, seeds=2, store={str(store)!r}, jobs=1)
         print(df.attrs["computed"])
     """))
     p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
