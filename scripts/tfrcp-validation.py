@@ -4,15 +4,19 @@
 Runs the sweeps named at the top of scenarios/tfrcp-c*.toml and prints
 markdown tables: each cell is the median F over seeds 1..N +- SIQR (as the
 paper reports), with the median FC in brackets where there are several
-TFRCP flows. Usage: scripts/tfrcp-validation.py [--only NAME] [--satcc PATH]
+TFRCP flows. Needs the Python package (`pip install ./python`, see
+docs/python.md). Usage: scripts/tfrcp-validation.py [--only NAME]
+[--store DIR] [--jobs N]; with --store, runs already in DIR are not run
+again (the store of `satcc sweep --store`).
 """
 
 import argparse
-import json
+import math
 import os
 import statistics
-import subprocess
 import sys
+
+import satcc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,27 +48,35 @@ def med_siqr(v):
     return statistics.median(v), (q[2] - q[0]) / 2
 
 
-def table(satcc, name):
+def vary_arg(spec):
+    """A `--vary KEYS=V1,V2` string as a satcc.sweep vary entry: joint
+    values `a:b` become tuples, one per key."""
+    keys, vals = spec.split("=")
+    return keys, [tuple(v.split(":")) if ":" in v else v for v in vals.split(",")]
+
+
+def table(name, store, jobs):
     sc, seeds, sets, rows, cols, fc = TABLES[name]
-    cmd = [satcc, "sweep", os.path.join(ROOT, "scenarios", sc), "--json", "--seeds", str(seeds),
-           "--vary", rows, "--vary", cols]
+    scenario = satcc.Scenario.load(os.path.join(ROOT, "scenarios", sc))
     for s in sets:
-        cmd += ["--set", s]
-    pts = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    rkey, ckey = rows.split("=")[0], cols.split("=")[0]
+        scenario = scenario.set(*s.split("=", 1))
+    rkey, rv = vary_arg(rows)
+    ckey, cv = vary_arg(cols)
+    df = satcc.sweep(scenario, vary={rkey: rv, ckey: cv}, seeds=seeds, store=store, jobs=jobs)
     rvals, cvals = rows.split("=")[1].split(","), cols.split("=")[1].split(",")
     cell = {}
-    for p in pts:
-        fs = [r["friendliness"]["f"] for r in p["runs"] if r["friendliness"]]
-        fcs = [r["friendliness"]["fc"] if r["friendliness"]["fc"] is not None else float("inf")
-               for r in p["runs"] if r["friendliness"]]
+    # The frame is in grid order: rows slowest, then columns, seeds inside.
+    for i, (r, c) in enumerate((r, c) for r in rvals for c in cvals):
+        runs = df.iloc[i * seeds:(i + 1) * seeds]
+        runs = runs[runs["F"].notna()] if "F" in runs else runs.iloc[:0]
+        fs = list(runs["F"])
+        fcs = [x if not math.isnan(x) else float("inf") for x in runs.get("FC", [math.nan] * len(runs))]
         m, q = med_siqr(fs)
         txt = f"{m:.2f} ±{q:.2f}"
         if fc:
             fm = statistics.median(fcs)
             txt += f" (FC {fm:.2f})" if fm != float("inf") else " (FC inf)"
-        vary = dict(p["vary"])
-        cell[(str(vary[rkey]), str(vary[ckey]))] = txt
+        cell[(r, c)] = txt
     print(f"\n{name}: `satcc sweep scenarios/{sc} --seeds {seeds} --vary {rows} --vary {cols}"
           + "".join(f" --set {s}" for s in sets) + "`\n")
     print("| | " + " | ".join(cvals) + " |")
@@ -76,11 +88,12 @@ def table(satcc, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     ap.add_argument("--only", action="append", choices=sorted(TABLES))
+    ap.add_argument("--store", default=None, help="results store directory (default: keep nothing)")
+    ap.add_argument("--jobs", type=int, default=None, help="runs at a time (default: all cores)")
     a = ap.parse_args()
     for name in a.only or list(TABLES):
-        table(a.satcc, name)
+        table(name, a.store, a.jobs)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,12 @@ enum Cmd {
     ///   satcc sweep scenarios/ccid3-ipstar.toml --vary flows.0.feedback=standard,dynamic --seeds 5
     ///   satcc sweep scenarios/dumbbell.toml --vary topology.bottleneck.rate=2Mbps,4Mbps,8Mbps --jobs 2
     ///   satcc sweep scenarios/peach-web.toml --vary flows.0.protocol+flows.0.initial_window=peach-sack:1,sack:4
+    ///   satcc sweep scenarios/quickstart.toml --vary flows.0.count=1,4 --seeds 10 --store results/
+    ///
+    /// With --store DIR every run is kept in DIR (one file per run, keyed by
+    /// the scenario's content, seed and satcc's version) and runs already
+    /// there are not run again: an interrupted sweep resumes. The Python
+    /// package reads and writes the same store (docs/python.md).
     ///
     /// jain, F, E and FC are as in `satcc run --help`.
     #[command(verbatim_doc_comment)]

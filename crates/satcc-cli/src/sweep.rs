@@ -44,6 +44,13 @@ pub struct SweepArgs {
     /// output is the same whatever N.
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Keep every run's result in DIR, one file per run keyed by the
+    /// scenario's content, seed and satcc's version, and take from there
+    /// what is already in it: an interrupted sweep run again computes only
+    /// what is missing. The same store as the Python package's
+    /// `satcc.sweep(..., store=DIR)` (docs/python.md).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -113,6 +120,10 @@ struct Job {
     point: usize,
     seed: u64,
     sc: Scenario,
+    /// The scenario's TOML tree with every override: the store's key.
+    tree: toml::Value,
+    /// The varied keys and their values, as the store records them.
+    params: Vec<(String, toml::Value)>,
 }
 
 /// The runs a sweep makes: every point with seeds `1..=seeds`, in output
@@ -128,6 +139,7 @@ fn jobs(
     for (pi, p) in points.iter().enumerate() {
         for seed in 1..=seeds {
             let mut sets = a.set.clone();
+            let mut params = Vec::new();
             for (keys, v) in p {
                 let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
                 let vals: Vec<&str> = v.split(':').collect();
@@ -142,17 +154,24 @@ fn jobs(
                 for (i, k) in keys.iter().enumerate() {
                     let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
                     sets.push(format!("{k}={val}"));
+                    params.push((
+                        (*k).to_string(),
+                        satcc_sim::scenario::parse_override_value(val.trim()),
+                    ));
                 }
             }
             sets.push(format!("seed={seed}"));
-            let sc = Scenario::load(&a.file, &sets).map_err(|mut e| {
-                // An override that cannot be applied: say which option
-                // it came from.
-                if e.file == "--set" && Scenario::load(&a.file, &a.set).is_ok() {
-                    e.file = "--vary".into();
-                }
-                e.to_string()
-            })?;
+            let file = a.file.display().to_string();
+            let (tree, sc) = Scenario::load_tree(&a.file, &sets)
+                .and_then(|t| Ok((t.clone(), Scenario::from_tree(t, &file)?)))
+                .map_err(|mut e| {
+                    // An override that cannot be applied: say which option
+                    // it came from.
+                    if e.file == "--set" && Scenario::load(&a.file, &a.set).is_ok() {
+                        e.file = "--vary".into();
+                    }
+                    e.to_string()
+                })?;
             // Before building it: a run that cannot fit in memory, with
             // as many at once as there are workers.
             if let Some(m) = too_big(&sc) {
@@ -170,6 +189,8 @@ fn jobs(
                 point: pi,
                 seed,
                 sc,
+                tree,
+                params,
             });
         }
     }
@@ -308,6 +329,7 @@ fn run_all(
         b
     });
     let next = AtomicUsize::new(0);
+    let computed = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let done = Mutex::new(0usize);
     let slots: Vec<OnceLock<Result<Summary, SimError>>> =
@@ -322,7 +344,7 @@ fn run_all(
                 let Some(job) = jobs.get(i) else {
                     break;
                 };
-                let r = run(&job.sc, &RunOptions::default()).map(|o| o.summary);
+                let r = run_one(a.store.as_deref(), job, &computed);
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -342,6 +364,14 @@ fn run_all(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    if let Some(dir) = &a.store {
+        let n = computed.load(Ordering::Relaxed);
+        eprintln!(
+            "satcc: store {}: {n} run(s) computed, {} taken from the store",
+            dir.display(),
+            total - n
+        );
+    }
     let mut out = Vec::with_capacity(total);
     for slot in slots {
         match slot.into_inner() {
@@ -352,6 +382,34 @@ fn run_all(
         }
     }
     Ok(out)
+}
+
+/// One job's summary: from the store if it holds the run, else simulated
+/// (and then stored, counted in `computed`).
+fn run_one(
+    store: Option<&std::path::Path>,
+    job: &Job,
+    computed: &std::sync::atomic::AtomicUsize,
+) -> Result<Summary, SimError> {
+    let key = store.map(|_| satcc_sim::store::key(&job.tree, job.seed));
+    if let (Some(dir), Some(key)) = (store, &key) {
+        // A record that does not read back as a summary counts as missing.
+        if let Some(s) =
+            satcc_sim::store::get(dir, key).and_then(|j| serde_json::from_value::<Summary>(j).ok())
+        {
+            return Ok(s);
+        }
+    }
+    let summary = run(&job.sc, &RunOptions::default())?.summary;
+    computed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if let (Some(dir), Some(key)) = (store, &key) {
+        let rec = satcc_sim::store::record(key, &job.tree, job.seed, &job.params, &summary);
+        satcc_sim::store::put(dir, &rec).map_err(|e| SimError {
+            field: "--store".into(),
+            message: format!("{}: cannot write: {e}", dir.display()),
+        })?;
+    }
+    Ok(summary)
 }
 
 fn table(results: &[Point], seeds: u64) -> String {

@@ -16,6 +16,7 @@ pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod store;
 pub mod topology;
 
 pub use run::{run, RunOptions, RunOutput, SimError};

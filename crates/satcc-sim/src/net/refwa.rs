@@ -27,7 +27,7 @@ use std::rc::Rc;
 use satcc_proto::refwa::{FlowKey, Refwa, RefwaConfig, RefwaStats};
 use satcc_proto::rng::Rng;
 use satcc_proto::Instant;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::net::hook::{HookVerdict, LinkHook, LinkView};
 use crate::net::packet::{Message, Packet, INITIAL_TTL};
@@ -38,7 +38,7 @@ use crate::scenario::{Scenario, Topology};
 const STREAM_REFWA: u64 = 8 << 32;
 
 /// One guarded link's controller in `summary.json`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RefwaSummary {
     /// The guarded link (data direction).
     pub link: String,

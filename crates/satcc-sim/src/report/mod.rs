@@ -8,12 +8,12 @@ pub mod plot;
 pub mod recovery;
 pub mod series;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::scenario::Protocol;
 
 /// Per-flow results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FlowSummary {
     /// Flow index, in scenario order (a `count = 4` line gives 4 ids).
     pub id: u32,
@@ -73,7 +73,7 @@ pub struct FlowSummary {
     pub ack_bytes_sent: u64,
     /// Packets that reached an endpoint after their connection had been
     /// replaced by a fresh one (`new_connection` files) and were ignored.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub stale_packets: u64,
     /// TCP-Peach: dummy-segment counters.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +85,7 @@ fn is_zero(x: &u64) -> bool {
 }
 
 /// TCP-Peach's dummy segments (paper 002 §III-A) of one flow.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct DummySummary {
     /// Dummy segments sent.
     pub packets_sent: u64,
@@ -102,7 +102,7 @@ pub struct DummySummary {
 }
 
 /// Per-protocol-class aggregates.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ClassSummary {
     /// Protocol.
     pub protocol: Protocol,
@@ -117,7 +117,7 @@ pub struct ClassSummary {
 }
 
 /// Per-link results.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LinkSummary {
     /// Link name.
     pub name: String,
@@ -148,7 +148,7 @@ pub struct LinkSummary {
 }
 
 /// The whole summary.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     /// Scenario name.
     pub scenario: String,
@@ -183,7 +183,7 @@ pub struct Summary {
     /// Packet conservation: sent = delivered + dropped + in flight.
     pub packets: PacketTotals,
     /// REFWA controllers, one per guarded link (absent without `[refwa]`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refwa: Vec<crate::net::refwa::RefwaSummary>,
 }
 
@@ -296,7 +296,7 @@ pub fn aggregate(flows: &mut [FlowSummary], measured: &[bool]) -> Aggregates {
 }
 
 /// Packet conservation totals.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 pub struct PacketTotals {
     /// Packets injected by endpoints.
     pub sent: u64,
@@ -311,7 +311,7 @@ pub struct PacketTotals {
 }
 
 /// Drops by reason, over the whole network.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
 pub struct DropCounts {
     /// A queue was full (or pushed a low-priority packet out).
     pub queue_full: u64,
@@ -364,7 +364,7 @@ impl PacketTotals {
 }
 
 /// Paper 004 §III-B ratios of non-TCP against TCP flows.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
 pub struct FriendlinessSummary {
     /// F = mean non-TCP throughput / mean TCP throughput.
     pub f: f64,

@@ -15,12 +15,12 @@
 //! a later event with a lower level may recover before an earlier one.
 //! Deterministic: a pure function of the sequence of observations.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use satcc_proto::Instant;
 
 /// The loss-recovery summary of one flow (summary.json `loss_recovery`).
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LossRecoverySummary {
     /// Recovery time of the first loss event (the exit from slow start),
     /// seconds; absent if the rate had not come back to its pre-loss level

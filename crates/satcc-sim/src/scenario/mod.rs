@@ -643,11 +643,30 @@ pub fn apply_override(root: &mut toml::Value, assignment: &str) -> Result<(), Sc
     let (key, raw) = assignment
         .split_once('=')
         .ok_or_else(|| err(assignment, "expected KEY=VALUE".into()))?;
-    let key = key.trim();
-    if key.is_empty() {
+    if key.trim().is_empty() {
         return Err(err(assignment, "empty key".into()));
     }
-    let value = parse_override_value(raw.trim());
+    set_value(root, key, parse_override_value(raw.trim()))
+}
+
+/// Sets the field at dotted `key` (`flows.0.count`, the keys of `--set`)
+/// to `value` in a parsed TOML tree, creating tables on the way; array
+/// elements are addressed by index. The one implementation behind `--set`,
+/// `--vary` and the Python `Scenario.set`.
+pub fn set_value(
+    root: &mut toml::Value,
+    key: &str,
+    value: toml::Value,
+) -> Result<(), ScenarioError> {
+    let err = |field: &str, message: String| ScenarioError {
+        file: "--set".into(),
+        field: field.into(),
+        message,
+    };
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(err(key, "empty key".into()));
+    }
     let parts: Vec<&str> = key.split('.').collect();
     let mut cur = root;
     for (i, part) in parts.iter().enumerate() {
@@ -682,7 +701,10 @@ pub fn apply_override(root: &mut toml::Value, assignment: &str) -> Result<(), Sc
     Ok(())
 }
 
-fn parse_override_value(raw: &str) -> toml::Value {
+/// The value an override `KEY=RAW` sets: RAW read as a TOML value when it
+/// parses as one (`3`, `1e-4`, `true`, `{kind="red"}`), else the string
+/// itself (`16Mbps`).
+pub fn parse_override_value(raw: &str) -> toml::Value {
     let doc = format!("v = {raw}");
     match doc.parse::<toml::Table>() {
         Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(raw.into())),
@@ -690,16 +712,39 @@ fn parse_override_value(raw: &str) -> toml::Value {
     }
 }
 
+/// Parses scenario text into its TOML tree, untyped: what overrides apply
+/// to and what [`Scenario::from_tree`] types; `file` names it in errors.
+pub fn parse_tree(text: &str, file: &str) -> Result<toml::Value, ScenarioError> {
+    text.parse::<toml::Table>()
+        .map(toml::Value::Table)
+        .map_err(|e| ScenarioError {
+            file: file.into(),
+            field: String::new(),
+            message: format!("not valid TOML: {}", one_line(&e.to_string())),
+        })
+}
+
 impl Scenario {
     /// Reads, overrides and validates a scenario file.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let root = Self::load_tree(path, overrides)?;
+        Self::from_tree(root, &path.display().to_string())
+    }
+
+    /// Reads a scenario file into its TOML tree and applies the overrides,
+    /// without typing or validating it.
+    pub fn load_tree(path: &Path, overrides: &[String]) -> Result<toml::Value, ScenarioError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: file.clone(),
             field: String::new(),
             message: format!("cannot read: {e}"),
         })?;
-        Self::from_toml_str(&text, &file, overrides)
+        let mut root = parse_tree(&text, &file)?;
+        for o in overrides {
+            apply_override(&mut root, o)?;
+        }
+        Ok(root)
     }
 
     /// Parses scenario text; `file` names it in errors.
@@ -708,17 +753,16 @@ impl Scenario {
         file: &str,
         overrides: &[String],
     ) -> Result<Scenario, ScenarioError> {
-        let mut root: toml::Value = text
-            .parse::<toml::Table>()
-            .map(toml::Value::Table)
-            .map_err(|e| ScenarioError {
-                file: file.into(),
-                field: String::new(),
-                message: format!("not valid TOML: {}", one_line(&e.to_string())),
-            })?;
+        let mut root = parse_tree(text, file)?;
         for o in overrides {
             apply_override(&mut root, o)?;
         }
+        Self::from_tree(root, file)
+    }
+
+    /// Types and validates a parsed TOML tree (overrides already applied);
+    /// `file` names it in errors.
+    pub fn from_tree(root: toml::Value, file: &str) -> Result<Scenario, ScenarioError> {
         let mut warnings = Vec::new();
         bare_rates(&root, "", &mut warnings);
         let mut sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
