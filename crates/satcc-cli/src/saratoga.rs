@@ -22,7 +22,10 @@ use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
 /// A receiver writes to .NAME.partial and renames it to NAME only once
 /// every byte has arrived and the sender's checksum (SHA-1 by default)
 /// verifies: a failed or interrupted transfer never leaves a file under
-/// its final name, and the command exits non-zero saying why.
+/// its final name, and the command exits non-zero saying why. A server
+/// keeps an interrupted PUT's .NAME.partial with a .NAME.resume record;
+/// a PUT of the same file (name, size, checksum) then resumes, sending
+/// only what is missing.
 ///
 /// Examples:
 ///   satcc saratoga serve ./inbox --bind 127.0.0.1        # accept PUTs, serve GETs
@@ -49,7 +52,7 @@ pub struct SaratogaArgs {
 #[derive(Subcommand, Debug)]
 enum SarCmd {
     /// Accept PUTs into DIR and serve GETs from it, many sessions at once,
-    /// until interrupted (Ctrl-C removes transfers in progress).
+    /// until interrupted (Ctrl-C keeps PUTs in progress for a resume).
     ///
     /// Names are single file names: no '/', '\', NUL or control
     /// characters, no leading '.', at most 200 bytes. GET serves regular
@@ -126,6 +129,10 @@ struct ServeArgs {
     /// Transfers in progress at once from one IP address.
     #[arg(long, default_value_t = 8)]
     max_per_peer: usize,
+    /// Interrupted PUTs kept for resuming at most (0: never resume;
+    /// every failed transfer's temporary file is removed).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    max_resumable: usize,
     #[command(flatten)]
     common: Common,
 }
@@ -323,8 +330,13 @@ fn finish(
                         ", loss event rate 0".into()
                     }
                 });
+                let resumed = if rep.resumed_bytes > 0 {
+                    format!(", resumed: {} already there", size(rep.resumed_bytes))
+                } else {
+                    String::new()
+                };
                 println!(
-                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified)",
+                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified{resumed})",
                     size(rep.bytes),
                     rep.duration_s,
                     mbps(rep.goodput_bps),
@@ -409,6 +421,7 @@ fn serve(a: ServeArgs) -> Outcome {
         transfer,
         max_sessions: a.max_sessions,
         max_sessions_per_peer: a.max_per_peer,
+        max_resumable: a.max_resumable,
         ..ServeConfig::new(a.dir.clone())
     };
     let mut srv = SaratogaServer::bind(bind, cfg).map_err(|e| (1, format!("{bind}: {e}")))?;
@@ -430,6 +443,12 @@ fn serve(a: ServeArgs) -> Outcome {
     if stale > 0 && !json {
         eprintln!(
             "satcc saratoga: removed {stale} stale .NAME.partial file(s) of an interrupted server"
+        );
+    }
+    let kept = srv.counters().resumable_found;
+    if kept > 0 && !json {
+        eprintln!(
+            "satcc saratoga: kept {kept} interrupted transfer(s) (.NAME.partial with .NAME.resume): a PUT of the same file resumes"
         );
     }
     let stop = sar::stop_on_signals();

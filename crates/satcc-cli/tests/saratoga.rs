@@ -129,8 +129,9 @@ fn put_get_json_and_errors() {
 }
 
 /// SIGKILL of the server half way: the client fails (exit 1) and no file
-/// appears under the final name (only the temporary, which a killed
-/// process cannot remove).
+/// appears under the final name (only the temporary and its resume
+/// record); the restarted server resumes the retried PUT, which sends
+/// fewer bytes than the file.
 #[test]
 fn server_killed_mid_transfer() {
     let (inbox, local) = (tempdir("kinbox"), tempdir("klocal"));
@@ -146,7 +147,7 @@ fn server_killed_mid_transfer() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1200));
     server.kill().unwrap();
     server.wait().unwrap();
     let o = client.wait_with_output().unwrap();
@@ -157,18 +158,35 @@ fn server_killed_mid_transfer() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(left, vec![".big.bin.partial".to_string()]);
-    // A restarted server removes the stale temporary; the PUT then works.
+    let mut left = left;
+    left.sort();
+    assert_eq!(
+        left,
+        vec![
+            ".big.bin.partial".to_string(),
+            ".big.bin.resume".to_string()
+        ]
+    );
+    // A restarted server keeps them; the retried PUT resumes and sends
+    // fewer bytes than the file.
     let mut server = serve(&inbox, &addr);
     let o = satcc()
         .args(["saratoga", "put"])
         .arg(&src)
-        .args([&addr, "--rate", "200Mbps", "-q"])
+        .args([&addr, "--rate", "200Mbps", "--json"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (resumed, sent) = (
+        v["resumed_bytes"].as_u64().unwrap(),
+        v["sent_bytes"].as_u64().unwrap(),
+    );
+    assert!(resumed > 300_000, "{v}");
+    assert!(sent < 2_000_000 - 200_000, "{v}");
     server.kill().unwrap();
     server.wait().unwrap();
     assert!(std::fs::read(inbox.join("big.bin")).unwrap() == pattern(2_000_000));
     assert!(!inbox.join(".big.bin.partial").exists());
+    assert!(!inbox.join(".big.bin.resume").exists());
 }

@@ -243,14 +243,103 @@ reverse_error = { kind = "uniform", per = 1e-3 }
     assert_eq!(c.completed, 4, "{reports:?}");
 }
 
+/// The receiver (server) stopped half way: the client fails, nothing
+/// appears under the final name, the temporary and its resume record are
+/// kept; a restarted server resumes the retried PUT from what it holds, so
+/// the retry sends fewer bytes than a fresh transfer, and the file
+/// arrives byte-identical. With resuming off, the temporary goes.
 #[test]
-fn stopped_server_leaves_no_file_and_the_client_fails() {
+fn stopped_server_leaves_no_file_and_a_retry_resumes() {
     let _g = serial();
     let dir = tempdir("stop");
     let local = tempdir("stopcli");
-    let server = serve(ServeConfig::new(dir.clone()));
+    let size = 4usize << 20;
+    let body = pattern(size, 7);
     let src = local.join("big");
-    std::fs::write(&src, pattern(2 << 20, 7)).unwrap();
+    std::fs::write(&src, &body).unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let addr = server.addr;
+    let acked = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let a2 = acked.clone();
+    let s2 = src.clone();
+    let client = std::thread::spawn(move || {
+        let c = TransferConfig {
+            inactivity_timeout: Duration::from_secs(1),
+            ..cfg(Rate::Fixed(16_000_000))
+        };
+        put(&s2, addr, "big", &c, &mut |p| {
+            a2.store(p.done, Ordering::Relaxed);
+            true
+        })
+    });
+    // Half way (bounded wait: 2.1 s for the whole file at 16 Mb/s).
+    let t0 = StdInstant::now();
+    while acked.load(Ordering::Relaxed) < (size / 2) as u64 {
+        assert!(t0.elapsed() < StdDuration::from_secs(20), "no progress");
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    assert_eq!(
+        listing(&dir),
+        vec![".big.partial".to_string(), ".big.resume".to_string()]
+    );
+    let (c, reports) = server.stop();
+    assert_eq!(c.failed, 1, "{reports:?}");
+    let r = client.join().unwrap();
+    assert!(matches!(r, Err(TransferError::Timeout(_))), "{r:?}");
+    // No file under the final name; what is needed to resume is kept.
+    assert_eq!(
+        listing(&dir),
+        vec![".big.partial".to_string(), ".big.resume".to_string()]
+    );
+
+    // Restarted: the retry resumes.
+    let server = serve(ServeConfig::new(dir.clone()));
+    let retry = put(
+        &src,
+        server.addr,
+        "big",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("retry");
+    // A fresh transfer of the same file under another name, for comparison.
+    let fresh = put(
+        &src,
+        server.addr,
+        "big2",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("fresh");
+    let (c, reports) = server.stop();
+    println!(
+        "resumed {} B: retry sent {} B, fresh sent {} B (file {size} B)",
+        retry.resumed_bytes, retry.sent_bytes, fresh.sent_bytes
+    );
+    assert_eq!(
+        (c.resumable_found, c.resumed, c.completed),
+        (1, 1, 2),
+        "{reports:?}"
+    );
+    assert!(retry.resumed_bytes >= (size / 3) as u64, "{retry:?}");
+    assert!(fresh.sent_bytes >= size as u64, "{fresh:?}");
+    assert!(
+        retry.sent_bytes + retry.resumed_bytes / 2 < fresh.sent_bytes,
+        "retry {retry:?} fresh {fresh:?}"
+    );
+    assert_eq!(fresh.resumed_bytes, 0);
+    let put_report = reports.iter().find(|r| r.name == "big").unwrap();
+    assert!(put_report.ok && put_report.resumed_bytes >= retry.resumed_bytes);
+    assert!(std::fs::read(dir.join("big")).unwrap() == body);
+    assert!(std::fs::read(dir.join("big2")).unwrap() == body);
+    assert_eq!(listing(&dir), vec!["big".to_string(), "big2".to_string()]);
+
+    // Resuming off: a stopped server removes the temporary.
+    let dir = tempdir("stop0");
+    let server = serve(ServeConfig {
+        max_resumable: 0,
+        ..ServeConfig::new(dir.clone())
+    });
     let addr = server.addr;
     let client = std::thread::spawn(move || {
         let c = TransferConfig {
@@ -260,13 +349,59 @@ fn stopped_server_leaves_no_file_and_the_client_fails() {
         put(&src, addr, "big", &c, &mut no_progress())
     });
     std::thread::sleep(StdDuration::from_millis(500));
-    // Mid-transfer: the temporary exists, the final name does not.
     assert_eq!(listing(&dir), vec![".big.partial".to_string()]);
-    let (c, reports) = server.stop();
-    assert_eq!(c.failed, 1, "{reports:?}");
-    let r = client.join().unwrap();
-    assert!(matches!(r, Err(TransferError::Timeout(_))), "{r:?}");
+    let _ = server.stop();
+    assert!(client.join().unwrap().is_err());
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+}
+
+/// A resume offer is only honoured for the same file: a PUT of other
+/// content under the name of a kept temporary starts from zero and
+/// replaces it.
+#[test]
+fn a_different_file_does_not_resume_a_kept_temporary() {
+    let _g = serial();
+    let dir = tempdir("noresume");
+    let local = tempdir("noresumecli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.inactivity_timeout = Duration::from_millis(600);
+    let server = serve(sc.clone());
+    let src = local.join("f");
+    std::fs::write(&src, pattern(1 << 20, 9)).unwrap();
+    let t0 = StdInstant::now();
+    // A client that gives up after 300 ms: the server times it out and
+    // keeps what arrived for a resume.
+    let r = put(
+        &src,
+        server.addr,
+        "f",
+        &cfg(Rate::Fixed(4_000_000)),
+        &mut |_| t0.elapsed() < StdDuration::from_millis(300),
+    );
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+    std::thread::sleep(StdDuration::from_millis(1200));
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.failed), (0, 1));
+    assert_eq!(
+        listing(&dir),
+        vec![".f.partial".to_string(), ".f.resume".to_string()]
+    );
+    let other = pattern(1 << 20, 10);
+    std::fs::write(&src, &other).unwrap();
+    let server = serve(sc);
+    let rep = put(
+        &src,
+        server.addr,
+        "f",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("put");
+    let (c, _) = server.stop();
+    assert_eq!((c.resumed, c.completed), (0, 1));
+    assert_eq!(rep.resumed_bytes, 0);
+    assert!(std::fs::read(dir.join("f")).unwrap() == other);
+    assert_eq!(listing(&dir), vec!["f".to_string()]);
 }
 
 #[test]
@@ -276,6 +411,9 @@ fn client_that_gives_up_leaves_no_file() {
     let local = tempdir("giveupcli");
     let mut sc = ServeConfig::new(dir.clone());
     sc.transfer.inactivity_timeout = Duration::from_millis(600);
+    // Without resuming: the temporary is removed (with resuming it is
+    // kept: `a_different_file_does_not_resume_a_kept_temporary`).
+    sc.max_resumable = 0;
     let server = serve(sc);
     let src = local.join("f");
     std::fs::write(&src, pattern(1 << 20, 9)).unwrap();
@@ -523,16 +661,21 @@ fn hostile_names_and_frames_change_nothing_and_a_transfer_completes() {
     eprintln!("{sent} hostile datagrams; server counters {c:?}");
 }
 
+/// 20 simultaneous PUTs to one server (STFRC and fixed rates mixed) all
+/// complete and verify.
 #[test]
-fn concurrent_puts_all_complete() {
+fn twenty_concurrent_puts_all_complete() {
     let _g = serial();
     let dir = tempdir("conc");
     let local = tempdir("conccli");
-    let server = serve(ServeConfig::new(dir.clone()));
+    let server = serve(ServeConfig {
+        max_sessions_per_peer: 20,
+        ..ServeConfig::new(dir.clone())
+    });
     let mut handles = Vec::new();
-    for i in 0..4u64 {
+    for i in 0..20u64 {
         let src = local.join(format!("s{i}"));
-        let body = pattern(512 << 10, 40 + i);
+        let body = pattern(256 << 10, 40 + i);
         std::fs::write(&src, &body).unwrap();
         let addr = server.addr;
         let rate = if i % 2 == 0 {
@@ -551,7 +694,8 @@ fn concurrent_puts_all_complete() {
         assert!(std::fs::read(dir.join(format!("c{i}"))).unwrap() == body);
     }
     let (c, _) = server.stop();
-    assert_eq!(c.completed, 4);
+    assert_eq!((c.completed, c.failed, c.refused), (20, 0, 0));
+    assert_eq!(listing(&dir).len(), 20);
 }
 
 #[test]
