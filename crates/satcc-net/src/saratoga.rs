@@ -1488,6 +1488,12 @@ pub struct ServerCounters {
     /// removed at start: those without a valid resume record, or beyond
     /// [`ServeConfig::max_resumable`].
     pub stale_removed: u64,
+    /// STATUS frames of a GET's client rejected as impossible (offsets
+    /// or holes beyond what was sent, out of order, ...; never trusted).
+    pub status_rejected: u64,
+    /// Largest number of sessions held at once (in progress and
+    /// finished, kept to answer late frames): bounded by the limits.
+    pub sessions_peak: u64,
     /// Interrupted PUTs found at start with a resume record, kept.
     pub resumable_found: u64,
     /// PUTs resumed from an interrupted transfer's bytes.
@@ -1801,7 +1807,10 @@ impl SaratogaServer {
                 if st.error != 0 {
                     fail = Some((0, format!("peer aborted: {}", error_text(st.error))));
                 } else {
+                    let before = g.sender.sender_stats().status_rejected;
                     feed_status(&mut g.sender, now, st);
+                    self.counters.status_rejected +=
+                        g.sender.sender_stats().status_rejected - before;
                 }
             }
             (Side::Get(g), Repr::Request(r)) if r.name == g.name => {
@@ -1920,6 +1929,10 @@ impl SaratogaServer {
                 side.offer = Some((RESUME_OFFER_REPEATS, offer));
             }
         }
+        self.counters.sessions_peak = self
+            .counters
+            .sessions_peak
+            .max(self.sessions.len() as u64 + 1);
         self.sessions.insert(
             (peer, session),
             Session {
@@ -1991,6 +2004,10 @@ impl SaratogaServer {
             meta_retry: None,
             error: None,
         };
+        self.counters.sessions_peak = self
+            .counters
+            .sessions_peak
+            .max(self.sessions.len() as u64 + 1);
         self.sessions.insert(
             (peer, session),
             Session {

@@ -892,3 +892,143 @@ queue = { kind = "droptail", limit = 50 }
     assert!(rep.duration_s < 10.0, "{:.1} s", rep.duration_s);
     server.stop();
 }
+
+/// A flood of REQUESTs from 10 000 session ids and STATUS frames with
+/// absurd offsets and holes, while a GET and a PUT run: both complete
+/// byte-identical, the session table stays within its bound, the flood is
+/// refused and counted, the absurd STATUS frames are rejected (never
+/// trusted), and nothing is written but the two files.
+#[test]
+fn request_flood_and_absurd_status_leave_memory_bounded() {
+    let _g = serial();
+    let dir = tempdir("flood");
+    let local = tempdir("floodcli");
+    let served = pattern(2 << 20, 11);
+    std::fs::write(dir.join("served"), &served).unwrap();
+    let up = pattern(2 << 20, 12);
+    std::fs::write(local.join("up"), &up).unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    // 2 MB at 10 Mb/s: about 1.7 s, longer than the flood.
+    sc.transfer.rate = Rate::Fixed(10_000_000);
+    sc.transfer.inactivity_timeout = Duration::from_secs(1);
+    sc.max_sessions = 16;
+    sc.max_sessions_per_peer = 8;
+    let server = serve(sc);
+    let addr = server.addr;
+    let dest = local.join("copy");
+    let d2 = dest.clone();
+    let getter =
+        std::thread::spawn(move || get(addr, "served", &d2, &cfg(Rate::Stfrc), &mut |_| true));
+    let src = local.join("up");
+    let putter = std::thread::spawn(move || {
+        put(&src, addr, "up", &cfg(Rate::Fixed(10_000_000)), &mut |_| {
+            true
+        })
+    });
+    std::thread::sleep(StdDuration::from_millis(100));
+
+    let socks: Vec<UdpSocket> = (0..4)
+        .map(|_| {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.connect(addr).unwrap();
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let absurd = |session: u32, k: u64| -> Vec<u8> {
+        let (progress, irt, holes) = match k % 4 {
+            // Progress far beyond the file.
+            0 => (1u64 << 60, 0, vec![]),
+            // Holes beyond anything sent, and huge.
+            1 => (0, 0, vec![(1 << 40, 1 << 61)]),
+            // 64 holes far beyond the file.
+            2 => (
+                0,
+                0,
+                (0..64u64)
+                    .map(|i| ((i + 10) << 40, ((i + 10) << 40) + 1))
+                    .collect(),
+            ),
+            // A hole below the progress indicator.
+            _ => (1000, 5000, vec![(10, 20)]),
+        };
+        Repr::Status(wire::Status {
+            descriptor: DescriptorSize::D64,
+            session,
+            metadata_received: true,
+            incomplete: false,
+            voluntary: false,
+            error: 0,
+            timestamp: None,
+            progress,
+            in_response_to: irt,
+            holes,
+        })
+        .to_vec()
+        .unwrap()
+    };
+    let mut buf = vec![0u8; 70_000];
+    let mut accepted = std::collections::HashSet::new();
+    let (mut requests, mut absurd_sent) = (0u64, 0u64);
+    for k in 0..10_000u32 {
+        let sock = &socks[k as usize % socks.len()];
+        let req = Repr::Request(wire::Request {
+            descriptor: DescriptorSize::D64,
+            session: 100_000 + k,
+            streams: false,
+            udp_lite: false,
+            kind: RequestType::Get,
+            name: b"served".to_vec(),
+            auth: Vec::new(),
+        });
+        let _ = sock.send(&req.to_vec().unwrap());
+        requests += 1;
+        // A STATUS of a session nobody has.
+        let _ = sock.send(&absurd(7_000_000 + k, u64::from(k)));
+        if k % 100 == 99 {
+            std::thread::sleep(StdDuration::from_millis(2));
+            // The sessions the server accepted answer with frames: throw
+            // absurd STATUS frames at them.
+            for (i, s) in socks.iter().enumerate() {
+                for _ in 0..10_000 {
+                    let Ok(n) = s.recv(&mut buf) else { break };
+                    let Ok(f) = Frame::new_checked(&buf[..n]) else {
+                        continue;
+                    };
+                    if let Ok(Repr::Metadata(m)) = Repr::parse(&f) {
+                        accepted.insert((i, m.session));
+                    }
+                }
+            }
+            for &(i, sid) in &accepted {
+                for j in 0..4 {
+                    let _ = socks[i].send(&absurd(sid, j));
+                    absurd_sent += 1;
+                }
+            }
+        }
+    }
+    // The flood hit transfers in progress.
+    assert!(!getter.is_finished() && !putter.is_finished());
+    let g = getter.join().unwrap().expect("GET under a flood");
+    let p = putter.join().unwrap().expect("PUT under a flood");
+    assert_eq!((g.bytes, p.bytes), (2 << 20, 2 << 20));
+    assert!(std::fs::read(&dest).unwrap() == served);
+    assert!(std::fs::read(dir.join("up")).unwrap() == up);
+    let (c, _) = server.stop();
+    eprintln!(
+        "{requests} REQUESTs, {} sessions accepted, {absurd_sent} absurd STATUS to them; {c:?}",
+        accepted.len()
+    );
+    assert!(!accepted.is_empty());
+    // The session table's bound (in progress and lingering).
+    assert!(c.sessions_peak <= 16 * 8, "{c:?}");
+    assert!(c.refused >= requests - 16 * 8, "{c:?}");
+    // Every absurd STATUS to a live session was rejected, not trusted;
+    // those of no session were counted as foreign.
+    assert!(c.status_rejected > 0, "{c:?}");
+    assert!(c.unknown_session >= requests, "{c:?}");
+    let mut files = listing(&dir);
+    files.sort();
+    assert_eq!(files, vec!["served".to_string(), "up".to_string()]);
+}
