@@ -266,38 +266,70 @@ pub fn parse_checksum(s: &str) -> Result<ChecksumType, String> {
     }
 }
 
+/// A checksum computed piece by piece.
+enum Hasher {
+    Crc(crc32fast::Hasher),
+    Md5(md5::Md5),
+    Sha1(sha1::Sha1),
+}
+
+impl std::fmt::Debug for Hasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hasher")
+    }
+}
+
+impl Hasher {
+    /// `None` for no checksum.
+    fn new(kind: ChecksumType) -> Option<Hasher> {
+        use md5::Digest as _;
+        match kind {
+            ChecksumType::None => None,
+            ChecksumType::Crc32 => Some(Hasher::Crc(crc32fast::Hasher::new())),
+            ChecksumType::Md5 => Some(Hasher::Md5(md5::Md5::new())),
+            ChecksumType::Sha1 => Some(Hasher::Sha1(sha1::Sha1::new())),
+        }
+    }
+
+    fn update(&mut self, b: &[u8]) {
+        use md5::Digest as _;
+        match self {
+            Hasher::Crc(c) => c.update(b),
+            Hasher::Md5(m) => m.update(b),
+            Hasher::Sha1(s) => s.update(b),
+        }
+    }
+
+    fn finish(self) -> Checksum {
+        use md5::Digest as _;
+        match self {
+            Hasher::Crc(c) => Checksum::Crc32(c.finalize()),
+            Hasher::Md5(m) => Checksum::Md5(m.finalize().into()),
+            Hasher::Sha1(s) => Checksum::Sha1(s.finalize().into()),
+        }
+    }
+
+    /// Feeds bytes `[from, to)` of `f`, read in blocks of `buf`'s size.
+    fn feed(&mut self, f: &File, from: u64, to: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut off = from;
+        while off < to {
+            let n = (to - off).min(buf.len() as u64) as usize;
+            read_exact_at(f, &mut buf[..n], off)?;
+            self.update(&buf[..n]);
+            off += n as u64;
+        }
+        Ok(())
+    }
+}
+
 /// The checksum of the first `len` bytes of `f`, read in 1 MB blocks (the
 /// file is never held in memory whole).
 pub fn checksum_file(f: &File, len: u64, kind: ChecksumType) -> io::Result<Checksum> {
-    use md5::Digest as _;
-    enum H {
-        Crc(crc32fast::Hasher),
-        Md5(md5::Md5),
-        Sha1(sha1::Sha1),
-    }
-    let mut h = match kind {
-        ChecksumType::None => return Ok(Checksum::None),
-        ChecksumType::Crc32 => H::Crc(crc32fast::Hasher::new()),
-        ChecksumType::Md5 => H::Md5(md5::Md5::new()),
-        ChecksumType::Sha1 => H::Sha1(sha1::Sha1::new()),
+    let Some(mut h) = Hasher::new(kind) else {
+        return Ok(Checksum::None);
     };
-    let mut buf = vec![0u8; 1 << 20];
-    let mut off = 0u64;
-    while off < len {
-        let n = (len - off).min(buf.len() as u64) as usize;
-        read_exact_at(f, &mut buf[..n], off)?;
-        match &mut h {
-            H::Crc(c) => c.update(&buf[..n]),
-            H::Md5(m) => m.update(&buf[..n]),
-            H::Sha1(s) => s.update(&buf[..n]),
-        }
-        off += n as u64;
-    }
-    Ok(match h {
-        H::Crc(c) => Checksum::Crc32(c.finalize()),
-        H::Md5(m) => Checksum::Md5(m.finalize().into()),
-        H::Sha1(s) => Checksum::Sha1(s.finalize().into()),
-    })
+    h.feed(f, 0, len, &mut vec![0u8; 1 << 20])?;
+    Ok(h.finish())
 }
 
 #[cfg(unix)]
@@ -426,13 +458,26 @@ impl TempFile {
         true
     }
 
-    /// Sets the length, checks the checksum, syncs and renames.
-    fn commit(&mut self, size: u64, sum: &Checksum, overwrite: bool) -> Result<(), String> {
+    /// Sets the length, checks the checksum, syncs and renames. `hashed`:
+    /// the checksum of the file's first bytes, computed while they
+    /// arrived (see [`RecvSide::hash_ahead`]), finished here.
+    fn commit(
+        &mut self,
+        size: u64,
+        sum: &Checksum,
+        overwrite: bool,
+        hashed: Option<(Hasher, u64)>,
+    ) -> Result<(), String> {
         self.file
             .set_len(size)
             .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
-        let got = checksum_file(&self.file, size, sum.kind())
-            .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
+        let got = match hashed {
+            Some((mut h, at)) if h_kind(&h) == sum.kind() && at <= size => h
+                .feed(&self.file, at, size, &mut vec![0u8; 1 << 20])
+                .map(|()| h.finish()),
+            _ => checksum_file(&self.file, size, sum.kind()),
+        }
+        .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
         if got != *sum {
             return Err(format!(
                 "{} checksum of the {size} bytes received does not match METADATA's",
@@ -461,6 +506,14 @@ impl Drop for TempFile {
     }
 }
 
+fn h_kind(h: &Hasher) -> ChecksumType {
+    match h {
+        Hasher::Crc(_) => ChecksumType::Crc32,
+        Hasher::Md5(_) => ChecksumType::Md5,
+        Hasher::Sha1(_) => ChecksumType::Sha1,
+    }
+}
+
 /// `.NAME.partial` beside `dest`.
 fn partial_path(dest: &Path) -> Option<PathBuf> {
     let name = dest.file_name()?;
@@ -477,6 +530,14 @@ fn resume_path(dest: &Path) -> Option<PathBuf> {
 /// [`MAX_WIRE_HOLES`] holes and `k` ranges leave at most `k + 1` holes,
 /// so the resume offer always fits one STATUS with a complete list.
 const MAX_RESUME_RANGES: usize = MAX_WIRE_HOLES - 1;
+
+/// Bytes of a receiver's prefix hashed at most per pass (about 10 ms of
+/// SHA-1): the verification keeps up with the transfer without stalling
+/// a server's other sessions for long.
+const HASH_AHEAD: u64 = 4 << 20;
+
+/// Smallest piece of the prefix hashed ahead (but the file's last).
+const HASH_BLOCK: u64 = 256 << 10;
 
 /// How many times a resume offer is repeated (before STATUS replies).
 const RESUME_OFFER_REPEATS: u8 = 8;
@@ -1054,6 +1115,9 @@ struct RecvSide {
     resumable_fail: bool,
     /// Resume offers still to repeat (see [`SaratogaServer`]).
     offer: Option<(u8, Vec<u8>)>,
+    /// The checksum of the file's contiguous prefix `[0, n)`, computed as
+    /// it arrives, with `n`; bytes below `n` are never written again.
+    hash: Option<(Hasher, u64)>,
 }
 
 impl RecvSide {
@@ -1075,6 +1139,9 @@ impl RecvSide {
             // data already received, within its descriptor) sets what the
             // file is verified against.
             if self.receiver.receiver_stats().metadata_received > before {
+                if self.meta.is_none() {
+                    self.hash = Hasher::new(m.checksum.kind()).map(|h| (h, 0));
+                }
                 self.meta = Some((m.entry.size, m.checksum));
             }
         }
@@ -1090,8 +1157,12 @@ impl RecvSide {
         if end > limit || payload.len() != d.payload_len {
             return Ok(()); // the endpoint rejects and counts it too
         }
-        if self.result.is_none() {
-            write_all_at(&self.temp.file, payload, d.offset)
+        // Bytes already hashed stay as they were hashed: a later
+        // duplicate (or a forged DATA) cannot change what is verified.
+        let hashed = self.hash.as_ref().map_or(0, |h| h.1);
+        if self.result.is_none() && end > hashed {
+            let skip = hashed.saturating_sub(d.offset) as usize;
+            write_all_at(&self.temp.file, &payload[skip..], d.offset + skip as u64)
                 .map_err(|e| format!("{}: write: {e}", self.temp.tmp.display()))?;
         }
         if let Ok(msg) = from_repr(&Repr::Data(*d)) {
@@ -1149,11 +1220,38 @@ impl RecvSide {
         }
     }
 
+    /// Hashes up to `budget` more bytes of the contiguous prefix
+    /// received, so that the verification at the end has little left to
+    /// read (a large file's checksum would otherwise stall a server's
+    /// other sessions, and delay the confirmation, at the end).
+    fn hash_ahead(&mut self, budget: u64) {
+        let Some((size, _)) = self.meta else {
+            return;
+        };
+        let prefix = self.receiver.received().prefix_end().min(size);
+        let Some((h, at)) = &mut self.hash else {
+            return;
+        };
+        // Not a read per frame: wait for a block, or the end.
+        if *at >= prefix || (prefix - *at < HASH_BLOCK && prefix < size) {
+            return;
+        }
+        let to = prefix.min(at.saturating_add(budget));
+        let mut buf = vec![0u8; (to - *at).min(1 << 20) as usize];
+        if h.feed(&self.temp.file, *at, to, &mut buf).is_ok() {
+            *at = to;
+        } else {
+            // Verified from scratch at the end instead.
+            self.hash = None;
+        }
+    }
+
     /// Once every byte is there and METADATA seen: verify and rename.
     fn try_commit(&mut self) -> Option<&Result<(), String>> {
         if self.result.is_none() && self.receiver.is_complete() {
             if let Some((size, sum)) = self.meta {
-                self.result = Some(self.temp.commit(size, &sum, self.overwrite));
+                let hashed = self.hash.take();
+                self.result = Some(self.temp.commit(size, &sum, self.overwrite, hashed));
             }
         }
         self.result.as_ref()
@@ -1322,6 +1420,7 @@ pub fn get(
         resumed_bytes: 0,
         resumable_fail: false,
         offer: None,
+        hash: None,
     };
     let name_b = name.as_bytes().to_vec();
     let mut out = vec![0u8; MAX_DATAGRAM + 64];
@@ -1418,6 +1517,7 @@ pub fn get(
                 last_rx = now;
                 side.on_data(now, d, payload)
                     .map_err(TransferError::Local)?;
+                side.hash_ahead(HASH_AHEAD);
             }
             _ => continue,
         }
@@ -1897,6 +1997,7 @@ impl SaratogaServer {
             resumed_bytes: 0,
             resumable_fail: false,
             offer: None,
+            hash: None,
         };
         let _ = side.on_metadata(now, m);
         if let Some(info) = resume {
@@ -2114,6 +2215,7 @@ fn put_step(
         )));
     }
     r.maybe_save(now);
+    r.hash_ahead(HASH_AHEAD);
     match r.try_commit().cloned() {
         Some(Err(e)) => {
             // Drop the STATUS that would say "all received".
