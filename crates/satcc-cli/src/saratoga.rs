@@ -107,6 +107,10 @@ struct Common {
     /// Replace an existing file of the same name.
     #[arg(long)]
     overwrite: bool,
+    /// The sender asks for a STATUS every N DATA frames (and at least
+    /// once a second; 0: by time only). Fewer on a narrow return link.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    status_every: u32,
     /// JSON on stdout instead of the result line (serve: one line per
     /// finished transfer).
     #[arg(long)]
@@ -212,6 +216,7 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         payload: c.payload,
         checksum: parse_checksum(&c.checksum)?,
         inactivity_timeout: timeout,
+        status_every_frames: c.status_every,
         max_size: parse_bytes(&c.max_size)
             .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
         overwrite: c.overwrite,
