@@ -50,6 +50,8 @@ use serde::Serialize;
 
 use crate::clock::{grow_buffers, Clock, Socket};
 
+pub mod beacon;
+
 /// The Saratoga port (draft §4: 7542).
 pub const DEFAULT_PORT: u16 = wire::PORT;
 
@@ -1560,6 +1562,12 @@ pub struct ServeConfig {
     /// `.NAME.resume` record) at most; 0 disables resuming (every failure
     /// removes its temporary file, as does a server restart).
     pub max_resumable: usize,
+    /// Send a BEACON (§4.1) from the server's socket to this address
+    /// (unicast or broadcast) every so often: willing to send and
+    /// receive, the directory's free space, `eid`.
+    pub announce: Option<(SocketAddr, Duration)>,
+    /// The endpoint identifier announced.
+    pub eid: String,
 }
 
 impl ServeConfig {
@@ -1572,6 +1580,8 @@ impl ServeConfig {
             max_sessions_per_peer: 8,
             linger: Duration::from_secs(10),
             max_resumable: 32,
+            announce: None,
+            eid: "satcc".into(),
         }
     }
 }
@@ -1601,6 +1611,10 @@ pub struct ServerCounters {
     /// Largest number of sessions held at once (in progress and
     /// finished, kept to answer late frames): bounded by the limits.
     pub sessions_peak: u64,
+    /// BEACON frames received (peers announcing themselves; no reply).
+    pub beacons_received: u64,
+    /// BEACON frames sent (`ServeConfig::announce`).
+    pub beacons_sent: u64,
     /// Interrupted PUTs found at start with a resume record, kept.
     pub resumable_found: u64,
     /// PUTs resumed from an interrupted transfer's bytes.
@@ -1735,6 +1749,10 @@ impl SaratogaServer {
         cfg.dir = dir;
         let s = UdpSocket::bind(addr)?;
         grow_buffers(&s, 8 << 20);
+        if cfg.announce.is_some() {
+            // Announcing to a broadcast address needs it.
+            s.set_broadcast(true)?;
+        }
         Ok(SaratogaServer {
             sock: Socket::new(s),
             cfg,
@@ -1770,8 +1788,24 @@ impl SaratogaServer {
     ) -> io::Result<()> {
         let mut out = vec![0u8; MAX_DATAGRAM + 64];
         let mut inbuf = vec![0u8; MAX_DATAGRAM + 1];
+        let mut next_beacon = self.clock.now();
         while !stop.load(Ordering::Relaxed) {
             let now = self.clock.now();
+            if let Some((to, every)) = self.cfg.announce {
+                if now >= next_beacon {
+                    let free = beacon::free_space_kb(&self.cfg.dir);
+                    let b = beacon::beacon_frame(
+                        &self.cfg.eid,
+                        free,
+                        beacon::WILLING_YES,
+                        beacon::WILLING_YES,
+                    );
+                    if self.sock.send_to(&b, to).is_ok() {
+                        self.counters.beacons_sent += 1;
+                    }
+                    next_beacon = now + every;
+                }
+            }
             self.step(now, &mut out, report);
             let mut deadline = now + Duration::from_millis(50);
             for s in self.sessions.values() {
@@ -1861,7 +1895,7 @@ impl SaratogaServer {
         };
         let session = match &repr {
             Repr::Beacon(_) => {
-                self.counters.unknown_session += 1;
+                self.counters.beacons_received += 1;
                 return;
             }
             Repr::Request(r) => r.session,

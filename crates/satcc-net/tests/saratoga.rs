@@ -1032,3 +1032,69 @@ fn request_flood_and_absurd_status_leave_memory_bounded() {
     files.sort();
     assert_eq!(files, vec!["served".to_string(), "up".to_string()]);
 }
+
+/// BEACON over loopback: a listener hears a peer announced with
+/// `send_beacons` and a server announcing itself from its own port
+/// (EID, willingness, free space), counts other datagrams, and a server
+/// that receives a BEACON counts it and answers nothing.
+#[test]
+fn beacons_announce_and_discover_peers() {
+    use satcc_net::saratoga::beacon::{beacon_frame, listen_beacons, send_beacons, WILLING_YES};
+    let _g = serial();
+    let dir = tempdir("beacon");
+    let listener = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let laddr = listener.local_addr().unwrap();
+    let server = serve(ServeConfig {
+        announce: Some((laddr, Duration::from_millis(100))),
+        eid: "srv-A".into(),
+        ..ServeConfig::new(dir.clone())
+    });
+    let srv_addr = server.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || {
+        let mut events = Vec::new();
+        let r = listen_beacons(&listener, StdDuration::from_secs(10), &st, &mut |p, new| {
+            events.push((p.clone(), new))
+        })
+        .unwrap();
+        (r, events)
+    });
+    let frame = beacon_frame("gs-1", Some(12_345), 2, WILLING_YES);
+    let never = AtomicBool::new(false);
+    assert_eq!(
+        send_beacons(laddr, &frame, 3, StdDuration::from_millis(50), &never).unwrap(),
+        3
+    );
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    junk.send_to(b"not a frame", laddr).unwrap();
+    // The server counts a BEACON it receives and sends nothing back.
+    junk.send_to(&frame, srv_addr).unwrap();
+    junk.set_read_timeout(Some(StdDuration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 100];
+    assert!(junk.recv(&mut buf).is_err(), "no reply to a BEACON");
+    std::thread::sleep(StdDuration::from_millis(400));
+    stop.store(true, Ordering::Relaxed);
+    let ((peers, c), events) = h.join().unwrap();
+    let (sc, _) = server.stop();
+    let gs = peers.iter().find(|p| p.eid == "gs-1").expect("gs-1 heard");
+    assert_eq!((gs.tx_willing, gs.rx_willing), (2, 3));
+    assert_eq!(gs.free_space_kb, Some(12_345));
+    assert_eq!(gs.beacons, 3);
+    assert_eq!(gs.descriptor_bits, 64);
+    let srv = peers
+        .iter()
+        .find(|p| p.eid == "srv-A")
+        .expect("server heard");
+    // From the server's own port: the address to PUT to.
+    assert_eq!(srv.addr, srv_addr.to_string());
+    assert_eq!((srv.tx_willing, srv.rx_willing), (3, 3));
+    assert!(srv.free_space_kb.is_some_and(|kb| kb > 0));
+    assert!(srv.beacons >= 3, "{srv:?}");
+    assert_eq!(peers.len(), 2, "{peers:?}");
+    assert_eq!(c.other, 1);
+    // New peers reported once each as new.
+    assert_eq!(events.iter().filter(|e| e.1).count(), 2);
+    assert!(sc.beacons_sent >= 3 && sc.beacons_received == 1, "{sc:?}");
+}
