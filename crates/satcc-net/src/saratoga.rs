@@ -1611,6 +1611,9 @@ pub struct ServerCounters {
     /// Largest number of sessions held at once (in progress and
     /// finished, kept to answer late frames): bounded by the limits.
     pub sessions_peak: u64,
+    /// GETs whose file's checksum was computed in a worker thread (files
+    /// over 4 MB not in the checksum cache).
+    pub checksums_offloaded: u64,
     /// BEACON frames received (peers announcing themselves; no reply).
     pub beacons_received: u64,
     /// BEACON frames sent (`ServeConfig::announce`).
@@ -1653,6 +1656,54 @@ pub struct SessionReport {
 enum Side {
     Put(Box<RecvSide>),
     Get(Box<SendSide>),
+    /// A GET whose file's checksum a worker thread computes first.
+    Preparing(Box<Preparing>),
+}
+
+/// A GET waiting for its file's checksum: computed in a thread of its
+/// own, so that a large file (SHA-1 runs at a few hundred MB/s) does not
+/// stall the server's other sessions.
+#[derive(Debug)]
+struct Preparing {
+    file: Option<File>,
+    name: Vec<u8>,
+    size: u64,
+    id: FileId,
+    rx: std::sync::mpsc::Receiver<io::Result<Checksum>>,
+}
+
+/// Files up to this size are checksummed in the server's thread (a few
+/// milliseconds); larger ones in a worker.
+const INLINE_SUM: u64 = 4 << 20;
+
+/// Checksum workers at once; a GET beyond is refused (the client repeats
+/// its REQUEST and gets in later).
+const MAX_SUM_WORKERS: usize = 4;
+
+/// The sending side of a GET of `file` (`size` bytes, `checksum`).
+fn get_side(
+    cfg: &TransferConfig,
+    session: u32,
+    file: File,
+    name: Vec<u8>,
+    size: u64,
+    checksum: Checksum,
+    now: Instant,
+) -> SendSide {
+    SendSide {
+        sender: make_sender(cfg, session, size, checksum, now),
+        file,
+        name,
+        size,
+        checksum,
+        retx_bytes: 0,
+        data_frames: 0,
+        sent_bytes: 0,
+        fresh: RangeSet::new(2 * MAX_WIRE_HOLES),
+        last_passed: now,
+        meta_retry: None,
+        error: None,
+    }
 }
 
 #[derive(Debug)]
@@ -1701,34 +1752,32 @@ type FileId = (u64, u64, u64, Option<std::time::SystemTime>);
 /// bounded memory).
 const SUM_CACHE: usize = 1024;
 
+/// What identifies `file`'s content (`size` bytes) for [`SumCache`].
+fn file_id(file: &File, size: u64) -> Option<FileId> {
+    let md = file.metadata().ok()?;
+    #[cfg(unix)]
+    let (dev, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (md.dev(), md.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, ino) = (0, 0);
+    Some((dev, ino, size, md.modified().ok()))
+}
+
 impl SumCache {
-    fn get_or_compute(
-        &mut self,
-        name: &str,
-        file: &File,
-        size: u64,
-        kind: ChecksumType,
-    ) -> Option<Checksum> {
-        let md = file.metadata().ok()?;
-        #[cfg(unix)]
-        let (dev, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (md.dev(), md.ino())
-        };
-        #[cfg(not(unix))]
-        let (dev, ino) = (0, 0);
-        let id: FileId = (dev, ino, size, md.modified().ok());
-        if let Some((fid, sum)) = self.map.get(name) {
-            if *fid == id && sum.kind() == kind {
-                return Some(*sum);
-            }
-        }
-        let sum = checksum_file(file, size, kind).ok()?;
+    fn get(&self, name: &str, id: &FileId, kind: ChecksumType) -> Option<Checksum> {
+        self.map
+            .get(name)
+            .filter(|(fid, sum)| fid == id && sum.kind() == kind)
+            .map(|e| e.1)
+    }
+
+    fn put(&mut self, name: &str, id: FileId, sum: Checksum) {
         if self.map.len() >= SUM_CACHE {
             self.map.clear();
         }
         self.map.insert(name.to_string(), (id, sum));
-        Some(sum)
     }
 }
 
@@ -1954,6 +2003,10 @@ impl SaratogaServer {
                         g.sender.sender_stats().status_rejected - before;
                 }
             }
+            (Side::Preparing(p), Repr::Request(r)) if r.name == p.name => {
+                // Repeated while the checksum is computed: still alive.
+                s.last_heard = now;
+            }
             (Side::Get(g), Repr::Request(r)) if r.name == g.name => {
                 // A repeated REQUEST: our METADATA was lost.
                 s.last_heard = now;
@@ -2129,22 +2182,65 @@ impl SaratogaServer {
             return self.refuse(peer, session, error_code::FILE_TOO_BIG);
         }
         let cfg = self.cfg.transfer.clone();
-        let Some(checksum) = self.sums.get_or_compute(&name, &file, size, cfg.checksum) else {
+        let Some(id) = file_id(&file, size) else {
             return self.refuse(peer, session, error_code::CANT_SEND);
         };
-        let side = SendSide {
-            sender: make_sender(&cfg, session, size, checksum, now),
-            file,
-            name: r.name.clone(),
-            size,
-            checksum,
-            retx_bytes: 0,
-            data_frames: 0,
-            sent_bytes: 0,
-            fresh: RangeSet::new(2 * MAX_WIRE_HOLES),
-            last_passed: now,
-            meta_retry: None,
-            error: None,
+        let side = match self.sums.get(&name, &id, cfg.checksum) {
+            Some(sum) => Side::Get(Box::new(get_side(
+                &cfg,
+                session,
+                file,
+                r.name.clone(),
+                size,
+                sum,
+                now,
+            ))),
+            None if size <= INLINE_SUM => {
+                let Ok(sum) = checksum_file(&file, size, cfg.checksum) else {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                };
+                self.sums.put(&name, id, sum);
+                Side::Get(Box::new(get_side(
+                    &cfg,
+                    session,
+                    file,
+                    r.name.clone(),
+                    size,
+                    sum,
+                    now,
+                )))
+            }
+            None => {
+                let workers = self
+                    .sessions
+                    .values()
+                    .filter(|s| matches!(s.side, Side::Preparing(_)))
+                    .count();
+                let Ok(f2) = file.try_clone() else {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                };
+                if workers >= MAX_SUM_WORKERS {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                }
+                let (tx, rx) = std::sync::mpsc::channel();
+                let kind = cfg.checksum;
+                let spawned = std::thread::Builder::new()
+                    .name("satcc-sar-sum".into())
+                    .spawn(move || {
+                        let _ = tx.send(checksum_file(&f2, size, kind));
+                    });
+                if spawned.is_err() {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                }
+                self.counters.checksums_offloaded += 1;
+                Side::Preparing(Box::new(Preparing {
+                    file: Some(file),
+                    name: r.name.clone(),
+                    size,
+                    id,
+                    rx,
+                }))
+            }
         };
         self.counters.sessions_peak = self
             .counters
@@ -2153,7 +2249,7 @@ impl SaratogaServer {
         self.sessions.insert(
             (peer, session),
             Session {
-                side: Side::Get(Box::new(side)),
+                side,
                 name,
                 started: now,
                 last_heard: now,
@@ -2171,10 +2267,38 @@ impl SaratogaServer {
         let max_resumable = self.cfg.max_resumable;
         let mut done = Vec::new();
         for (&(peer, id), s) in self.sessions.iter_mut() {
+            if let Side::Preparing(p) = &mut s.side {
+                use std::sync::mpsc::TryRecvError;
+                match p.rx.try_recv() {
+                    Ok(Ok(sum)) if p.file.is_some() => {
+                        self.sums.put(&s.name, p.id, sum);
+                        let file = p.file.take().expect("checked");
+                        let g = get_side(
+                            &self.cfg.transfer,
+                            id,
+                            file,
+                            std::mem::take(&mut p.name),
+                            p.size,
+                            sum,
+                            now,
+                        );
+                        s.side = Side::Get(Box::new(g));
+                    }
+                    Err(TryRecvError::Empty) => {}
+                    Ok(Ok(_)) | Ok(Err(_)) | Err(TryRecvError::Disconnected) => {
+                        let _ = sock.send_to(&error_status(id, error_code::CANT_SEND), peer);
+                        s.outcome = Some(Err((
+                            error_code::CANT_SEND,
+                            "reading the file for its checksum failed".into(),
+                        )));
+                    }
+                }
+            }
             if s.ended.is_none() && s.outcome.is_none() {
                 s.outcome = match &mut s.side {
                     Side::Put(r) => put_step(r, now, sock, peer, out),
                     Side::Get(g) => get_step(g, now, sock, peer, out),
+                    Side::Preparing(_) => None,
                 };
             } else if let (Side::Put(r), Some(Ok(()))) = (&mut s.side, &s.outcome) {
                 // Finished: keep answering STATUS requests (its last
@@ -2309,6 +2433,7 @@ fn session_report(
     let (kind, bytes, resumed_bytes) = match &s.side {
         Side::Put(r) => ("put", r.meta.map_or(0, |m| m.0), r.resumed_bytes),
         Side::Get(g) => ("get", g.size, 0),
+        Side::Preparing(p) => ("get", p.size, 0),
     };
     let secs = now.saturating_since(s.started).as_secs_f64();
     let ok = res.is_ok();

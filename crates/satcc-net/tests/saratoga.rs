@@ -1098,3 +1098,55 @@ fn beacons_announce_and_discover_peers() {
     assert_eq!(events.iter().filter(|e| e.1).count(), 2);
     assert!(sc.beacons_sent >= 3 && sc.beacons_received == 1, "{sc:?}");
 }
+
+/// The checksum of a large file served by GET is computed off the
+/// server's thread: while it runs (a 256 MB sparse file: SHA-1 of its
+/// zeros, about 1 s), another client's PUT completes, before the GET's METADATA
+/// comes out.
+#[test]
+fn a_large_files_checksum_does_not_stall_other_sessions() {
+    let _g = serial();
+    let dir = tempdir("sumthread");
+    let local = tempdir("sumthreadcli");
+    let big = std::fs::File::create(dir.join("big")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    drop(big);
+    std::fs::write(local.join("one"), b"1").unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let addr = server.addr;
+    let t0 = StdInstant::now();
+    let dest = local.join("big-copy");
+    let getter = std::thread::spawn(move || {
+        let mut meta_at = None;
+        // Stop as soon as METADATA (the size) is known.
+        let r = get(addr, "big", &dest, &cfg(Rate::Stfrc), &mut |p| {
+            if p.total.is_some() {
+                meta_at = Some(t0.elapsed());
+                return false;
+            }
+            t0.elapsed() < StdDuration::from_secs(60)
+        });
+        (r, meta_at)
+    });
+    std::thread::sleep(StdDuration::from_millis(30));
+    let p = put(
+        &local.join("one"),
+        addr,
+        "one",
+        &cfg(Rate::Fixed(10_000_000)),
+        &mut no_progress(),
+    )
+    .expect("put while a checksum runs");
+    let put_done = t0.elapsed();
+    let (r, meta_at) = getter.join().unwrap();
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+    let meta_at = meta_at.expect("the GET got its METADATA");
+    eprintln!(
+        "PUT done at {put_done:?} ({} s), GET's METADATA at {meta_at:?}",
+        p.duration_s
+    );
+    assert!(put_done < meta_at, "PUT {put_done:?}, METADATA {meta_at:?}");
+    let (c, _) = server.stop();
+    assert_eq!(c.checksums_offloaded, 1, "{c:?}");
+    assert_eq!(std::fs::read(dir.join("one")).unwrap(), b"1");
+}
