@@ -190,3 +190,70 @@ fn server_killed_mid_transfer() {
     assert!(!inbox.join(".big.bin.partial").exists());
     assert!(!inbox.join(".big.bin.resume").exists());
 }
+
+/// `satcc saratoga beacon listen --json` reports a peer announced by
+/// `beacon send` (EID, willingness) and by `serve --announce`.
+#[test]
+fn beacon_send_and_listen() {
+    let port = free_port();
+    let laddr = format!("127.0.0.1:{port}");
+    let listener = satcc()
+        .args(["saratoga", "beacon", "listen", "--bind", &laddr])
+        .args(["--duration", "2s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let o = run(&[
+        "saratoga",
+        "beacon",
+        "send",
+        &laddr,
+        "--eid",
+        "gs-1",
+        "--count",
+        "2",
+        "--interval",
+        "100ms",
+        "--tx",
+        "capable",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inbox = tempdir("beacon");
+    let saddr = format!("127.0.0.1:{}", free_port());
+    let mut server = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&inbox)
+        .args([
+            "--bind",
+            &saddr,
+            "--announce",
+            &laddr,
+            "--announce-every",
+            "200ms",
+        ])
+        .args(["--eid", "srv-A"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let o = listener.wait_with_output().unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(o.status.success());
+    let peers: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let gs = peers.iter().find(|p| p["eid"] == "gs-1").expect("gs-1");
+    assert_eq!(
+        (gs["tx_willing"].as_u64(), gs["rx_willing"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let srv = peers.iter().find(|p| p["eid"] == "srv-A").expect("server");
+    assert_eq!(srv["addr"], saddr.as_str());
+    // Bad arguments: exit 2.
+    let o = run(&["saratoga", "beacon", "send", &laddr, "--tx", "maybe"]);
+    assert_eq!(o.status.code(), Some(2));
+}
