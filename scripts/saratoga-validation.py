@@ -14,7 +14,9 @@ with the file's SHA-256 compared with the received file's, beside the
 simulator's completion time for the same link, protocol and file
 (`satcc run` of a one-file scenario, `mean_file_time_s`). Then the
 goodput check: 100 MB at a fixed 100 Mb/s with 1400-byte payloads over
-`dmc` (1e-4 errors).
+`dmc` (1e-4 errors). And `--only share`: an STFRC PUT of 30 MB beside a
+60 s TFRC `satcc perf` flow through one emulated GEO link (`satcc emulate
+--route`), against the simulator's two flows on the same link.
 
     cargo build --release
     scripts/saratoga-validation.py [--satcc PATH] [--only dmc|geo|goodput]
@@ -147,15 +149,112 @@ def sim(satcc, link, size, rate, payload, tmp):
     return f.get("mean_file_time_s") if f.get("files_completed") else None
 
 
+SHARE_SIM = """name = "stfrc-tfrc-geo"
+duration = "60s"
+[topology]
+kind = "graph"
+nodes = [{{ name = "a" }}, {{ name = "b" }}]
+[[topology.links]]
+from = "a"
+to = "b"
+name = "geo"
+rate = "10Mbps"
+delay = "250ms"
+queue = {{ kind = "droptail", limit_bytes = "625KB" }}
+[[flows]]
+protocol = "tfrc"
+src = "a"
+dst = "b"
+mss = 1000
+[[flows]]
+protocol = "stfrc"
+src = "a"
+dst = "b"
+mss = 1024
+{app}
+"""
+
+
+def share(satcc, port, seed, tmp, size=30_000_000, secs=60):
+    """STFRC PUT and TFRC perf through one GEO link (two routes)."""
+    src = os.path.join(tmp, f"share-{size}")
+    if not os.path.exists(src):
+        with open(src, "wb") as f:
+            f.write(os.urandom(size))
+    inbox = tempfile.mkdtemp(dir=tmp)
+    p = port
+    perf_srv = subprocess.Popen([satcc, "perf", "--server", "--bind", f"127.0.0.1:{p + 1}",
+                                 "--time", f"{secs + 200}s", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    sar_srv = subprocess.Popen([satcc, "saratoga", "serve", inbox, "--bind", f"127.0.0.1:{p + 3}",
+                                "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    emu = subprocess.Popen([satcc, "emulate", "--listen", f"127.0.0.1:{p}", "--to",
+                            f"127.0.0.1:{p + 1}", "--route", f"127.0.0.1:{p + 2}=127.0.0.1:{p + 3}",
+                            "--preset", "geo", "--seed", str(seed), "-q"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    before = load()
+    try:
+        perf = subprocess.Popen([satcc, "perf", "--client", f"127.0.0.1:{p}", "--protocol", "tfrc",
+                                 "--time", f"{secs}s", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        put = subprocess.run([satcc, "saratoga", "put", src, f"127.0.0.1:{p + 2}", "--as", "f",
+                              "--json", "-q", "--timeout", "60s"],
+                             capture_output=True, text=True, timeout=3600)
+        perf.communicate(timeout=secs + 60)
+        time.sleep(7)  # the perf server reports a client once it is silent
+    finally:
+        for q in (perf_srv, sar_srv, emu):
+            q.terminate()
+        out, _ = perf_srv.communicate(timeout=30)
+        for q in (sar_srv, emu):
+            q.wait(timeout=30)
+    rep = json.loads(put.stdout) if put.stdout.strip() else {"ok": False}
+    peers = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    tfrc = max((q["goodput_bps"] for q in peers), default=0.0)
+    identical = os.path.exists(os.path.join(inbox, "f")) and \
+        sha256(os.path.join(inbox, "f")) == sha256(src)
+    return rep, tfrc, identical, before
+
+
+def share_sim(satcc, tmp, app):
+    path = os.path.join(tmp, "share.toml")
+    with open(path, "w") as f:
+        f.write(SHARE_SIM.format(app=app))
+    out = subprocess.run([satcc, "run", path, "--json", "-q"], check=True,
+                         capture_output=True, text=True).stdout
+    return {f["protocol"]: f["goodput_bps"] for f in json.loads(out)["flows"]}
+
+
+def main_share(a):
+    with tempfile.TemporaryDirectory() as tmp:
+        for app, what in (("", "both bulk"),
+                          ('app = { kind = "files", size = 30000000, count = 1 }',
+                           "STFRC a 30 MB file")):
+            g = share_sim(a.satcc, tmp, app)
+            print(f"simulated, 60 s, {what}: STFRC {g['stfrc'] / 1e6:.2f} Mb/s, "
+                  f"TFRC {g['tfrc'] / 1e6:.2f} Mb/s, ratio {g['stfrc'] / g['tfrc']:.2f}")
+        for seed in range(1, a.seeds + 1):
+            rep, tfrc, same, ld = share(a.satcc, a.port + 10 * seed, seed, tmp)
+            g = rep.get("goodput_bps", 0.0)
+            print(f"real, seed {seed}: STFRC PUT 30 MB in {rep.get('duration_s', 0):.1f} s, "
+                  f"{g / 1e6:.2f} Mb/s; TFRC (60 s) {tfrc / 1e6:.2f} Mb/s; ratio "
+                  f"{g / tfrc if tfrc else float('nan'):.2f}; "
+                  f"{'identical' if same else 'DIFFERENT'}; load {ld:.1f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target/release/satcc"))
-    ap.add_argument("--only", choices=["dmc", "geo", "goodput"])
+    ap.add_argument("--only", choices=["dmc", "geo", "goodput", "share"])
+    ap.add_argument("--seeds", type=int, default=2, help="share: emulator seeds 1..N")
     ap.add_argument("--sizes", default="0,1,1000000,100000000")
     ap.add_argument("--out", default="saratoga-validation.jsonl")
     ap.add_argument("--port", type=int, default=19400)
     a = ap.parse_args()
+    if a.only == "share":
+        return main_share(a)
     sizes = [int(x) for x in a.sizes.split(",")]
     runs = []
     if a.only in (None, "goodput"):
