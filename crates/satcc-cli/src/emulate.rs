@@ -21,7 +21,8 @@ use serde::Serialize;
 /// come back through the reverse direction (`reverse_rate`,
 /// `reverse_queue`, `reverse_error`) to the client. One client at a time:
 /// another's datagrams are dropped until the first has been silent for
-/// 5 s. No root and no kernel module: everything happens in this process.
+/// 5 s (flows to several servers share the link with --route). No root
+/// and no kernel module: everything happens in this process.
 ///
 /// The link is a preset or a file with the keys of a scenario link
 /// (docs/scenario.md), plus an optional [schedule] of rate and delay
@@ -53,6 +54,14 @@ pub struct EmulateArgs {
     /// Address to forward to (the server behind the link).
     #[arg(long, value_name = "ADDR")]
     pub to: Option<String>,
+    /// Another route through the same link, LISTEN=TO (repeatable):
+    /// clients of LISTEN reach the server TO, and their datagrams share
+    /// the link's queues, rate and errors with every other route's, so
+    /// flows to different servers compete for one bottleneck (e.g. a
+    /// Saratoga PUT beside `satcc perf`). Not with a schedule or trace;
+    /// Linux only.
+    #[arg(long, value_name = "LISTEN=TO")]
+    pub route: Vec<String>,
     /// A built-in link: geo, dmc, ipstar, leo.
     #[arg(long, value_name = "NAME", conflicts_with = "link")]
     pub preset: Option<String>,
@@ -303,6 +312,19 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
     let mut cfg = RelayConfig::new(listen, to, link.clone());
     cfg.seed = a.seed;
     cfg.overhead = a.overhead;
+    for r in &a.route {
+        let (l, t) = r
+            .split_once('=')
+            .ok_or_else(|| format!("--route '{r}': expected LISTEN=TO"))?;
+        cfg.routes
+            .push((resolve("--route", l)?, resolve("--route", t)?));
+    }
+    if !cfg.routes.is_empty() && !link.schedule.steps.is_empty() {
+        return Err("--route: not with a schedule or trace (a fixed link only)".into());
+    }
+    if !cfg.routes.is_empty() && a.pcap.is_some() {
+        return Err("--pcap: not with --route (capture one route at a time)".into());
+    }
     cfg.pcap = a.pcap.clone();
     // Ctrl-C and SIGTERM end the run like --duration does: the summary is
     // printed and the capture finished.

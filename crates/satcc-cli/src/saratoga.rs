@@ -22,7 +22,10 @@ use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
 /// A receiver writes to .NAME.partial and renames it to NAME only once
 /// every byte has arrived and the sender's checksum (SHA-1 by default)
 /// verifies: a failed or interrupted transfer never leaves a file under
-/// its final name, and the command exits non-zero saying why.
+/// its final name, and the command exits non-zero saying why. A server
+/// keeps an interrupted PUT's .NAME.partial with a .NAME.resume record;
+/// a PUT of the same file (name, size, checksum) then resumes, sending
+/// only what is missing.
 ///
 /// Examples:
 ///   satcc saratoga serve ./inbox --bind 127.0.0.1        # accept PUTs, serve GETs
@@ -49,7 +52,7 @@ pub struct SaratogaArgs {
 #[derive(Subcommand, Debug)]
 enum SarCmd {
     /// Accept PUTs into DIR and serve GETs from it, many sessions at once,
-    /// until interrupted (Ctrl-C removes transfers in progress).
+    /// until interrupted (Ctrl-C keeps PUTs in progress for a resume).
     ///
     /// Names are single file names: no '/', '\', NUL or control
     /// characters, no leading '.', at most 200 bytes. GET serves regular
@@ -77,6 +80,70 @@ enum SarCmd {
     ///   satcc saratoga get 192.0.2.7:7542 pass-42.raw /data/pass-42.raw --json
     #[command(verbatim_doc_comment)]
     Get(GetArgs),
+    /// Announce this peer with BEACON frames, or listen for peers that
+    /// announce themselves (draft §4.1).
+    ///
+    /// A BEACON carries an endpoint identifier (EID), whether the peer is
+    /// willing to send and receive files, and optionally its free space.
+    /// `serve --announce ADDR` sends them from the server's own port, so
+    /// a listener learns the address to PUT to.
+    ///
+    /// Examples:
+    ///   satcc saratoga beacon listen --bind 0.0.0.0:7542 --duration 30s
+    ///   satcc saratoga beacon send 192.0.2.255 --eid groundstation-1 --count 5
+    ///   satcc saratoga serve ./inbox --bind 192.0.2.10 --announce 192.0.2.255
+    #[command(verbatim_doc_comment)]
+    Beacon(BeaconArgs),
+}
+
+#[derive(Args, Debug)]
+struct BeaconArgs {
+    #[command(subcommand)]
+    cmd: BeaconCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum BeaconCmd {
+    /// Send BEACON frames to ADDR (HOST[:PORT], a broadcast address
+    /// allowed).
+    Send {
+        /// Where to: HOST or HOST:PORT (port 7542 if omitted).
+        to: String,
+        /// The endpoint identifier announced.
+        #[arg(long, default_value = "satcc")]
+        eid: String,
+        /// How many.
+        #[arg(long, default_value_t = 1)]
+        count: u64,
+        /// Time between them.
+        #[arg(long, default_value = "1s", value_name = "DURATION")]
+        interval: String,
+        /// Advertise the free space of this directory's file system.
+        #[arg(long, value_name = "DIR")]
+        free_space: Option<PathBuf>,
+        /// Willing to send files: yes, capable or no.
+        #[arg(long, default_value = "yes")]
+        tx: String,
+        /// Willing to receive files: yes, capable or no.
+        #[arg(long, default_value = "yes")]
+        rx: String,
+    },
+    /// Listen for BEACON frames and print each peer the first time it is
+    /// heard (every BEACON with --all); a summary at the end.
+    Listen {
+        /// Local address: IP or IP:PORT (port 7542 if omitted).
+        #[arg(long, default_value = "0.0.0.0:7542", value_name = "ADDR")]
+        bind: String,
+        /// How long to listen.
+        #[arg(long, default_value = "10s", value_name = "DURATION")]
+        duration: String,
+        /// A line for every BEACON, not only new peers.
+        #[arg(long)]
+        all: bool,
+        /// JSON lines instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Options of every transfer.
@@ -104,6 +171,10 @@ struct Common {
     /// Replace an existing file of the same name.
     #[arg(long)]
     overwrite: bool,
+    /// The sender asks for a STATUS every N DATA frames (and at least
+    /// once a second; 0: by time only). Fewer on a narrow return link.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    status_every: u32,
     /// JSON on stdout instead of the result line (serve: one line per
     /// finished transfer).
     #[arg(long)]
@@ -126,6 +197,20 @@ struct ServeArgs {
     /// Transfers in progress at once from one IP address.
     #[arg(long, default_value_t = 8)]
     max_per_peer: usize,
+    /// Announce the server with a BEACON to ADDR (HOST[:PORT], a
+    /// broadcast address allowed) every --announce-every.
+    #[arg(long, value_name = "ADDR")]
+    announce: Option<String>,
+    /// Time between announcements.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    announce_every: String,
+    /// The endpoint identifier announced.
+    #[arg(long, default_value = "satcc")]
+    eid: String,
+    /// Interrupted PUTs kept for resuming at most (0: never resume;
+    /// every failed transfer's temporary file is removed).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    max_resumable: usize,
     #[command(flatten)]
     common: Common,
 }
@@ -205,6 +290,7 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         payload: c.payload,
         checksum: parse_checksum(&c.checksum)?,
         inactivity_timeout: timeout,
+        status_every_frames: c.status_every,
         max_size: parse_bytes(&c.max_size)
             .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
         overwrite: c.overwrite,
@@ -217,6 +303,7 @@ pub fn saratoga(a: SaratogaArgs) -> ExitCode {
         SarCmd::Serve(s) => ("serve", serve(s)),
         SarCmd::Put(p) => ("put", put(p)),
         SarCmd::Get(g) => ("get", get(g)),
+        SarCmd::Beacon(b) => ("beacon", beacon(b)),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -323,8 +410,13 @@ fn finish(
                         ", loss event rate 0".into()
                     }
                 });
+                let resumed = if rep.resumed_bytes > 0 {
+                    format!(", resumed: {} already there", size(rep.resumed_bytes))
+                } else {
+                    String::new()
+                };
                 println!(
-                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified)",
+                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified{resumed})",
                     size(rep.bytes),
                     rep.duration_s,
                     mbps(rep.goodput_bps),
@@ -405,10 +497,21 @@ fn serve(a: ServeArgs) -> Outcome {
     if !Path::new(&a.dir).is_dir() {
         return Err(bad(format!("{}: not a directory", a.dir.display())));
     }
+    let announce = match &a.announce {
+        Some(to) => {
+            let to = resolve("--announce", to).map_err(bad)?;
+            let every = positive_duration("--announce-every", &a.announce_every)?;
+            Some((to, every))
+        }
+        None => None,
+    };
     let cfg = ServeConfig {
         transfer,
         max_sessions: a.max_sessions,
         max_sessions_per_peer: a.max_per_peer,
+        max_resumable: a.max_resumable,
+        announce,
+        eid: a.eid.clone(),
         ..ServeConfig::new(a.dir.clone())
     };
     let mut srv = SaratogaServer::bind(bind, cfg).map_err(|e| (1, format!("{bind}: {e}")))?;
@@ -430,6 +533,12 @@ fn serve(a: ServeArgs) -> Outcome {
     if stale > 0 && !json {
         eprintln!(
             "satcc saratoga: removed {stale} stale .NAME.partial file(s) of an interrupted server"
+        );
+    }
+    let kept = srv.counters().resumable_found;
+    if kept > 0 && !json {
+        eprintln!(
+            "satcc saratoga: kept {kept} interrupted transfer(s) (.NAME.partial with .NAME.resume): a PUT of the same file resumes"
         );
     }
     let stop = sar::stop_on_signals();
@@ -468,4 +577,109 @@ fn serve(a: ServeArgs) -> Outcome {
         );
     }
     Ok(())
+}
+
+fn positive_duration(what: &str, s: &str) -> Result<satcc_proto::Duration, (u8, String)> {
+    let d = parse_duration(s).map_err(|e| bad(format!("{what} '{s}': {e}")))?;
+    if d.as_nanos() == 0 {
+        return Err(bad(format!("{what} '{s}': must be greater than zero")));
+    }
+    Ok(d)
+}
+
+fn willing(what: &str, s: &str) -> Result<u8, (u8, String)> {
+    match s {
+        "yes" => Ok(3),
+        "capable" => Ok(2),
+        "no" => Ok(0),
+        _ => Err(bad(format!("{what} '{s}': expected yes, capable or no"))),
+    }
+}
+
+fn beacon(a: BeaconArgs) -> Outcome {
+    use satcc_net::saratoga::beacon as b;
+    let stop = sar::stop_on_signals();
+    match a.cmd {
+        BeaconCmd::Send {
+            to,
+            eid,
+            count,
+            interval,
+            free_space,
+            tx,
+            rx,
+        } => {
+            let to = resolve("TO", &to).map_err(bad)?;
+            let every = positive_duration("--interval", &interval)?;
+            let (tx, rx) = (willing("--tx", &tx)?, willing("--rx", &rx)?);
+            if eid.len() > b::MAX_EID {
+                return Err(bad(format!("--eid: at most {} bytes", b::MAX_EID)));
+            }
+            let free = match &free_space {
+                Some(d) => Some(b::free_space_kb(d).ok_or_else(|| {
+                    bad(format!(
+                        "--free-space {}: cannot read its file system",
+                        d.display()
+                    ))
+                })?),
+                None => None,
+            };
+            let frame = b::beacon_frame(&eid, free, tx, rx);
+            let std_every = std::time::Duration::from_nanos(every.as_nanos());
+            let n = b::send_beacons(to, &frame, count, std_every, stop)
+                .map_err(|e| (1, format!("{to}: {e}")))?;
+            eprintln!("satcc saratoga beacon: sent {n} BEACON(s) to {to} as '{eid}'");
+            Ok(())
+        }
+        BeaconCmd::Listen {
+            bind,
+            duration,
+            all,
+            json,
+        } => {
+            let bind = resolve("--bind", &bind).map_err(bad)?;
+            let d = positive_duration("--duration", &duration)?;
+            let sock = std::net::UdpSocket::bind(bind).map_err(|e| (1, format!("{bind}: {e}")))?;
+            if !json {
+                eprintln!(
+                    "satcc saratoga beacon: listening on {} for {}",
+                    sock.local_addr().map_or(bind, |a| a),
+                    duration
+                );
+            }
+            let show = |p: &b::PeerInfo| {
+                if json {
+                    println!("{}", serde_json::to_string(p).unwrap_or_default());
+                } else {
+                    let free = p.free_space_kb.map_or(String::new(), |kb| {
+                        format!(", {} free", fmt_bytes(kb.saturating_mul(1024)))
+                    });
+                    println!(
+                        "{} '{}': send {}, receive {}, {}-bit descriptors{free}",
+                        p.addr,
+                        p.eid.escape_debug(),
+                        b::willing_text(p.tx_willing),
+                        b::willing_text(p.rx_willing),
+                        p.descriptor_bits
+                    );
+                }
+            };
+            let std_d = std::time::Duration::from_nanos(d.as_nanos());
+            let (peers, c) = b::listen_beacons(&sock, std_d, stop, &mut |p, new| {
+                if new || all {
+                    show(p);
+                }
+            })
+            .map_err(|e| (1, format!("{bind}: {e}")))?;
+            if !json {
+                eprintln!(
+                    "satcc saratoga beacon: {} peer(s), {} BEACON(s), {} other datagram(s)",
+                    peers.len(),
+                    c.beacons,
+                    c.other
+                );
+            }
+            Ok(())
+        }
+    }
 }

@@ -129,8 +129,9 @@ fn put_get_json_and_errors() {
 }
 
 /// SIGKILL of the server half way: the client fails (exit 1) and no file
-/// appears under the final name (only the temporary, which a killed
-/// process cannot remove).
+/// appears under the final name (only the temporary and its resume
+/// record); the restarted server resumes the retried PUT, which sends
+/// fewer bytes than the file.
 #[test]
 fn server_killed_mid_transfer() {
     let (inbox, local) = (tempdir("kinbox"), tempdir("klocal"));
@@ -146,7 +147,7 @@ fn server_killed_mid_transfer() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    std::thread::sleep(Duration::from_millis(1200));
     server.kill().unwrap();
     server.wait().unwrap();
     let o = client.wait_with_output().unwrap();
@@ -157,18 +158,102 @@ fn server_killed_mid_transfer() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(left, vec![".big.bin.partial".to_string()]);
-    // A restarted server removes the stale temporary; the PUT then works.
+    let mut left = left;
+    left.sort();
+    assert_eq!(
+        left,
+        vec![
+            ".big.bin.partial".to_string(),
+            ".big.bin.resume".to_string()
+        ]
+    );
+    // A restarted server keeps them; the retried PUT resumes and sends
+    // fewer bytes than the file.
     let mut server = serve(&inbox, &addr);
     let o = satcc()
         .args(["saratoga", "put"])
         .arg(&src)
-        .args([&addr, "--rate", "200Mbps", "-q"])
+        .args([&addr, "--rate", "200Mbps", "--json"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (resumed, sent) = (
+        v["resumed_bytes"].as_u64().unwrap(),
+        v["sent_bytes"].as_u64().unwrap(),
+    );
+    assert!(resumed > 300_000, "{v}");
+    assert!(sent < 2_000_000 - 200_000, "{v}");
     server.kill().unwrap();
     server.wait().unwrap();
     assert!(std::fs::read(inbox.join("big.bin")).unwrap() == pattern(2_000_000));
     assert!(!inbox.join(".big.bin.partial").exists());
+    assert!(!inbox.join(".big.bin.resume").exists());
+}
+
+/// `satcc saratoga beacon listen --json` reports a peer announced by
+/// `beacon send` (EID, willingness) and by `serve --announce`.
+#[test]
+fn beacon_send_and_listen() {
+    let port = free_port();
+    let laddr = format!("127.0.0.1:{port}");
+    let listener = satcc()
+        .args(["saratoga", "beacon", "listen", "--bind", &laddr])
+        .args(["--duration", "2s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let o = run(&[
+        "saratoga",
+        "beacon",
+        "send",
+        &laddr,
+        "--eid",
+        "gs-1",
+        "--count",
+        "2",
+        "--interval",
+        "100ms",
+        "--tx",
+        "capable",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let inbox = tempdir("beacon");
+    let saddr = format!("127.0.0.1:{}", free_port());
+    let mut server = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&inbox)
+        .args([
+            "--bind",
+            &saddr,
+            "--announce",
+            &laddr,
+            "--announce-every",
+            "200ms",
+        ])
+        .args(["--eid", "srv-A"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let o = listener.wait_with_output().unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    assert!(o.status.success());
+    let peers: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let gs = peers.iter().find(|p| p["eid"] == "gs-1").expect("gs-1");
+    assert_eq!(
+        (gs["tx_willing"].as_u64(), gs["rx_willing"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let srv = peers.iter().find(|p| p["eid"] == "srv-A").expect("server");
+    assert_eq!(srv["addr"], saddr.as_str());
+    // Bad arguments: exit 2.
+    let o = run(&["saratoga", "beacon", "send", &laddr, "--tx", "maybe"]);
+    assert_eq!(o.status.code(), Some(2));
 }

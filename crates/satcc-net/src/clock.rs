@@ -231,6 +231,69 @@ impl Socket {
     }
 }
 
+/// Receives one datagram from any of `socks` (non-blocking sockets),
+/// waiting no later than `deadline` on `clock`: the datagram, its source
+/// and the index of the socket it came from, or `Ok(None)` at the
+/// deadline. As [`Socket::recv_until`], for several sockets at once.
+#[cfg(target_os = "linux")]
+pub(crate) fn recv_any_until(
+    socks: &[UdpSocket],
+    clock: &Clock,
+    buf: &mut [u8],
+    deadline: Instant,
+) -> io::Result<Option<(usize, SocketAddr, usize)>> {
+    use std::os::fd::AsRawFd;
+    // Bounded: each pass either returns or waits.
+    for _ in 0..10_000_000u32 {
+        for (i, s) in socks.iter().enumerate() {
+            match s.recv_from(buf) {
+                Ok((n, from)) => return Ok(Some((n, from, i))),
+                Err(e) => match e.kind() {
+                    io::ErrorKind::WouldBlock
+                    | io::ErrorKind::Interrupted
+                    | io::ErrorKind::ConnectionRefused
+                    | io::ErrorKind::ConnectionReset => {}
+                    _ => return Err(e),
+                },
+            }
+        }
+        let left = deadline.saturating_since(clock.now());
+        if left == Duration::ZERO {
+            return Ok(None);
+        }
+        let mut fds: Vec<libc::pollfd> = socks
+            .iter()
+            .map(|s| libc::pollfd {
+                fd: s.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let ns = left.as_nanos();
+        let ts = libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: `fds` holds fds.len() valid pollfds, a valid timespec,
+        // no signal mask.
+        let r = unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Asks for `bytes` of kernel receive and send buffer on `sock` (the
 /// kernel caps it at `net.core.rmem_max`/`wmem_max`). A receiver that is
 /// briefly descheduled on a loaded machine otherwise overflows the

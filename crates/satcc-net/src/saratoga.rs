@@ -41,13 +41,16 @@ use satcc_proto::saratoga::wire::{
     self, error_code, Checksum, ChecksumType, DescriptorSize, Frame, Repr, RequestType,
 };
 use satcc_proto::saratoga::{
-    RateController, SaraMetadata, SaraRequest, SaratogaConfig, SaratogaReceiver, SaratogaSender,
+    RangeSet, RateController, SaraMetadata, SaraRequest, SaratogaConfig, SaratogaReceiver,
+    SaratogaSender,
 };
 use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::{Duration, Endpoint, Instant, Message};
 use serde::Serialize;
 
 use crate::clock::{grow_buffers, Clock, Socket};
+
+pub mod beacon;
 
 /// The Saratoga port (draft §4: 7542).
 pub const DEFAULT_PORT: u16 = wire::PORT;
@@ -99,6 +102,11 @@ pub struct TransferConfig {
     pub max_size: u64,
     /// Replace an existing file of the same name (else refused).
     pub overwrite: bool,
+    /// The sender requests a STATUS every this many DATA frames (and at
+    /// least once a second; 0: by time only). The draft leaves the
+    /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
+    /// frequent STATUS frames queue there and delay the last one.
+    pub status_every_frames: u32,
 }
 
 impl Default for TransferConfig {
@@ -110,6 +118,7 @@ impl Default for TransferConfig {
             inactivity_timeout: Duration::from_secs(30),
             max_size: 10_000_000_000,
             overwrite: false,
+            status_every_frames: 100,
         }
     }
 }
@@ -133,6 +142,12 @@ pub struct TransferReport {
     pub data_frames: u64,
     /// Payload bytes sent again (holes and probes); 0 on the receiving side.
     pub retransmitted_bytes: u64,
+    /// Payload bytes sent in DATA frames, retransmissions included (0 on
+    /// the receiving side).
+    pub sent_bytes: u64,
+    /// Bytes the receiver already held from an interrupted transfer of
+    /// the same file and said so (a resume offer): not sent again.
+    pub resumed_bytes: u64,
     /// STATUS frames received (sending side) or sent (receiving side).
     pub status_frames: u64,
     /// The rate controller's final loss event rate (STFRC), if any.
@@ -259,38 +274,70 @@ pub fn parse_checksum(s: &str) -> Result<ChecksumType, String> {
     }
 }
 
+/// A checksum computed piece by piece.
+enum Hasher {
+    Crc(crc32fast::Hasher),
+    Md5(md5::Md5),
+    Sha1(sha1::Sha1),
+}
+
+impl std::fmt::Debug for Hasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hasher")
+    }
+}
+
+impl Hasher {
+    /// `None` for no checksum.
+    fn new(kind: ChecksumType) -> Option<Hasher> {
+        use md5::Digest as _;
+        match kind {
+            ChecksumType::None => None,
+            ChecksumType::Crc32 => Some(Hasher::Crc(crc32fast::Hasher::new())),
+            ChecksumType::Md5 => Some(Hasher::Md5(md5::Md5::new())),
+            ChecksumType::Sha1 => Some(Hasher::Sha1(sha1::Sha1::new())),
+        }
+    }
+
+    fn update(&mut self, b: &[u8]) {
+        use md5::Digest as _;
+        match self {
+            Hasher::Crc(c) => c.update(b),
+            Hasher::Md5(m) => m.update(b),
+            Hasher::Sha1(s) => s.update(b),
+        }
+    }
+
+    fn finish(self) -> Checksum {
+        use md5::Digest as _;
+        match self {
+            Hasher::Crc(c) => Checksum::Crc32(c.finalize()),
+            Hasher::Md5(m) => Checksum::Md5(m.finalize().into()),
+            Hasher::Sha1(s) => Checksum::Sha1(s.finalize().into()),
+        }
+    }
+
+    /// Feeds bytes `[from, to)` of `f`, read in blocks of `buf`'s size.
+    fn feed(&mut self, f: &File, from: u64, to: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut off = from;
+        while off < to {
+            let n = (to - off).min(buf.len() as u64) as usize;
+            read_exact_at(f, &mut buf[..n], off)?;
+            self.update(&buf[..n]);
+            off += n as u64;
+        }
+        Ok(())
+    }
+}
+
 /// The checksum of the first `len` bytes of `f`, read in 1 MB blocks (the
 /// file is never held in memory whole).
 pub fn checksum_file(f: &File, len: u64, kind: ChecksumType) -> io::Result<Checksum> {
-    use md5::Digest as _;
-    enum H {
-        Crc(crc32fast::Hasher),
-        Md5(md5::Md5),
-        Sha1(sha1::Sha1),
-    }
-    let mut h = match kind {
-        ChecksumType::None => return Ok(Checksum::None),
-        ChecksumType::Crc32 => H::Crc(crc32fast::Hasher::new()),
-        ChecksumType::Md5 => H::Md5(md5::Md5::new()),
-        ChecksumType::Sha1 => H::Sha1(sha1::Sha1::new()),
+    let Some(mut h) = Hasher::new(kind) else {
+        return Ok(Checksum::None);
     };
-    let mut buf = vec![0u8; 1 << 20];
-    let mut off = 0u64;
-    while off < len {
-        let n = (len - off).min(buf.len() as u64) as usize;
-        read_exact_at(f, &mut buf[..n], off)?;
-        match &mut h {
-            H::Crc(c) => c.update(&buf[..n]),
-            H::Md5(m) => m.update(&buf[..n]),
-            H::Sha1(s) => s.update(&buf[..n]),
-        }
-        off += n as u64;
-    }
-    Ok(match h {
-        H::Crc(c) => Checksum::Crc32(c.finalize()),
-        H::Md5(m) => Checksum::Md5(m.finalize().into()),
-        H::Sha1(s) => Checksum::Sha1(s.finalize().into()),
-    })
+    h.feed(f, 0, len, &mut vec![0u8; 1 << 20])?;
+    Ok(h.finish())
 }
 
 #[cfg(unix)]
@@ -343,21 +390,102 @@ impl TempFile {
         })
     }
 
-    /// Removes the temporary file now (a failed transfer).
+    /// Reopens the `.NAME.partial` an interrupted transfer left beside
+    /// `dest` (a regular file, never through a symlink), to resume it.
+    fn reopen(dest: &Path) -> Option<TempFile> {
+        let tmp = partial_path(dest)?;
+        let md = std::fs::symlink_metadata(&tmp).ok()?;
+        if !md.file_type().is_file() {
+            return None;
+        }
+        let mut oo = OpenOptions::new();
+        oo.read(true).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            oo.custom_flags(libc::O_NOFOLLOW);
+        }
+        let file = oo.open(&tmp).ok()?;
+        Some(TempFile {
+            file,
+            tmp,
+            dest: dest.to_path_buf(),
+            committed: false,
+        })
+    }
+
+    /// Removes the temporary file now (a failed transfer), and its
+    /// resume record if any.
     fn discard(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.tmp);
+            if let Some(r) = resume_path(&self.dest) {
+                let _ = std::fs::remove_file(r);
+            }
             self.committed = true;
         }
     }
 
-    /// Sets the length, checks the checksum, syncs and renames.
-    fn commit(&mut self, size: u64, sum: &Checksum, overwrite: bool) -> Result<(), String> {
+    /// Records that the file holds `info.ranges` (after syncing them to
+    /// disk, so the record never claims bytes that a crash could lose),
+    /// replacing the record atomically.
+    ///
+    /// While the transfer runs the record is written without syncing
+    /// (a killed process loses nothing the kernel holds; a machine crash
+    /// may leave a record claiming bytes that never reached the disk, and
+    /// the final checksum then fails and the transfer reports it: never
+    /// a wrong file under the final name). `sync` (on suspending) makes
+    /// the data durable first.
+    fn save_resume(&self, info: &ResumeInfo, sync: bool) -> io::Result<()> {
+        let path = resume_path(&self.dest).ok_or_else(|| io::Error::other("no name"))?;
+        if sync {
+            self.file.sync_data()?;
+        }
+        let mut tmp = path.clone().into_os_string();
+        tmp.push("~");
+        let tmp = PathBuf::from(tmp);
+        let _ = std::fs::remove_file(&tmp);
+        {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+            io::Write::write_all(&mut f, info.encode().as_bytes())?;
+        }
+        std::fs::rename(&tmp, &path)
+    }
+
+    /// Keeps the temporary file and its resume record (written now) for
+    /// a later transfer of the same file to resume; nothing is renamed.
+    fn suspend(&mut self, info: &ResumeInfo) -> bool {
+        if self.committed {
+            return false;
+        }
+        if self.save_resume(info, true).is_err() {
+            self.discard();
+            return false;
+        }
+        self.committed = true;
+        true
+    }
+
+    /// Sets the length, checks the checksum, syncs and renames. `hashed`:
+    /// the checksum of the file's first bytes, computed while they
+    /// arrived (see [`RecvSide::hash_ahead`]), finished here.
+    fn commit(
+        &mut self,
+        size: u64,
+        sum: &Checksum,
+        overwrite: bool,
+        hashed: Option<(Hasher, u64)>,
+    ) -> Result<(), String> {
         self.file
             .set_len(size)
             .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
-        let got = checksum_file(&self.file, size, sum.kind())
-            .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
+        let got = match hashed {
+            Some((mut h, at)) if h_kind(&h) == sum.kind() && at <= size => h
+                .feed(&self.file, at, size, &mut vec![0u8; 1 << 20])
+                .map(|()| h.finish()),
+            _ => checksum_file(&self.file, size, sum.kind()),
+        }
+        .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
         if got != *sum {
             return Err(format!(
                 "{} checksum of the {size} bytes received does not match METADATA's",
@@ -373,16 +501,197 @@ impl TempFile {
         std::fs::rename(&self.tmp, &self.dest)
             .map_err(|e| format!("{}: rename: {e}", self.dest.display()))?;
         self.committed = true;
+        if let Some(r) = resume_path(&self.dest) {
+            let _ = std::fs::remove_file(r);
+        }
         Ok(())
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+        self.discard();
+    }
+}
+
+fn h_kind(h: &Hasher) -> ChecksumType {
+    match h {
+        Hasher::Crc(_) => ChecksumType::Crc32,
+        Hasher::Md5(_) => ChecksumType::Md5,
+        Hasher::Sha1(_) => ChecksumType::Sha1,
+    }
+}
+
+/// `.NAME.partial` beside `dest`.
+fn partial_path(dest: &Path) -> Option<PathBuf> {
+    let name = dest.file_name()?;
+    Some(dest.with_file_name(format!(".{}.partial", name.to_string_lossy())))
+}
+
+/// `.NAME.resume` beside `dest`: the resume record of `.NAME.partial`.
+fn resume_path(dest: &Path) -> Option<PathBuf> {
+    let name = dest.file_name()?;
+    Some(dest.with_file_name(format!(".{}.resume", name.to_string_lossy())))
+}
+
+/// Ranges a resume record keeps at most. A STATUS lists at most
+/// [`MAX_WIRE_HOLES`] holes and `k` ranges leave at most `k + 1` holes,
+/// so the resume offer always fits one STATUS with a complete list.
+const MAX_RESUME_RANGES: usize = MAX_WIRE_HOLES - 1;
+
+/// Bytes of a receiver's prefix hashed at most per pass (about 10 ms of
+/// SHA-1): the verification keeps up with the transfer without stalling
+/// a server's other sessions for long.
+const HASH_AHEAD: u64 = 4 << 20;
+
+/// Smallest piece of the prefix hashed ahead (but the file's last).
+const HASH_BLOCK: u64 = 256 << 10;
+
+/// How many times a resume offer is repeated (before STATUS replies).
+const RESUME_OFFER_REPEATS: u8 = 8;
+
+/// How often a server records what a PUT in progress holds (each record
+/// syncs the temporary file first).
+const RESUME_SAVE_EVERY: Duration = Duration::from_millis(500);
+
+/// Largest resume record read.
+const MAX_RESUME_RECORD: u64 = 16 * 1024;
+
+/// What a kept `.NAME.partial` holds, as recorded in `.NAME.resume`: the
+/// file it is part of (size and checksum, from METADATA) and the byte
+/// ranges present. A transfer of the same name, size and checksum
+/// resumes from it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ResumeInfo {
+    size: u64,
+    checksum: Checksum,
+    ranges: Vec<(u64, u64)>,
+}
+
+impl ResumeInfo {
+    /// At most [`MAX_RESUME_RANGES`] of `received`'s ranges: the largest
+    /// ones (bytes of the others are simply received again). Bounded
+    /// whatever the peer sent.
+    fn from_received(size: u64, checksum: Checksum, received: &RangeSet) -> ResumeInfo {
+        let mut ranges: Vec<(u64, u64)> = received
+            .iter()
+            .map(|(a, b)| (a.min(size), b.min(size)))
+            .filter(|(a, b)| a < b)
+            .collect();
+        if ranges.len() > MAX_RESUME_RANGES {
+            ranges.sort_by_key(|&(a, b)| std::cmp::Reverse(b - a));
+            ranges.truncate(MAX_RESUME_RANGES);
+            ranges.sort_unstable();
+        }
+        ResumeInfo {
+            size,
+            checksum,
+            ranges,
         }
     }
+
+    fn held(&self) -> u64 {
+        self.ranges.iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// What is missing: the gaps of `ranges` in `[0, size)`, in order.
+    fn holes(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for &(a, b) in &self.ranges {
+            if a > at {
+                out.push((at, a));
+            }
+            at = at.max(b);
+        }
+        if at < self.size {
+            out.push((at, self.size));
+        }
+        out
+    }
+
+    fn encode(&self) -> String {
+        let hex: String = checksum_bytes(&self.checksum)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let mut s = format!(
+            "satcc-saratoga-resume 1\nsize {}\nchecksum {} {hex}\nranges",
+            self.size,
+            checksum_name(self.checksum.kind())
+        );
+        for (a, b) in &self.ranges {
+            s.push_str(&format!(" {a}-{b}"));
+        }
+        s.push('\n');
+        s
+    }
+
+    /// Parses a record; `None` for anything not exactly as written by
+    /// [`Self::encode`] (ranges in order, disjoint, within the size).
+    fn parse(text: &str) -> Option<ResumeInfo> {
+        let mut lines = text.lines();
+        if lines.next()? != "satcc-saratoga-resume 1" {
+            return None;
+        }
+        let size: u64 = lines.next()?.strip_prefix("size ")?.parse().ok()?;
+        let mut ck = lines.next()?.strip_prefix("checksum ")?.split(' ');
+        let kind = parse_checksum(ck.next()?).ok()?;
+        let hex = ck.next().unwrap_or("");
+        if hex.len() % 2 != 0 || hex.len() > 64 {
+            return None;
+        }
+        let bytes: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+            .collect::<Option<_>>()?;
+        let checksum = checksum_from(kind, &bytes)?;
+        let mut ranges = Vec::new();
+        let mut at = 0u64;
+        for r in lines.next()?.strip_prefix("ranges")?.split_whitespace() {
+            let (a, b) = r.split_once('-')?;
+            let (a, b): (u64, u64) = (a.parse().ok()?, b.parse().ok()?);
+            if a >= b || b > size || (a < at) || ranges.len() >= MAX_RESUME_RANGES {
+                return None;
+            }
+            at = b;
+            ranges.push((a, b));
+        }
+        Some(ResumeInfo {
+            size,
+            checksum,
+            ranges,
+        })
+    }
+
+    /// The record beside `dest`, if there is a valid one.
+    fn load(dest: &Path) -> Option<ResumeInfo> {
+        let p = resume_path(dest)?;
+        let md = std::fs::symlink_metadata(&p).ok()?;
+        if !md.file_type().is_file() || md.len() > MAX_RESUME_RECORD {
+            return None;
+        }
+        ResumeInfo::parse(&std::fs::read_to_string(p).ok()?)
+    }
+}
+
+fn checksum_bytes(c: &Checksum) -> Vec<u8> {
+    match c {
+        Checksum::None => Vec::new(),
+        Checksum::Crc32(x) => x.to_be_bytes().to_vec(),
+        Checksum::Md5(x) => x.to_vec(),
+        Checksum::Sha1(x) => x.to_vec(),
+    }
+}
+
+fn checksum_from(kind: ChecksumType, b: &[u8]) -> Option<Checksum> {
+    Some(match kind {
+        ChecksumType::None if b.is_empty() => Checksum::None,
+        ChecksumType::Crc32 => Checksum::Crc32(u32::from_be_bytes(b.try_into().ok()?)),
+        ChecksumType::Md5 => Checksum::Md5(b.try_into().ok()?),
+        ChecksumType::Sha1 => Checksum::Sha1(b.try_into().ok()?),
+        ChecksumType::None => return None,
+    })
 }
 
 /// The frame of a sans-IO message with the real `name` (REQUEST,
@@ -484,29 +793,67 @@ fn status_frame(session: u32, code: u8, metadata_received: bool) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// Removes `.NAME.partial` files left in `dir` by a server that was
-/// killed mid-transfer (only names this module creates: a valid NAME
-/// between `.` and `.partial`, regular files). Returns how many.
-fn remove_stale_partials(dir: &Path) -> u64 {
+/// The NAME of our own `.NAME.SUFFIX` files (`partial`, `resume` or
+/// `resume~`), if `file` is one with a valid NAME.
+fn own_file<'a>(file: &'a [u8], suffix: &str) -> Option<&'a str> {
+    let inner = file
+        .strip_prefix(b".")?
+        .strip_suffix(suffix.as_bytes())?
+        .strip_suffix(b".")?;
+    check_name(inner).ok()
+}
+
+/// Cleans up what interrupted transfers left in `dir` (only names this
+/// module creates, regular files): a `.NAME.partial` with a valid
+/// `.NAME.resume` record is kept for resuming, up to `max_resumable`;
+/// other partials, orphan records and half-written records are removed.
+/// Returns (partials removed, partials kept).
+fn sweep_partials(dir: &Path, max_resumable: usize) -> (u64, u64) {
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
+        return (0, 0);
     };
-    let mut n = 0;
-    for e in rd.flatten() {
+    let (mut removed, mut kept) = (0, 0);
+    let mut entries: Vec<_> = rd.flatten().collect();
+    // Deterministic choice of what is kept when over the limit.
+    entries.sort_by_key(|e| e.file_name());
+    for e in &entries {
         let f = e.file_name();
         let b = f.as_encoded_bytes();
-        let inner = b
-            .strip_prefix(b".")
-            .and_then(|x| x.strip_suffix(b".partial"));
-        let ours = inner.is_some_and(|x| check_name(x).is_ok());
-        if ours
-            && e.file_type().is_ok_and(|t| t.is_file())
-            && std::fs::remove_file(e.path()).is_ok()
-        {
-            n += 1;
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Some(name) = own_file(b, "partial") {
+            let dest = dir.join(name);
+            let keep = (kept as usize) < max_resumable
+                && ResumeInfo::load(&dest)
+                    .is_some_and(|i| e.metadata().is_ok_and(|m| m.len() <= i.size) && i.held() > 0);
+            if keep {
+                kept += 1;
+            } else if std::fs::remove_file(e.path()).is_ok() {
+                removed += 1;
+                if let Some(r) = resume_path(&dest) {
+                    let _ = std::fs::remove_file(r);
+                }
+            }
+        } else if let Some(name) = own_file(b, "resume") {
+            let partial = partial_path(&dir.join(name));
+            if !partial.is_some_and(|p| p.exists()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        } else if own_file(b, "resume~").is_some() {
+            let _ = std::fs::remove_file(e.path());
         }
     }
-    n
+    (removed, kept)
+}
+
+/// How many interrupted PUTs `dir` holds for resuming (resume records).
+fn count_resumable(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |rd| {
+        rd.flatten()
+            .filter(|e| own_file(e.file_name().as_encoded_bytes(), "resume").is_some())
+            .count()
+    })
 }
 
 /// Parses a datagram: the frame and, for DATA, its payload.
@@ -542,6 +889,7 @@ fn sara_config(cfg: &TransferConfig, session: u32, checksum: Checksum) -> Sarato
         payload: cfg.payload.clamp(1, MAX_PAYLOAD),
         checksum,
         inactivity_timeout: cfg.inactivity_timeout,
+        status_every_frames: cfg.status_every_frames,
         ..SaratogaConfig::default()
     }
 }
@@ -599,6 +947,11 @@ struct SendSide {
     checksum: Checksum,
     retx_bytes: u64,
     data_frames: u64,
+    /// Payload bytes sent.
+    sent_bytes: u64,
+    /// After a resume offer: holes beyond what had been sent, whose
+    /// first transmission is not a retransmission.
+    fresh: RangeSet,
     last_passed: Instant,
     /// Empty file: the sans-IO sender does not repeat a lost METADATA when
     /// there is no DATA to request a STATUS with, so the driver does.
@@ -614,8 +967,14 @@ impl SendSide {
         };
         if let Message::SaraData(d) = &m {
             self.data_frames += 1;
+            self.sent_bytes += u64::from(d.len);
+            let end = d.offset + u64::from(d.len);
             if d.offset < before {
-                self.retx_bytes += u64::from(d.len);
+                if self.fresh.contains(d.offset, end) {
+                    self.fresh.remove(d.offset, end);
+                } else {
+                    self.retx_bytes += u64::from(d.len);
+                }
             }
         }
         match encode(&m, &self.name, Some(&self.file), out) {
@@ -679,6 +1038,22 @@ impl SendSide {
         }
     }
 
+    /// A STATUS for a PUT: a resume offer if it is one
+    /// ([`SaratogaSender::try_resume`]), else an ordinary STATUS.
+    fn on_status(&mut self, now: Instant, st: &wire::Status) {
+        let old = self.sender.sent_end();
+        if let Ok(Message::SaraStatus(mut m)) = from_repr(&Repr::Status(st.clone())) {
+            m.set_incomplete(st.incomplete);
+            if self.sender.try_resume(now, &m, &st.holes) {
+                for &(a, b) in &st.holes {
+                    let _ = self.fresh.insert(a.max(old), b);
+                }
+                return;
+            }
+        }
+        feed_status(&mut self.sender, now, st);
+    }
+
     fn next_wake(&self) -> Option<Instant> {
         let t = self.sender.next_timeout();
         match (t, self.meta_retry) {
@@ -705,6 +1080,8 @@ impl SendSide {
             goodput_bps: rate(self.size, secs),
             data_frames: self.data_frames,
             retransmitted_bytes: self.retx_bytes,
+            sent_bytes: self.sent_bytes,
+            resumed_bytes: st.resumed_bytes,
             status_frames: st.status_received,
             loss_event_rate: es.rate.map(|r| r.p),
             srtt_s: st.srtt.map(|d| d.as_secs_f64()),
@@ -734,6 +1111,22 @@ struct RecvSide {
     data_frames: u64,
     /// Set once complete: Ok after the rename, Err why not.
     result: Option<Result<(), String>>,
+    /// Keep a resume record while receiving, and the temporary file when
+    /// the peer goes silent (a server's PUT).
+    keep: bool,
+    /// When the resume record was last written, and the bytes it held.
+    last_saved: Option<Instant>,
+    saved_held: u64,
+    /// Bytes restored from an interrupted transfer.
+    resumed_bytes: u64,
+    /// Failed in a way a later transfer may resume from (the peer went
+    /// silent, the server stopped), not a checksum or disk failure.
+    resumable_fail: bool,
+    /// Resume offers still to repeat (see [`SaratogaServer`]).
+    offer: Option<(u8, Vec<u8>)>,
+    /// The checksum of the file's contiguous prefix `[0, n)`, computed as
+    /// it arrives, with `n`; bytes below `n` are never written again.
+    hash: Option<(Hasher, u64)>,
 }
 
 impl RecvSide {
@@ -755,6 +1148,9 @@ impl RecvSide {
             // data already received, within its descriptor) sets what the
             // file is verified against.
             if self.receiver.receiver_stats().metadata_received > before {
+                if self.meta.is_none() {
+                    self.hash = Hasher::new(m.checksum.kind()).map(|h| (h, 0));
+                }
                 self.meta = Some((m.entry.size, m.checksum));
             }
         }
@@ -770,8 +1166,12 @@ impl RecvSide {
         if end > limit || payload.len() != d.payload_len {
             return Ok(()); // the endpoint rejects and counts it too
         }
-        if self.result.is_none() {
-            write_all_at(&self.temp.file, payload, d.offset)
+        // Bytes already hashed stay as they were hashed: a later
+        // duplicate (or a forged DATA) cannot change what is verified.
+        let hashed = self.hash.as_ref().map_or(0, |h| h.1);
+        if self.result.is_none() && end > hashed {
+            let skip = hashed.saturating_sub(d.offset) as usize;
+            write_all_at(&self.temp.file, &payload[skip..], d.offset + skip as u64)
                 .map_err(|e| format!("{}: write: {e}", self.temp.tmp.display()))?;
         }
         if let Ok(msg) = from_repr(&Repr::Data(*d)) {
@@ -781,11 +1181,86 @@ impl RecvSide {
         Ok(())
     }
 
+    /// What a resume record would say now: `None` without a checksum (it
+    /// is what tells a retried transfer of the same file from another).
+    fn resume_info(&self) -> Option<ResumeInfo> {
+        let (size, sum) = self.meta?;
+        if matches!(sum, Checksum::None) {
+            return None;
+        }
+        Some(ResumeInfo::from_received(
+            size,
+            sum,
+            self.receiver.received(),
+        ))
+    }
+
+    /// Rewrites the resume record every [`RESUME_SAVE_EVERY`] while bytes
+    /// arrive.
+    fn maybe_save(&mut self, now: Instant) {
+        if !self.keep || self.result.is_some() {
+            return;
+        }
+        if self
+            .last_saved
+            .is_some_and(|t| now.saturating_since(t) < RESUME_SAVE_EVERY)
+        {
+            return;
+        }
+        self.last_saved = Some(now);
+        let Some(info) = self.resume_info() else {
+            return;
+        };
+        let held = info.held();
+        if held != self.saved_held && self.temp.save_resume(&info, false).is_ok() {
+            self.saved_held = held;
+        }
+    }
+
+    /// Keeps the temporary file and a resume record, if there is
+    /// something worth resuming; else (or on any error) removes it.
+    fn suspend_or_discard(&mut self, allowed: bool) -> bool {
+        match self.resume_info().filter(|i| i.held() > 0) {
+            Some(info) if allowed && self.keep && self.result.is_none() => self.temp.suspend(&info),
+            _ => {
+                self.temp.discard();
+                false
+            }
+        }
+    }
+
+    /// Hashes up to `budget` more bytes of the contiguous prefix
+    /// received, so that the verification at the end has little left to
+    /// read (a large file's checksum would otherwise stall a server's
+    /// other sessions, and delay the confirmation, at the end).
+    fn hash_ahead(&mut self, budget: u64) {
+        let Some((size, _)) = self.meta else {
+            return;
+        };
+        let prefix = self.receiver.received().prefix_end().min(size);
+        let Some((h, at)) = &mut self.hash else {
+            return;
+        };
+        // Not a read per frame: wait for a block, or the end.
+        if *at >= prefix || (prefix - *at < HASH_BLOCK && prefix < size) {
+            return;
+        }
+        let to = prefix.min(at.saturating_add(budget));
+        let mut buf = vec![0u8; (to - *at).min(1 << 20) as usize];
+        if h.feed(&self.temp.file, *at, to, &mut buf).is_ok() {
+            *at = to;
+        } else {
+            // Verified from scratch at the end instead.
+            self.hash = None;
+        }
+    }
+
     /// Once every byte is there and METADATA seen: verify and rename.
     fn try_commit(&mut self) -> Option<&Result<(), String>> {
         if self.result.is_none() && self.receiver.is_complete() {
             if let Some((size, sum)) = self.meta {
-                self.result = Some(self.temp.commit(size, &sum, self.overwrite));
+                let hashed = self.hash.take();
+                self.result = Some(self.temp.commit(size, &sum, self.overwrite, hashed));
             }
         }
         self.result.as_ref()
@@ -847,6 +1322,8 @@ pub fn put(
         checksum,
         retx_bytes: 0,
         data_frames: 0,
+        sent_bytes: 0,
+        fresh: RangeSet::new(2 * MAX_WIRE_HOLES),
         last_passed: start,
         meta_retry: None,
         error: None,
@@ -907,7 +1384,7 @@ pub fn put(
                 return Err(TransferError::Peer(s.error));
             }
             let before = side.sender.sender_stats().status_received;
-            feed_status(&mut side.sender, now, &s);
+            side.on_status(now, &s);
             if side.sender.sender_stats().status_received > before {
                 last_heard = now;
             }
@@ -946,6 +1423,13 @@ pub fn get(
         overwrite: cfg.overwrite,
         data_frames: 0,
         result: None,
+        keep: false,
+        last_saved: None,
+        saved_held: 0,
+        resumed_bytes: 0,
+        resumable_fail: false,
+        offer: None,
+        hash: None,
     };
     let name_b = name.as_bytes().to_vec();
     let mut out = vec![0u8; MAX_DATAGRAM + 64];
@@ -987,6 +1471,8 @@ pub fn get(
                     goodput_bps: rate(size, secs),
                     data_frames: side.data_frames,
                     retransmitted_bytes: 0,
+                    sent_bytes: 0,
+                    resumed_bytes: 0,
                     status_frames: st.status_sent,
                     loss_event_rate: None,
                     srtt_s: None,
@@ -1040,6 +1526,7 @@ pub fn get(
                 last_rx = now;
                 side.on_data(now, d, payload)
                     .map_err(TransferError::Local)?;
+                side.hash_ahead(HASH_AHEAD);
             }
             _ => continue,
         }
@@ -1071,6 +1558,16 @@ pub struct ServeConfig {
     /// How long a finished session is kept to answer late frames (a
     /// client whose final STATUS was lost probes again).
     pub linger: Duration,
+    /// Interrupted PUTs kept for resuming (`.NAME.partial` with its
+    /// `.NAME.resume` record) at most; 0 disables resuming (every failure
+    /// removes its temporary file, as does a server restart).
+    pub max_resumable: usize,
+    /// Send a BEACON (§4.1) from the server's socket to this address
+    /// (unicast or broadcast) every so often: willing to send and
+    /// receive, the directory's free space, `eid`.
+    pub announce: Option<(SocketAddr, Duration)>,
+    /// The endpoint identifier announced.
+    pub eid: String,
 }
 
 impl ServeConfig {
@@ -1082,6 +1579,9 @@ impl ServeConfig {
             max_sessions: 64,
             max_sessions_per_peer: 8,
             linger: Duration::from_secs(10),
+            max_resumable: 32,
+            announce: None,
+            eid: "satcc".into(),
         }
     }
 }
@@ -1102,8 +1602,29 @@ pub struct ServerCounters {
     /// Transfers failed (timeout, checksum, disk).
     pub failed: u64,
     /// Stale `.NAME.partial` files (of a server killed mid-transfer)
-    /// removed at start.
+    /// removed at start: those without a valid resume record, or beyond
+    /// [`ServeConfig::max_resumable`].
     pub stale_removed: u64,
+    /// STATUS frames of a GET's client rejected as impossible (offsets
+    /// or holes beyond what was sent, out of order, ...; never trusted).
+    pub status_rejected: u64,
+    /// Largest number of sessions held at once (in progress and
+    /// finished, kept to answer late frames): bounded by the limits.
+    pub sessions_peak: u64,
+    /// GETs whose file's checksum was computed in a worker thread (files
+    /// over 4 MB not in the checksum cache).
+    pub checksums_offloaded: u64,
+    /// BEACON frames received (peers announcing themselves; no reply).
+    pub beacons_received: u64,
+    /// BEACON frames sent (`ServeConfig::announce`).
+    pub beacons_sent: u64,
+    /// Interrupted PUTs found at start with a resume record, kept.
+    pub resumable_found: u64,
+    /// PUTs resumed from an interrupted transfer's bytes.
+    pub resumed: u64,
+    /// Resume offers sent (voluntary STATUS frames listing what a resumed
+    /// PUT lacks).
+    pub resume_offers: u64,
 }
 
 /// A finished session, as a server reports it.
@@ -1123,6 +1644,8 @@ pub struct SessionReport {
     pub error: Option<String>,
     /// Bytes of the file.
     pub bytes: u64,
+    /// Bytes a PUT resumed from (held from an interrupted transfer).
+    pub resumed_bytes: u64,
     /// Seconds from the session's first frame to its end.
     pub duration_s: f64,
     /// Goodput, bits per second.
@@ -1133,6 +1656,54 @@ pub struct SessionReport {
 enum Side {
     Put(Box<RecvSide>),
     Get(Box<SendSide>),
+    /// A GET whose file's checksum a worker thread computes first.
+    Preparing(Box<Preparing>),
+}
+
+/// A GET waiting for its file's checksum: computed in a thread of its
+/// own, so that a large file (SHA-1 runs at a few hundred MB/s) does not
+/// stall the server's other sessions.
+#[derive(Debug)]
+struct Preparing {
+    file: Option<File>,
+    name: Vec<u8>,
+    size: u64,
+    id: FileId,
+    rx: std::sync::mpsc::Receiver<io::Result<Checksum>>,
+}
+
+/// Files up to this size are checksummed in the server's thread (a few
+/// milliseconds); larger ones in a worker.
+const INLINE_SUM: u64 = 4 << 20;
+
+/// Checksum workers at once; a GET beyond is refused (the client repeats
+/// its REQUEST and gets in later).
+const MAX_SUM_WORKERS: usize = 4;
+
+/// The sending side of a GET of `file` (`size` bytes, `checksum`).
+fn get_side(
+    cfg: &TransferConfig,
+    session: u32,
+    file: File,
+    name: Vec<u8>,
+    size: u64,
+    checksum: Checksum,
+    now: Instant,
+) -> SendSide {
+    SendSide {
+        sender: make_sender(cfg, session, size, checksum, now),
+        file,
+        name,
+        size,
+        checksum,
+        retx_bytes: 0,
+        data_frames: 0,
+        sent_bytes: 0,
+        fresh: RangeSet::new(2 * MAX_WIRE_HOLES),
+        last_passed: now,
+        meta_retry: None,
+        error: None,
+    }
 }
 
 #[derive(Debug)]
@@ -1181,34 +1752,32 @@ type FileId = (u64, u64, u64, Option<std::time::SystemTime>);
 /// bounded memory).
 const SUM_CACHE: usize = 1024;
 
+/// What identifies `file`'s content (`size` bytes) for [`SumCache`].
+fn file_id(file: &File, size: u64) -> Option<FileId> {
+    let md = file.metadata().ok()?;
+    #[cfg(unix)]
+    let (dev, ino) = {
+        use std::os::unix::fs::MetadataExt;
+        (md.dev(), md.ino())
+    };
+    #[cfg(not(unix))]
+    let (dev, ino) = (0, 0);
+    Some((dev, ino, size, md.modified().ok()))
+}
+
 impl SumCache {
-    fn get_or_compute(
-        &mut self,
-        name: &str,
-        file: &File,
-        size: u64,
-        kind: ChecksumType,
-    ) -> Option<Checksum> {
-        let md = file.metadata().ok()?;
-        #[cfg(unix)]
-        let (dev, ino) = {
-            use std::os::unix::fs::MetadataExt;
-            (md.dev(), md.ino())
-        };
-        #[cfg(not(unix))]
-        let (dev, ino) = (0, 0);
-        let id: FileId = (dev, ino, size, md.modified().ok());
-        if let Some((fid, sum)) = self.map.get(name) {
-            if *fid == id && sum.kind() == kind {
-                return Some(*sum);
-            }
-        }
-        let sum = checksum_file(file, size, kind).ok()?;
+    fn get(&self, name: &str, id: &FileId, kind: ChecksumType) -> Option<Checksum> {
+        self.map
+            .get(name)
+            .filter(|(fid, sum)| fid == id && sum.kind() == kind)
+            .map(|e| e.1)
+    }
+
+    fn put(&mut self, name: &str, id: FileId, sum: Checksum) {
         if self.map.len() >= SUM_CACHE {
             self.map.clear();
         }
         self.map.insert(name.to_string(), (id, sum));
-        Some(sum)
     }
 }
 
@@ -1225,10 +1794,14 @@ impl SaratogaServer {
                 dir.display()
             )));
         }
-        let stale_removed = remove_stale_partials(&dir);
+        let (stale_removed, resumable_found) = sweep_partials(&dir, cfg.max_resumable);
         cfg.dir = dir;
         let s = UdpSocket::bind(addr)?;
         grow_buffers(&s, 8 << 20);
+        if cfg.announce.is_some() {
+            // Announcing to a broadcast address needs it.
+            s.set_broadcast(true)?;
+        }
         Ok(SaratogaServer {
             sock: Socket::new(s),
             cfg,
@@ -1236,6 +1809,7 @@ impl SaratogaServer {
             sessions: HashMap::new(),
             counters: ServerCounters {
                 stale_removed,
+                resumable_found,
                 ..ServerCounters::default()
             },
             in_len: 0,
@@ -1263,8 +1837,24 @@ impl SaratogaServer {
     ) -> io::Result<()> {
         let mut out = vec![0u8; MAX_DATAGRAM + 64];
         let mut inbuf = vec![0u8; MAX_DATAGRAM + 1];
+        let mut next_beacon = self.clock.now();
         while !stop.load(Ordering::Relaxed) {
             let now = self.clock.now();
+            if let Some((to, every)) = self.cfg.announce {
+                if now >= next_beacon {
+                    let free = beacon::free_space_kb(&self.cfg.dir);
+                    let b = beacon::beacon_frame(
+                        &self.cfg.eid,
+                        free,
+                        beacon::WILLING_YES,
+                        beacon::WILLING_YES,
+                    );
+                    if self.sock.send_to(&b, to).is_ok() {
+                        self.counters.beacons_sent += 1;
+                    }
+                    next_beacon = now + every;
+                }
+            }
             self.step(now, &mut out, report);
             let mut deadline = now + Duration::from_millis(50);
             for s in self.sessions.values() {
@@ -1288,7 +1878,9 @@ impl SaratogaServer {
         for ((peer, id), mut s) in self.sessions.drain() {
             if s.ended.is_none() {
                 if let Side::Put(r) = &mut s.side {
-                    r.temp.discard();
+                    // A stopped server's PUTs may be resumed after restart.
+                    let room = count_resumable(&self.cfg.dir) < self.cfg.max_resumable;
+                    r.suspend_or_discard(room);
                 }
                 self.counters.failed += 1;
                 report(&session_report(
@@ -1352,7 +1944,7 @@ impl SaratogaServer {
         };
         let session = match &repr {
             Repr::Beacon(_) => {
-                self.counters.unknown_session += 1;
+                self.counters.beacons_received += 1;
                 return;
             }
             Repr::Request(r) => r.session,
@@ -1405,8 +1997,15 @@ impl SaratogaServer {
                 if st.error != 0 {
                     fail = Some((0, format!("peer aborted: {}", error_text(st.error))));
                 } else {
+                    let before = g.sender.sender_stats().status_rejected;
                     feed_status(&mut g.sender, now, st);
+                    self.counters.status_rejected +=
+                        g.sender.sender_stats().status_rejected - before;
                 }
+            }
+            (Side::Preparing(p), Repr::Request(r)) if r.name == p.name => {
+                // Repeated while the checksum is computed: still alive.
+                s.last_heard = now;
             }
             (Side::Get(g), Repr::Request(r)) if r.name == g.name => {
                 // A repeated REQUEST: our METADATA was lost.
@@ -1449,10 +2048,32 @@ impl SaratogaServer {
         if !self.cfg.transfer.overwrite && std::fs::symlink_metadata(&dest).is_ok() {
             return self.refuse(peer, session, error_code::ACCESS_DENIED);
         }
-        let temp = match TempFile::create(&dest) {
-            Ok(t) => t,
-            // A stale temporary of a killed server, or a disk problem.
-            Err(_) => return self.refuse(peer, session, error_code::FILE_IN_USE),
+        // An interrupted PUT of the same file (name, size and checksum)
+        // resumes from what it left; anything else left under this name
+        // is replaced (no other transfer of the name is running).
+        let resume = ResumeInfo::load(&dest).filter(|i| {
+            self.cfg.max_resumable > 0
+                && i.size == m.entry.size
+                && i.checksum == m.checksum
+                && !matches!(m.checksum, Checksum::None)
+        });
+        let reopened = resume.as_ref().and_then(|_| TempFile::reopen(&dest));
+        let (temp, resume) = match reopened {
+            Some(t) => (t, resume),
+            None => {
+                for p in [partial_path(&dest), resume_path(&dest)]
+                    .into_iter()
+                    .flatten()
+                {
+                    if std::fs::symlink_metadata(&p).is_ok() {
+                        let _ = std::fs::remove_file(&p);
+                    }
+                }
+                match TempFile::create(&dest) {
+                    Ok(t) => (t, None),
+                    Err(_) => return self.refuse(peer, session, error_code::CANT_RECEIVE),
+                }
+            }
         };
         let cfg = &self.cfg.transfer;
         let mut side = RecvSide {
@@ -1464,8 +2085,49 @@ impl SaratogaServer {
             overwrite: cfg.overwrite,
             data_frames: 0,
             result: None,
+            keep: self.cfg.max_resumable > 0,
+            last_saved: None,
+            saved_held: 0,
+            resumed_bytes: 0,
+            resumable_fail: false,
+            offer: None,
+            hash: None,
         };
         let _ = side.on_metadata(now, m);
+        if let Some(info) = resume {
+            side.resumed_bytes = side.receiver.restore(&info.ranges);
+            side.saved_held = info.held();
+            self.counters.resumed += 1;
+            if !side.receiver.is_complete() {
+                // The resume offer: a voluntary STATUS listing every hole
+                // up to the file's end (the sender's `try_resume`). Once
+                // now, and before each of the next few STATUS replies in
+                // case it is lost (a sender that already took one, or
+                // took an ordinary STATUS first, ignores the rest).
+                let holes = info.holes();
+                let offer = Repr::Status(wire::Status {
+                    descriptor: m.descriptor,
+                    session,
+                    metadata_received: true,
+                    incomplete: false,
+                    voluntary: true,
+                    error: 0,
+                    timestamp: None,
+                    progress: holes.first().map_or(info.size, |h| h.0),
+                    in_response_to: 0,
+                    holes,
+                })
+                .to_vec()
+                .unwrap_or_default();
+                self.counters.resume_offers += 1;
+                self.send(&offer, peer);
+                side.offer = Some((RESUME_OFFER_REPEATS, offer));
+            }
+        }
+        self.counters.sessions_peak = self
+            .counters
+            .sessions_peak
+            .max(self.sessions.len() as u64 + 1);
         self.sessions.insert(
             (peer, session),
             Session {
@@ -1520,25 +2182,74 @@ impl SaratogaServer {
             return self.refuse(peer, session, error_code::FILE_TOO_BIG);
         }
         let cfg = self.cfg.transfer.clone();
-        let Some(checksum) = self.sums.get_or_compute(&name, &file, size, cfg.checksum) else {
+        let Some(id) = file_id(&file, size) else {
             return self.refuse(peer, session, error_code::CANT_SEND);
         };
-        let side = SendSide {
-            sender: make_sender(&cfg, session, size, checksum, now),
-            file,
-            name: r.name.clone(),
-            size,
-            checksum,
-            retx_bytes: 0,
-            data_frames: 0,
-            last_passed: now,
-            meta_retry: None,
-            error: None,
+        let side = match self.sums.get(&name, &id, cfg.checksum) {
+            Some(sum) => Side::Get(Box::new(get_side(
+                &cfg,
+                session,
+                file,
+                r.name.clone(),
+                size,
+                sum,
+                now,
+            ))),
+            None if size <= INLINE_SUM => {
+                let Ok(sum) = checksum_file(&file, size, cfg.checksum) else {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                };
+                self.sums.put(&name, id, sum);
+                Side::Get(Box::new(get_side(
+                    &cfg,
+                    session,
+                    file,
+                    r.name.clone(),
+                    size,
+                    sum,
+                    now,
+                )))
+            }
+            None => {
+                let workers = self
+                    .sessions
+                    .values()
+                    .filter(|s| matches!(s.side, Side::Preparing(_)))
+                    .count();
+                let Ok(f2) = file.try_clone() else {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                };
+                if workers >= MAX_SUM_WORKERS {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                }
+                let (tx, rx) = std::sync::mpsc::channel();
+                let kind = cfg.checksum;
+                let spawned = std::thread::Builder::new()
+                    .name("satcc-sar-sum".into())
+                    .spawn(move || {
+                        let _ = tx.send(checksum_file(&f2, size, kind));
+                    });
+                if spawned.is_err() {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                }
+                self.counters.checksums_offloaded += 1;
+                Side::Preparing(Box::new(Preparing {
+                    file: Some(file),
+                    name: r.name.clone(),
+                    size,
+                    id,
+                    rx,
+                }))
+            }
         };
+        self.counters.sessions_peak = self
+            .counters
+            .sessions_peak
+            .max(self.sessions.len() as u64 + 1);
         self.sessions.insert(
             (peer, session),
             Session {
-                side: Side::Get(Box::new(side)),
+                side,
                 name,
                 started: now,
                 last_heard: now,
@@ -1552,12 +2263,42 @@ impl SaratogaServer {
     fn step(&mut self, now: Instant, out: &mut [u8], report: &mut dyn FnMut(&SessionReport)) {
         let linger = self.cfg.linger;
         let sock = &self.sock;
+        let dir = &self.cfg.dir;
+        let max_resumable = self.cfg.max_resumable;
         let mut done = Vec::new();
         for (&(peer, id), s) in self.sessions.iter_mut() {
+            if let Side::Preparing(p) = &mut s.side {
+                use std::sync::mpsc::TryRecvError;
+                match p.rx.try_recv() {
+                    Ok(Ok(sum)) if p.file.is_some() => {
+                        self.sums.put(&s.name, p.id, sum);
+                        let file = p.file.take().expect("checked");
+                        let g = get_side(
+                            &self.cfg.transfer,
+                            id,
+                            file,
+                            std::mem::take(&mut p.name),
+                            p.size,
+                            sum,
+                            now,
+                        );
+                        s.side = Side::Get(Box::new(g));
+                    }
+                    Err(TryRecvError::Empty) => {}
+                    Ok(Ok(_)) | Ok(Err(_)) | Err(TryRecvError::Disconnected) => {
+                        let _ = sock.send_to(&error_status(id, error_code::CANT_SEND), peer);
+                        s.outcome = Some(Err((
+                            error_code::CANT_SEND,
+                            "reading the file for its checksum failed".into(),
+                        )));
+                    }
+                }
+            }
             if s.ended.is_none() && s.outcome.is_none() {
                 s.outcome = match &mut s.side {
                     Side::Put(r) => put_step(r, now, sock, peer, out),
                     Side::Get(g) => get_step(g, now, sock, peer, out),
+                    Side::Preparing(_) => None,
                 };
             } else if let (Side::Put(r), Some(Ok(()))) = (&mut s.side, &s.outcome) {
                 // Finished: keep answering STATUS requests (its last
@@ -1569,7 +2310,8 @@ impl SaratogaServer {
                 if let Some(o) = &s.outcome {
                     s.ended = Some(now);
                     if let (Side::Put(r), Err(_)) = (&mut s.side, o) {
-                        r.temp.discard();
+                        let room = r.resumable_fail && count_resumable(dir) < max_resumable;
+                        r.suspend_or_discard(room);
                     }
                     let res = o.clone().map_err(|e| e.1);
                     done.push(session_report(s, peer, id, now, res));
@@ -1602,6 +2344,13 @@ fn send_all_from_receiver(
         let Some(m) = r.receiver.poll_message(now) else {
             break;
         };
+        if let Some((left, offer)) = &mut r.offer {
+            let _ = sock.send_to(offer, peer);
+            *left -= 1;
+            if *left == 0 {
+                r.offer = None;
+            }
+        }
         if let Ok(n) = encode_status_or(&m, &r.receiver, name, out) {
             let _ = sock.send_to(&out[..n], peer);
         }
@@ -1624,11 +2373,14 @@ fn put_step(
         r.receiver.on_timeout(now);
     }
     if r.receiver.failure().is_some() {
+        r.resumable_fail = true;
         return Some(Err((
             0,
             "inactivity timeout: the client went silent".into(),
         )));
     }
+    r.maybe_save(now);
+    r.hash_ahead(HASH_AHEAD);
     match r.try_commit().cloned() {
         Some(Err(e)) => {
             // Drop the STATUS that would say "all received".
@@ -1678,9 +2430,10 @@ fn session_report(
     now: Instant,
     res: Result<(), String>,
 ) -> SessionReport {
-    let (kind, bytes) = match &s.side {
-        Side::Put(r) => ("put", r.meta.map_or(0, |m| m.0)),
-        Side::Get(g) => ("get", g.size),
+    let (kind, bytes, resumed_bytes) = match &s.side {
+        Side::Put(r) => ("put", r.meta.map_or(0, |m| m.0), r.resumed_bytes),
+        Side::Get(g) => ("get", g.size, 0),
+        Side::Preparing(p) => ("get", p.size, 0),
     };
     let secs = now.saturating_since(s.started).as_secs_f64();
     let ok = res.is_ok();
@@ -1692,6 +2445,7 @@ fn session_report(
         ok,
         error: res.err(),
         bytes,
+        resumed_bytes,
         duration_s: secs,
         goodput_bps: if ok { rate(bytes, secs) } else { 0.0 },
     }
@@ -1720,4 +2474,51 @@ pub fn stop_on_signals() -> &'static AtomicBool {
         libc::signal(libc::SIGTERM, h);
     }
     &STOP
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A resume record holds at most [`MAX_RESUME_RANGES`] ranges whatever
+    /// the receiver holds (its holes then fit one STATUS), round-trips,
+    /// and anything malformed or out of bounds is refused.
+    #[test]
+    fn resume_records_are_bounded_and_parsed_strictly() {
+        let mut rs = RangeSet::new(4096);
+        for i in 0..1000u64 {
+            // Ranges of growing length: the largest are kept.
+            let _ = rs.insert(i * 10_000, i * 10_000 + 100 + i);
+        }
+        let sum = Checksum::Sha1([7; 20]);
+        let info = ResumeInfo::from_received(10_000_000, sum, &rs);
+        assert_eq!(info.ranges.len(), MAX_RESUME_RANGES);
+        assert_eq!(info.ranges[0], (937 * 10_000, 937 * 10_000 + 1037));
+        assert!(info.holes().len() <= MAX_WIRE_HOLES);
+        assert_eq!(info.holes().last().unwrap().1, 10_000_000);
+        let back = ResumeInfo::parse(&info.encode()).unwrap();
+        assert_eq!(back, info);
+        let crc = ResumeInfo {
+            size: 5,
+            checksum: Checksum::Crc32(0xdead_beef),
+            ranges: vec![(0, 2), (3, 5)],
+        };
+        assert_eq!(ResumeInfo::parse(&crc.encode()), Some(crc.clone()));
+        assert_eq!(crc.holes(), vec![(2, 3)]);
+        for bad in [
+            "",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\nranges 0-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbe\nranges 0-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum sha1 deadbeef\nranges 0-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 0-6\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 2-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 2-4 0-1\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 0-3 2-4\n",
+            "satcc-saratoga-resume 1\nsize x\nchecksum crc32 deadbeef\nranges 0-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 zzzzzzzz\nranges 0-2\n",
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\n",
+        ] {
+            assert_eq!(ResumeInfo::parse(bad), None, "{bad:?}");
+        }
+    }
 }

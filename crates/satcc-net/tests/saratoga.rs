@@ -243,14 +243,103 @@ reverse_error = { kind = "uniform", per = 1e-3 }
     assert_eq!(c.completed, 4, "{reports:?}");
 }
 
+/// The receiver (server) stopped half way: the client fails, nothing
+/// appears under the final name, the temporary and its resume record are
+/// kept; a restarted server resumes the retried PUT from what it holds, so
+/// the retry sends fewer bytes than a fresh transfer, and the file
+/// arrives byte-identical. With resuming off, the temporary goes.
 #[test]
-fn stopped_server_leaves_no_file_and_the_client_fails() {
+fn stopped_server_leaves_no_file_and_a_retry_resumes() {
     let _g = serial();
     let dir = tempdir("stop");
     let local = tempdir("stopcli");
-    let server = serve(ServeConfig::new(dir.clone()));
+    let size = 4usize << 20;
+    let body = pattern(size, 7);
     let src = local.join("big");
-    std::fs::write(&src, pattern(2 << 20, 7)).unwrap();
+    std::fs::write(&src, &body).unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let addr = server.addr;
+    let acked = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let a2 = acked.clone();
+    let s2 = src.clone();
+    let client = std::thread::spawn(move || {
+        let c = TransferConfig {
+            inactivity_timeout: Duration::from_secs(1),
+            ..cfg(Rate::Fixed(16_000_000))
+        };
+        put(&s2, addr, "big", &c, &mut |p| {
+            a2.store(p.done, Ordering::Relaxed);
+            true
+        })
+    });
+    // Half way (bounded wait: 2.1 s for the whole file at 16 Mb/s).
+    let t0 = StdInstant::now();
+    while acked.load(Ordering::Relaxed) < (size / 2) as u64 {
+        assert!(t0.elapsed() < StdDuration::from_secs(20), "no progress");
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+    assert_eq!(
+        listing(&dir),
+        vec![".big.partial".to_string(), ".big.resume".to_string()]
+    );
+    let (c, reports) = server.stop();
+    assert_eq!(c.failed, 1, "{reports:?}");
+    let r = client.join().unwrap();
+    assert!(matches!(r, Err(TransferError::Timeout(_))), "{r:?}");
+    // No file under the final name; what is needed to resume is kept.
+    assert_eq!(
+        listing(&dir),
+        vec![".big.partial".to_string(), ".big.resume".to_string()]
+    );
+
+    // Restarted: the retry resumes.
+    let server = serve(ServeConfig::new(dir.clone()));
+    let retry = put(
+        &src,
+        server.addr,
+        "big",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("retry");
+    // A fresh transfer of the same file under another name, for comparison.
+    let fresh = put(
+        &src,
+        server.addr,
+        "big2",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("fresh");
+    let (c, reports) = server.stop();
+    println!(
+        "resumed {} B: retry sent {} B, fresh sent {} B (file {size} B)",
+        retry.resumed_bytes, retry.sent_bytes, fresh.sent_bytes
+    );
+    assert_eq!(
+        (c.resumable_found, c.resumed, c.completed),
+        (1, 1, 2),
+        "{reports:?}"
+    );
+    assert!(retry.resumed_bytes >= (size / 3) as u64, "{retry:?}");
+    assert!(fresh.sent_bytes >= size as u64, "{fresh:?}");
+    assert!(
+        retry.sent_bytes + retry.resumed_bytes / 2 < fresh.sent_bytes,
+        "retry {retry:?} fresh {fresh:?}"
+    );
+    assert_eq!(fresh.resumed_bytes, 0);
+    let put_report = reports.iter().find(|r| r.name == "big").unwrap();
+    assert!(put_report.ok && put_report.resumed_bytes >= retry.resumed_bytes);
+    assert!(std::fs::read(dir.join("big")).unwrap() == body);
+    assert!(std::fs::read(dir.join("big2")).unwrap() == body);
+    assert_eq!(listing(&dir), vec!["big".to_string(), "big2".to_string()]);
+
+    // Resuming off: a stopped server removes the temporary.
+    let dir = tempdir("stop0");
+    let server = serve(ServeConfig {
+        max_resumable: 0,
+        ..ServeConfig::new(dir.clone())
+    });
     let addr = server.addr;
     let client = std::thread::spawn(move || {
         let c = TransferConfig {
@@ -260,13 +349,59 @@ fn stopped_server_leaves_no_file_and_the_client_fails() {
         put(&src, addr, "big", &c, &mut no_progress())
     });
     std::thread::sleep(StdDuration::from_millis(500));
-    // Mid-transfer: the temporary exists, the final name does not.
     assert_eq!(listing(&dir), vec![".big.partial".to_string()]);
-    let (c, reports) = server.stop();
-    assert_eq!(c.failed, 1, "{reports:?}");
-    let r = client.join().unwrap();
-    assert!(matches!(r, Err(TransferError::Timeout(_))), "{r:?}");
+    let _ = server.stop();
+    assert!(client.join().unwrap().is_err());
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+}
+
+/// A resume offer is only honoured for the same file: a PUT of other
+/// content under the name of a kept temporary starts from zero and
+/// replaces it.
+#[test]
+fn a_different_file_does_not_resume_a_kept_temporary() {
+    let _g = serial();
+    let dir = tempdir("noresume");
+    let local = tempdir("noresumecli");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.inactivity_timeout = Duration::from_millis(600);
+    let server = serve(sc.clone());
+    let src = local.join("f");
+    std::fs::write(&src, pattern(1 << 20, 9)).unwrap();
+    let t0 = StdInstant::now();
+    // A client that gives up after 300 ms: the server times it out and
+    // keeps what arrived for a resume.
+    let r = put(
+        &src,
+        server.addr,
+        "f",
+        &cfg(Rate::Fixed(4_000_000)),
+        &mut |_| t0.elapsed() < StdDuration::from_millis(300),
+    );
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+    std::thread::sleep(StdDuration::from_millis(1200));
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.failed), (0, 1));
+    assert_eq!(
+        listing(&dir),
+        vec![".f.partial".to_string(), ".f.resume".to_string()]
+    );
+    let other = pattern(1 << 20, 10);
+    std::fs::write(&src, &other).unwrap();
+    let server = serve(sc);
+    let rep = put(
+        &src,
+        server.addr,
+        "f",
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("put");
+    let (c, _) = server.stop();
+    assert_eq!((c.resumed, c.completed), (0, 1));
+    assert_eq!(rep.resumed_bytes, 0);
+    assert!(std::fs::read(dir.join("f")).unwrap() == other);
+    assert_eq!(listing(&dir), vec!["f".to_string()]);
 }
 
 #[test]
@@ -276,6 +411,9 @@ fn client_that_gives_up_leaves_no_file() {
     let local = tempdir("giveupcli");
     let mut sc = ServeConfig::new(dir.clone());
     sc.transfer.inactivity_timeout = Duration::from_millis(600);
+    // Without resuming: the temporary is removed (with resuming it is
+    // kept: `a_different_file_does_not_resume_a_kept_temporary`).
+    sc.max_resumable = 0;
     let server = serve(sc);
     let src = local.join("f");
     std::fs::write(&src, pattern(1 << 20, 9)).unwrap();
@@ -523,16 +661,21 @@ fn hostile_names_and_frames_change_nothing_and_a_transfer_completes() {
     eprintln!("{sent} hostile datagrams; server counters {c:?}");
 }
 
+/// 20 simultaneous PUTs to one server (STFRC and fixed rates mixed) all
+/// complete and verify.
 #[test]
-fn concurrent_puts_all_complete() {
+fn twenty_concurrent_puts_all_complete() {
     let _g = serial();
     let dir = tempdir("conc");
     let local = tempdir("conccli");
-    let server = serve(ServeConfig::new(dir.clone()));
+    let server = serve(ServeConfig {
+        max_sessions_per_peer: 20,
+        ..ServeConfig::new(dir.clone())
+    });
     let mut handles = Vec::new();
-    for i in 0..4u64 {
+    for i in 0..20u64 {
         let src = local.join(format!("s{i}"));
-        let body = pattern(512 << 10, 40 + i);
+        let body = pattern(256 << 10, 40 + i);
         std::fs::write(&src, &body).unwrap();
         let addr = server.addr;
         let rate = if i % 2 == 0 {
@@ -551,7 +694,8 @@ fn concurrent_puts_all_complete() {
         assert!(std::fs::read(dir.join(format!("c{i}"))).unwrap() == body);
     }
     let (c, _) = server.stop();
-    assert_eq!(c.completed, 4);
+    assert_eq!((c.completed, c.failed, c.refused), (20, 0, 0));
+    assert_eq!(listing(&dir).len(), 20);
 }
 
 #[test]
@@ -747,4 +891,262 @@ queue = { kind = "droptail", limit = 50 }
     assert!(st[0].drops() > 200, "{}", st[0].drops());
     assert!(rep.duration_s < 10.0, "{:.1} s", rep.duration_s);
     server.stop();
+}
+
+/// A flood of REQUESTs from 10 000 session ids and STATUS frames with
+/// absurd offsets and holes, while a GET and a PUT run: both complete
+/// byte-identical, the session table stays within its bound, the flood is
+/// refused and counted, the absurd STATUS frames are rejected (never
+/// trusted), and nothing is written but the two files.
+#[test]
+fn request_flood_and_absurd_status_leave_memory_bounded() {
+    let _g = serial();
+    let dir = tempdir("flood");
+    let local = tempdir("floodcli");
+    let served = pattern(2 << 20, 11);
+    std::fs::write(dir.join("served"), &served).unwrap();
+    let up = pattern(2 << 20, 12);
+    std::fs::write(local.join("up"), &up).unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    // 2 MB at 10 Mb/s: about 1.7 s, longer than the flood.
+    sc.transfer.rate = Rate::Fixed(10_000_000);
+    sc.transfer.inactivity_timeout = Duration::from_secs(1);
+    sc.max_sessions = 16;
+    sc.max_sessions_per_peer = 8;
+    let server = serve(sc);
+    let addr = server.addr;
+    let dest = local.join("copy");
+    let d2 = dest.clone();
+    let getter =
+        std::thread::spawn(move || get(addr, "served", &d2, &cfg(Rate::Stfrc), &mut |_| true));
+    let src = local.join("up");
+    let putter = std::thread::spawn(move || {
+        put(&src, addr, "up", &cfg(Rate::Fixed(10_000_000)), &mut |_| {
+            true
+        })
+    });
+    std::thread::sleep(StdDuration::from_millis(100));
+
+    let socks: Vec<UdpSocket> = (0..4)
+        .map(|_| {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            s.connect(addr).unwrap();
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let absurd = |session: u32, k: u64| -> Vec<u8> {
+        let (progress, irt, holes) = match k % 4 {
+            // Progress far beyond the file.
+            0 => (1u64 << 60, 0, vec![]),
+            // Holes beyond anything sent, and huge.
+            1 => (0, 0, vec![(1 << 40, 1 << 61)]),
+            // 64 holes far beyond the file.
+            2 => (
+                0,
+                0,
+                (0..64u64)
+                    .map(|i| ((i + 10) << 40, ((i + 10) << 40) + 1))
+                    .collect(),
+            ),
+            // A hole below the progress indicator.
+            _ => (1000, 5000, vec![(10, 20)]),
+        };
+        Repr::Status(wire::Status {
+            descriptor: DescriptorSize::D64,
+            session,
+            metadata_received: true,
+            incomplete: false,
+            voluntary: false,
+            error: 0,
+            timestamp: None,
+            progress,
+            in_response_to: irt,
+            holes,
+        })
+        .to_vec()
+        .unwrap()
+    };
+    let mut buf = vec![0u8; 70_000];
+    let mut accepted = std::collections::HashSet::new();
+    let (mut requests, mut absurd_sent) = (0u64, 0u64);
+    for k in 0..10_000u32 {
+        let sock = &socks[k as usize % socks.len()];
+        let req = Repr::Request(wire::Request {
+            descriptor: DescriptorSize::D64,
+            session: 100_000 + k,
+            streams: false,
+            udp_lite: false,
+            kind: RequestType::Get,
+            name: b"served".to_vec(),
+            auth: Vec::new(),
+        });
+        let _ = sock.send(&req.to_vec().unwrap());
+        requests += 1;
+        // A STATUS of a session nobody has.
+        let _ = sock.send(&absurd(7_000_000 + k, u64::from(k)));
+        if k % 100 == 99 {
+            std::thread::sleep(StdDuration::from_millis(2));
+            // The sessions the server accepted answer with frames: throw
+            // absurd STATUS frames at them.
+            for (i, s) in socks.iter().enumerate() {
+                for _ in 0..10_000 {
+                    let Ok(n) = s.recv(&mut buf) else { break };
+                    let Ok(f) = Frame::new_checked(&buf[..n]) else {
+                        continue;
+                    };
+                    if let Ok(Repr::Metadata(m)) = Repr::parse(&f) {
+                        accepted.insert((i, m.session));
+                    }
+                }
+            }
+            for &(i, sid) in &accepted {
+                for j in 0..4 {
+                    let _ = socks[i].send(&absurd(sid, j));
+                    absurd_sent += 1;
+                }
+            }
+        }
+    }
+    // The flood hit transfers in progress.
+    assert!(!getter.is_finished() && !putter.is_finished());
+    let g = getter.join().unwrap().expect("GET under a flood");
+    let p = putter.join().unwrap().expect("PUT under a flood");
+    assert_eq!((g.bytes, p.bytes), (2 << 20, 2 << 20));
+    assert!(std::fs::read(&dest).unwrap() == served);
+    assert!(std::fs::read(dir.join("up")).unwrap() == up);
+    let (c, _) = server.stop();
+    eprintln!(
+        "{requests} REQUESTs, {} sessions accepted, {absurd_sent} absurd STATUS to them; {c:?}",
+        accepted.len()
+    );
+    assert!(!accepted.is_empty());
+    // The session table's bound (in progress and lingering).
+    assert!(c.sessions_peak <= 16 * 8, "{c:?}");
+    assert!(c.refused >= requests - 16 * 8, "{c:?}");
+    // Every absurd STATUS to a live session was rejected, not trusted;
+    // those of no session were counted as foreign.
+    assert!(c.status_rejected > 0, "{c:?}");
+    assert!(c.unknown_session >= requests, "{c:?}");
+    let mut files = listing(&dir);
+    files.sort();
+    assert_eq!(files, vec!["served".to_string(), "up".to_string()]);
+}
+
+/// BEACON over loopback: a listener hears a peer announced with
+/// `send_beacons` and a server announcing itself from its own port
+/// (EID, willingness, free space), counts other datagrams, and a server
+/// that receives a BEACON counts it and answers nothing.
+#[test]
+fn beacons_announce_and_discover_peers() {
+    use satcc_net::saratoga::beacon::{beacon_frame, listen_beacons, send_beacons, WILLING_YES};
+    let _g = serial();
+    let dir = tempdir("beacon");
+    let listener = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let laddr = listener.local_addr().unwrap();
+    let server = serve(ServeConfig {
+        announce: Some((laddr, Duration::from_millis(100))),
+        eid: "srv-A".into(),
+        ..ServeConfig::new(dir.clone())
+    });
+    let srv_addr = server.addr;
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let h = std::thread::spawn(move || {
+        let mut events = Vec::new();
+        let r = listen_beacons(&listener, StdDuration::from_secs(10), &st, &mut |p, new| {
+            events.push((p.clone(), new))
+        })
+        .unwrap();
+        (r, events)
+    });
+    let frame = beacon_frame("gs-1", Some(12_345), 2, WILLING_YES);
+    let never = AtomicBool::new(false);
+    assert_eq!(
+        send_beacons(laddr, &frame, 3, StdDuration::from_millis(50), &never).unwrap(),
+        3
+    );
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    junk.send_to(b"not a frame", laddr).unwrap();
+    // The server counts a BEACON it receives and sends nothing back.
+    junk.send_to(&frame, srv_addr).unwrap();
+    junk.set_read_timeout(Some(StdDuration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 100];
+    assert!(junk.recv(&mut buf).is_err(), "no reply to a BEACON");
+    std::thread::sleep(StdDuration::from_millis(400));
+    stop.store(true, Ordering::Relaxed);
+    let ((peers, c), events) = h.join().unwrap();
+    let (sc, _) = server.stop();
+    let gs = peers.iter().find(|p| p.eid == "gs-1").expect("gs-1 heard");
+    assert_eq!((gs.tx_willing, gs.rx_willing), (2, 3));
+    assert_eq!(gs.free_space_kb, Some(12_345));
+    assert_eq!(gs.beacons, 3);
+    assert_eq!(gs.descriptor_bits, 64);
+    let srv = peers
+        .iter()
+        .find(|p| p.eid == "srv-A")
+        .expect("server heard");
+    // From the server's own port: the address to PUT to.
+    assert_eq!(srv.addr, srv_addr.to_string());
+    assert_eq!((srv.tx_willing, srv.rx_willing), (3, 3));
+    assert!(srv.free_space_kb.is_some_and(|kb| kb > 0));
+    assert!(srv.beacons >= 3, "{srv:?}");
+    assert_eq!(peers.len(), 2, "{peers:?}");
+    assert_eq!(c.other, 1);
+    // New peers reported once each as new.
+    assert_eq!(events.iter().filter(|e| e.1).count(), 2);
+    assert!(sc.beacons_sent >= 3 && sc.beacons_received == 1, "{sc:?}");
+}
+
+/// The checksum of a large file served by GET is computed off the
+/// server's thread: while it runs (a 256 MB sparse file: SHA-1 of its
+/// zeros, about 1 s), another client's PUT completes, before the GET's METADATA
+/// comes out.
+#[test]
+fn a_large_files_checksum_does_not_stall_other_sessions() {
+    let _g = serial();
+    let dir = tempdir("sumthread");
+    let local = tempdir("sumthreadcli");
+    let big = std::fs::File::create(dir.join("big")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    drop(big);
+    std::fs::write(local.join("one"), b"1").unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let addr = server.addr;
+    let t0 = StdInstant::now();
+    let dest = local.join("big-copy");
+    let getter = std::thread::spawn(move || {
+        let mut meta_at = None;
+        // Stop as soon as METADATA (the size) is known.
+        let r = get(addr, "big", &dest, &cfg(Rate::Stfrc), &mut |p| {
+            if p.total.is_some() {
+                meta_at = Some(t0.elapsed());
+                return false;
+            }
+            t0.elapsed() < StdDuration::from_secs(60)
+        });
+        (r, meta_at)
+    });
+    std::thread::sleep(StdDuration::from_millis(30));
+    let p = put(
+        &local.join("one"),
+        addr,
+        "one",
+        &cfg(Rate::Fixed(10_000_000)),
+        &mut no_progress(),
+    )
+    .expect("put while a checksum runs");
+    let put_done = t0.elapsed();
+    let (r, meta_at) = getter.join().unwrap();
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+    let meta_at = meta_at.expect("the GET got its METADATA");
+    eprintln!(
+        "PUT done at {put_done:?} ({} s), GET's METADATA at {meta_at:?}",
+        p.duration_s
+    );
+    assert!(put_done < meta_at, "PUT {put_done:?}, METADATA {meta_at:?}");
+    let (c, _) = server.stop();
+    assert_eq!(c.checksums_offloaded, 1, "{c:?}");
+    assert_eq!(std::fs::read(dir.join("one")).unwrap(), b"1");
 }

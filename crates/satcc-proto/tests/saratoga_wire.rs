@@ -45,6 +45,7 @@ fn round_trip(r: &Repr) {
 
 #[test]
 fn golden_beacon() {
+    // §4.1 BEACON.
     // Flags: 001 00000 | 10 (D64) 0 0 (no streams) 11 (tx yes) 11 (rx
     // yes) | 0 (no UDP-Lite) 1 (free space) 01 (its descriptor: 32 bits)
     // 0000 | 0. Then free space 123456 KB in 32 bits and the EID.
@@ -66,6 +67,7 @@ fn golden_beacon() {
 
 #[test]
 fn golden_request() {
+    // §4.2 REQUEST.
     // 001 00001 | 01 (D32) 000000 | 0 | request type 1 (get); session;
     // "a.txt" NUL.
     let golden = [
@@ -86,6 +88,7 @@ fn golden_request() {
 
 #[test]
 fn golden_metadata() {
+    // §4.3 METADATA, directory entry §5.
     // 001 00010 | 00 (D16) 00 (file) 0 (in progress) 0 (UDP) 00 | 0 |
     // 0001 (1 word) 0001 (CRC32); session; CRC32("123456789");
     // directory entry: flags 1 00000 00 (file) 00 (D16) 000000, size 9,
@@ -116,6 +119,7 @@ fn golden_metadata() {
 
 #[test]
 fn golden_data() {
+    // §4.4 DATA.
     // 001 00011 | 01 (D32) 00 (file) 1 (timestamp) 00 1 (request STATUS)
     // | 1 (end of data) 0000000 | 0; session 7; 16-byte timestamp;
     // offset 65536; 3 payload bytes.
@@ -148,6 +152,7 @@ fn golden_data() {
 
 #[test]
 fn golden_status() {
+    // §4.5 STATUS.
     // 001 00100 | 00 (D16) 000 0 (metadata received) 1 (list incomplete)
     // 1 (voluntary) | 0 | error 0; session 9; progress 0x100;
     // in-response-to 0x400; holes [0x100, 0x200) [0x300, 0x380).

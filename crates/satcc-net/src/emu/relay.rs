@@ -42,6 +42,11 @@ pub struct RelayConfig {
     /// relay's start). Written to a temporary name beside it and renamed
     /// when the relay stops, so the file is never half-written.
     pub pcap: Option<std::path::PathBuf>,
+    /// More routes (near-end address clients send to, server) through the
+    /// same link: their datagrams share its queues, rate and errors, so
+    /// flows to different servers compete for one bottleneck (Linux
+    /// only). Each route serves one client at a time, as the first.
+    pub routes: Vec<(SocketAddr, SocketAddr)>,
 }
 
 fn quiet(mut s: Socket, spin: Duration) -> Socket {
@@ -60,6 +65,7 @@ impl RelayConfig {
             overhead: DEFAULT_OVERHEAD,
             spin: Duration::ZERO,
             pcap: None,
+            routes: Vec::new(),
         }
     }
 }
@@ -68,6 +74,8 @@ impl RelayConfig {
 struct Shared {
     /// The client being served and when it last sent.
     client: Option<(SocketAddr, Instant)>,
+    /// With several routes: each route's client, as `client`.
+    clients: Vec<Option<(SocketAddr, Instant)>>,
     /// Datagrams from another client while one was being served.
     other_clients: u64,
     /// Forward, reverse.
@@ -308,10 +316,200 @@ impl Dir {
     }
 }
 
+/// Several routes through one link: a direction thread receives from the
+/// sockets of every route and tags each datagram with its route (one
+/// byte appended, not charged: the link's overhead is one less).
+#[cfg(target_os = "linux")]
+struct MultiDir {
+    index: usize,
+    inputs: Vec<UdpSocket>,
+    outputs: Vec<UdpSocket>,
+    /// Each route's server: where the forward direction sends, and the
+    /// only source the reverse direction accepts.
+    to: Vec<Option<SocketAddr>>,
+    link: LinkDir,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+#[cfg(target_os = "linux")]
+impl MultiDir {
+    fn run(mut self) {
+        let mut buf = vec![0u8; MAX_DATAGRAM + 1];
+        if let Err(e) = self.run_inner(&mut buf) {
+            let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+            s.error = Some(format!("direction {}: {e}", self.index));
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn run_inner(&mut self, buf: &mut [u8]) -> io::Result<()> {
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = self.clock.now();
+            let clients: Vec<Option<SocketAddr>> = {
+                let s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                s.clients.iter().map(|c| c.map(|c| c.0)).collect()
+            };
+            while let Some(mut pkt) = self.link.poll(now) {
+                let r = pkt.pop().map_or(0, usize::from);
+                // Forward: to the route's server; reverse: its client.
+                let dest = if self.index == 0 {
+                    self.route_server(r)
+                } else {
+                    clients.get(r).copied().flatten()
+                };
+                let sent = match (dest, self.outputs.get(r)) {
+                    (Some(d), Some(o)) => o.send_to(&pkt, d).is_ok(),
+                    _ => false,
+                };
+                if !sent {
+                    self.link.count_send_error();
+                }
+            }
+            {
+                let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                s.stats[self.index] = self.link.stats();
+            }
+            let mut deadline = now + TICK;
+            if let Some(t) = self.link.next_event() {
+                deadline = deadline.min(t);
+            }
+            let Some((n, from, r)) =
+                crate::clock::recv_any_until(&self.inputs, &self.clock, buf, deadline)?
+            else {
+                continue;
+            };
+            let now = self.clock.now();
+            {
+                let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+                if self.index == 0 {
+                    // From a client: one per route at a time.
+                    match s.clients[r] {
+                        Some((c, last))
+                            if c != from && now.saturating_since(last) < CLIENT_IDLE =>
+                        {
+                            s.other_clients += 1;
+                            continue;
+                        }
+                        _ => s.clients[r] = Some((from, now)),
+                    }
+                } else if self.to.len() > r && Some(from) != self.route_server(r) {
+                    s.strangers += 1;
+                    continue;
+                }
+            }
+            let mut pkt = Vec::with_capacity(n + 1);
+            pkt.extend_from_slice(&buf[..n]);
+            pkt.push(r as u8);
+            self.link.arrive(now, pkt);
+        }
+        Ok(())
+    }
+
+    /// The server of route `r`.
+    fn route_server(&self, r: usize) -> Option<SocketAddr> {
+        self.to.get(r).copied().flatten()
+    }
+}
+
 impl Relay {
+    /// Several routes through one link ([`RelayConfig::routes`]).
+    #[cfg(target_os = "linux")]
+    fn start_multi(cfg: RelayConfig) -> io::Result<Relay> {
+        let mut routes = vec![(cfg.listen, cfg.to)];
+        routes.extend(cfg.routes.iter().copied());
+        if routes.len() > 255 {
+            return Err(io::Error::other("at most 255 routes"));
+        }
+        let mut nears = Vec::new();
+        let mut fars = Vec::new();
+        for &(listen, to) in &routes {
+            let near = UdpSocket::bind(listen)?;
+            let far = UdpSocket::bind(SocketAddr::new(
+                if to.ip().is_loopback() {
+                    to.ip()
+                } else if to.is_ipv4() {
+                    "0.0.0.0".parse().expect("literal")
+                } else {
+                    "::".parse().expect("literal")
+                },
+                0,
+            ))?;
+            for s in [&near, &far] {
+                crate::clock::grow_buffers(s, 4 << 20);
+                s.set_nonblocking(true)?;
+            }
+            nears.push(near);
+            fars.push(far);
+        }
+        let local = nears[0].local_addr()?;
+        let clock = Clock::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Mutex::new(Shared {
+            clients: vec![None; routes.len()],
+            ..Shared::default()
+        }));
+        let overhead = cfg.overhead.saturating_sub(1);
+        let clone_all = |v: &[UdpSocket]| -> io::Result<Vec<UdpSocket>> {
+            v.iter().map(|s| s.try_clone()).collect()
+        };
+        let servers: Vec<Option<SocketAddr>> = routes.iter().map(|r| Some(r.1)).collect();
+        let fwd = MultiDir {
+            index: 0,
+            inputs: clone_all(&nears)?,
+            outputs: clone_all(&fars)?,
+            to: servers.clone(),
+            link: LinkDir::new(&cfg.link.forward(), cfg.seed.wrapping_mul(2), overhead),
+            clock,
+            stop: stop.clone(),
+            shared: shared.clone(),
+        };
+        let rev = MultiDir {
+            index: 1,
+            inputs: fars,
+            outputs: nears,
+            to: servers,
+            link: LinkDir::new(
+                &cfg.link.reverse(),
+                cfg.seed.wrapping_mul(2).wrapping_add(1),
+                overhead,
+            ),
+            clock,
+            stop: stop.clone(),
+            shared: shared.clone(),
+        };
+        let threads = vec![
+            std::thread::Builder::new()
+                .name("emu-forward".into())
+                .spawn(move || fwd.run())?,
+            std::thread::Builder::new()
+                .name("emu-reverse".into())
+                .spawn(move || rev.run())?,
+        ];
+        Ok(Relay {
+            local,
+            clock,
+            stop,
+            shared,
+            threads,
+            // Refused with several routes (`satcc emulate` says so).
+            capture: None,
+        })
+    }
+
     /// Binds `cfg.listen`, opens a socket toward `cfg.to` and starts the
     /// two direction threads.
     pub fn start(cfg: RelayConfig) -> io::Result<Relay> {
+        if !cfg.routes.is_empty() {
+            if cfg.pcap.is_some() {
+                return Err(io::Error::other("a capture (pcap) of several routes"));
+            }
+            #[cfg(target_os = "linux")]
+            return Relay::start_multi(cfg);
+            #[cfg(not(target_os = "linux"))]
+            return Err(io::Error::other("several routes: Linux only"));
+        }
         let near = UdpSocket::bind(cfg.listen)?;
         let any: SocketAddr = if cfg.to.is_ipv4() {
             "0.0.0.0:0".parse().expect("literal")

@@ -149,6 +149,27 @@ impl SaratogaReceiver {
         Some(file.len() as u64 == size && self.checksum.verify(file))
     }
 
+    /// Marks `ranges` as received: what an interrupted transfer of the
+    /// same file left on disk, restored by a runtime after METADATA (the
+    /// size must be known; ranges are clipped to it). Returns the bytes
+    /// newly covered. A range that would exceed the range cap is skipped
+    /// (it is then requested again, like any hole).
+    pub fn restore(&mut self, ranges: &[(u64, u64)]) -> u64 {
+        let Some(size) = self.file_size else {
+            return 0;
+        };
+        let mut n = 0;
+        for &(a, b) in ranges {
+            let b = b.min(size);
+            if a < b {
+                n += self.received.insert(a, b).unwrap_or(0);
+            }
+        }
+        self.stats.delivered_bytes += n;
+        self.check_complete();
+        n
+    }
+
     /// The received ranges.
     pub fn received(&self) -> &RangeSet {
         &self.received

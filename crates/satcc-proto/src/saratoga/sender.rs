@@ -81,6 +81,9 @@ pub struct SaratogaSenderStats {
     pub srtt: Option<Duration>,
     /// REQUESTs refused (GET responder: another file or request type).
     pub requests_rejected: u64,
+    /// Bytes a resume offer ([`SaratogaSender::try_resume`]) said the
+    /// receiver already held and that were therefore not sent.
+    pub resumed_bytes: u64,
     /// Messages of another protocol or direction.
     pub foreign: u64,
 }
@@ -127,6 +130,8 @@ pub struct SaratogaSender {
     started: bool,
     failure: Option<Failure>,
     all_acked_reported: bool,
+    /// A resume offer was accepted ([`SaratogaSender::try_resume`]).
+    resumed: bool,
     /// [`Event::SlowStartExit`] has been reported.
     slow_start_exit_reported: bool,
     events: VecDeque<Event>,
@@ -172,6 +177,7 @@ impl SaratogaSender {
             started: false,
             failure: None,
             all_acked_reported: false,
+            resumed: false,
             slow_start_exit_reported: false,
             events: VecDeque::new(),
             stats: SaratogaSenderStats::default(),
@@ -393,6 +399,85 @@ impl SaratogaSender {
             return Err(StatusReject::Holes);
         }
         Ok(())
+    }
+
+    /// Offers `s` (with its whole hole list `holes`) as a *resume offer*:
+    /// the receiver already holds part of the file from an interrupted
+    /// transfer, and says so with a voluntary STATUS (§4.5 bit 15) whose
+    /// holes are everything it lacks, up to the file's end. Returns whether
+    /// it was taken; if not, hand the STATUS to
+    /// [`Self::on_status_with_holes`] as usual.
+    ///
+    /// Taken only as the first valid STATUS of the transfer, voluntary,
+    /// without error or "incomplete" flag, with holes in order, starting at
+    /// the progress indicator and ending exactly at the file size (or no
+    /// holes and a progress indicator at the size). Such a STATUS cannot be
+    /// an ordinary reply, which lists holes only up to the highest byte
+    /// received, and an ordinary reply that happens to fit says the same
+    /// thing. Then every byte outside the holes counts as sent and
+    /// acknowledged, the holes beyond what was already sent are queued,
+    /// and holes below it are left to the frames in flight (later STATUS
+    /// frames list whatever they miss). The rate controller is not told:
+    /// these holes are not losses.
+    ///
+    /// The draft has no resume operation; this uses only what a STATUS
+    /// may say at any time, and the receiver verifies the whole file's
+    /// checksum before it confirms, so a false offer costs a failed
+    /// transfer, never a wrong file reported as delivered.
+    pub fn try_resume(&mut self, now: Instant, s: &SaraStatus, holes: &[(u64, u64)]) -> bool {
+        let Some(size) = self.file_size else {
+            return false;
+        };
+        if self.resumed
+            || !self.started
+            || self.failure.is_some()
+            || self.stats.status_received > 0
+            || s.session != self.session
+            || size == UNLIMITED_SIZE
+            || s.error != 0
+            || !s.voluntary()
+            || s.incomplete()
+            || s.progress > size
+            || s.in_response_to > size
+            || check_holes(holes).is_err()
+        {
+            return false;
+        }
+        let shape_ok = match (holes.first(), holes.last()) {
+            (None, _) => s.progress == size,
+            (Some(&(a, _)), Some(&(_, b))) => a == s.progress && b == size,
+            _ => false,
+        };
+        if !shape_ok {
+            return false;
+        }
+        self.resumed = true;
+        self.stats.status_received += 1;
+        self.last_heard = now;
+        let sent = self.next_new;
+        let mut skipped = size - sent.min(size);
+        for &(a, b) in holes {
+            let a = a.max(sent);
+            if a < b {
+                skipped -= b - a;
+                let _ = self.retx.insert(a, b);
+            }
+        }
+        self.stats.resumed_bytes = skipped;
+        self.next_new = size;
+        if size > 0 {
+            let len = size.min(u64::from(self.cfg.payload.max(1)));
+            self.last_frame = Some((size - len, len as u32));
+        }
+        if s.progress > self.acked {
+            let delta = s.progress - self.acked;
+            self.acked = s.progress;
+            self.stats.acked_bytes = self.acked;
+            self.retx.remove(0, self.acked);
+            self.events.push_back(Event::Acked(delta));
+        }
+        self.check_complete();
+        true
     }
 
     /// A STATUS arrived.

@@ -788,3 +788,84 @@ fn receiver_verifies_size_and_checksum_of_the_runtime_bytes() {
         assert!(st.voluntary() && st.progress == 2500 && st.holes().is_empty());
     }
 }
+
+/// A resume offer (a voluntary STATUS whose holes run to the file's end)
+/// is taken only in its exact shape, as the first STATUS; then only the
+/// holes beyond what was sent go out, and a restored receiver completes
+/// with every byte exactly once.
+#[test]
+fn resume_offer_is_taken_only_in_its_shape_and_sends_only_the_holes() {
+    let (mut s, sent) = sender_with_sent(10); // [0, 10000) of 100000 sent
+    assert_eq!(sent.len(), 10);
+    let now = at_ms(1);
+    let offer = |progress: u64, holes: &[(u64, u64)]| {
+        let mut st = status(progress, 0, holes);
+        st.set_voluntary(true);
+        st
+    };
+    let bad: Vec<SaraStatus> = vec![
+        // Not voluntary.
+        status(20_000, 0, &[(20_000, 30_000), (60_000, 100_000)]),
+        // Holes not up to the end of the file.
+        offer(20_000, &[(20_000, 30_000), (60_000, 90_000)]),
+        // First hole not at the progress indicator.
+        offer(20_000, &[(25_000, 30_000), (60_000, 100_000)]),
+        // Beyond the file.
+        offer(20_000, &[(20_000, 30_000), (60_000, 100_001)]),
+        // No holes, yet not everything.
+        offer(50_000, &[]),
+        {
+            let mut x = offer(20_000, &[(20_000, 100_000)]);
+            x.error = 3;
+            x
+        },
+    ];
+    for (i, st) in bad.iter().enumerate() {
+        assert!(!s.try_resume(now, st, st.holes()), "case {i}");
+        assert_eq!(s.sender_stats().status_received, 0, "case {i}");
+        assert_eq!(s.sent_end(), 10_000, "case {i}");
+    }
+    // A good one: the receiver holds [0, 20000) and [30000, 60000).
+    let good = offer(20_000, &[(20_000, 30_000), (60_000, 100_000)]);
+    assert!(s.try_resume(now, &good, good.holes()));
+    // A second offer is not taken.
+    assert!(!s.try_resume(now, &good, good.holes()));
+    let st = s.sender_stats();
+    assert_eq!(st.acked_bytes, 20_000);
+    // Held and not yet sent: [10000, 20000) and [30000, 60000).
+    assert_eq!(st.resumed_bytes, 40_000);
+    assert_eq!(s.sent_end(), 100_000);
+    // What goes out now: [20000, 30000) and [60000, 100000), nothing else.
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    r.handle_input(
+        now,
+        &Message::SaraMetadata(SaraMetadata {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            file_size: 100_000,
+            checksum: wire::Checksum::None,
+            name: 0,
+        }),
+    );
+    assert_eq!(r.restore(&[(0, 20_000), (30_000, 60_000)]), 50_000);
+    // The frames already in flight arrive too.
+    for d in &sent {
+        r.handle_input(now, &Message::SaraData(*d));
+    }
+    let trace = run(&mut s, &mut r, ms(10), at_ms(60_000), |_, _| false);
+    let mut new_bytes = 0;
+    for (_, m) in &trace.sent {
+        if let Message::SaraData(d) = m {
+            assert!(
+                (20_000..30_000).contains(&d.offset) || d.offset >= 60_000,
+                "offset {} was held",
+                d.offset
+            );
+            new_bytes += u64::from(d.len);
+        }
+    }
+    assert_eq!(new_bytes, 50_000, "each missing byte once");
+    assert!(s.is_complete());
+    assert!(r.is_complete());
+    assert_eq!(r.received().iter().collect::<Vec<_>>(), vec![(0, 100_000)]);
+}
