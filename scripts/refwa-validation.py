@@ -4,27 +4,37 @@
 Runs every scenarios/refwa-*.toml point with and without REFWA over seeds
 1..N and prints markdown tables of the bottleneck utilization, loss (drops /
 arrivals at the bottleneck), mean queue (packets and % of the buffer) and
-Jain's index. Usage: scripts/refwa-validation.py [--seeds N] [--satcc PATH]
+Jain's index. Runs on the satcc Python package (docs/python.md):
+
+    pip install ./python
+    scripts/refwa-validation.py [--seeds N]
+
+The "wall s" column is the wall time of each run (satcc.run, in process).
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import time
+from collections import defaultdict
+
+import satcc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(satcc, scenario, sets, seed):
-    args = [satcc, "run", os.path.join(ROOT, "scenarios", scenario), "--no-files",
-            "--json", "--seed", str(seed)]
-    for s in sets:
-        args += ["--set", s]
+def scenario_with(scenario, sets):
+    sc = satcc.Scenario.load(os.path.join(ROOT, "scenarios", scenario))
+    for x in sets:
+        sc = sc.set(*x.split("=", 1))
+    return sc
+
+
+def run(scenario, sets, seed):
+    sc = scenario_with(scenario, sets)
     t0 = time.monotonic()
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return json.loads(out), time.monotonic() - t0
+    summary = satcc.run(sc, seed=seed, series=False).summary
+    return summary, time.monotonic() - t0
 
 
 def link(summary, name):
@@ -40,11 +50,11 @@ def mean(v):
     return sum(v) / len(v)
 
 
-def point(satcc, scenario, sets, seeds, links, groups=None):
+def point(scenario, sets, seeds, links, groups=None):
     """Mean over seeds of per-link (util, loss, queue) and Jain indices."""
     rows = []
     for seed in range(1, seeds + 1):
-        s, wall = run(satcc, scenario, sets, seed)
+        s, wall = run(scenario, sets, seed)
         r = {"jain": s["jain"], "wall": wall}
         for l in links:
             ls = link(s, l)
@@ -65,29 +75,28 @@ def point(satcc, scenario, sets, seeds, links, groups=None):
     return out
 
 
-def series(satcc, scenario, sets):
+def series(scenario, sets):
     """Run `scenario` and read its time series: per-time flow goodputs and
     the bottleneck isl.b0's (utilization, queue)."""
-    import csv
-    import tempfile
-    from collections import defaultdict
-    with tempfile.TemporaryDirectory() as d:
-        args = [satcc, "run", os.path.join(ROOT, "scenarios", scenario), "-q", "--out", d]
-        for x in sets:
-            args += ["--set", x]
-        subprocess.run(args, check=True, capture_output=True)
-        g = defaultdict(dict)
-        for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
-            g[float(r["time_s"])][int(r["flow"])] = float(r["goodput_bps"])
-        links = {float(r["time_s"]): (float(r["utilization"]), int(r["queue_pkts"]))
-                 for r in csv.DictReader(open(os.path.join(d, "links.csv")))
-                 if r["link"] == "isl.b0"}
+    r = satcc.run(scenario_with(scenario, sets))
+    # Sample times come as ns * 1e-9 (0.30000000000000004 for 0.3 s):
+    # rounded to the microsecond, so the windows below split where they
+    # did on flows.csv's times.
+    f = r.series("flows")
+    g = defaultdict(dict)
+    for t, fl, gp in zip(f["time_s"].tolist(), f["flow"].tolist(), f["goodput_bps"].tolist()):
+        g[round(float(t), 6)][int(fl)] = float(gp)
+    lk = r.series("links")
+    links = {round(float(t), 6): (float(u), int(q))
+             for t, n, u, q in zip(lk["time_s"].tolist(), lk["name"].tolist(),
+                                   lk["utilization"].tolist(), lk["queue_pkts"].tolist())
+             if n == "isl.b0"}
     return g, links
 
 
-def stairstep(satcc, sets):
+def stairstep(sets):
     """Scenario B's time series: per-window fairness, utilization, queue."""
-    g, links = series(satcc, "refwa-b-stairstep.toml", sets)
+    g, links = series("refwa-b-stairstep.toml", sets)
     ts = sorted(g)
     rows = []
     for a, b, n in [(1, 5, 4), (5, 6, 8), (6, 7, 8), (7, 15, 8), (15, 16, 4), (16, 20, 4)]:
@@ -118,32 +127,31 @@ HEAD = "| {} | util | loss | mean queue pkts (% of buffer) | Jain |\n|---|---|--
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     a = ap.parse_args()
-    S, N = a.satcc, a.seeds
+    N = a.seeds
     on, off = ["refwa.enabled=true"], ["refwa.enabled=false"]
     groups = ["group1", "group2", "group3", "group4"]
 
     print(f"### A: φ/ψ grid (Fig. 2), T1, 8 flows, buffer 31, mean of seeds 1-{N}\n")
     print(HEAD.format("φ, ψ"))
-    p = point(S, "refwa-a-phi-psi.toml", off, N, ["isl.b0"])
+    p = point("refwa-a-phi-psi.toml", off, N, ["isl.b0"])
     print(f"| NewReno | {cells(p, 'isl.b0', 31)} | {p['jain']:.3f} |")
     for phi in [0.5, 1.0, 1.5, 2.0, 2.5]:
         for psi in [0.25, 0.5, 1.0, 1.5]:
-            p = point(S, "refwa-a-phi-psi.toml", on + [f"refwa.phi={phi}", f"refwa.psi={psi}"],
+            p = point("refwa-a-phi-psi.toml", on + [f"refwa.phi={phi}", f"refwa.psi={psi}"],
                       N, ["isl.b0"])
             print(f"| {phi}, {psi} | {cells(p, 'isl.b0', 31)} | {p['jain']:.3f} |")
 
     print(f"\n### B: stair-step (Figs. 3-4), T1, 4 flows + 4 from 5 s to 15 s\n")
     print(HEAD.format("scheme"))
     for name, sets in [("NewReno", off), ("REFWA", on)]:
-        p = point(S, "refwa-b-stairstep.toml", sets, N, ["isl.b0"])
+        p = point("refwa-b-stairstep.toml", sets, N, ["isl.b0"])
         print(f"| {name} | {cells(p, 'isl.b0', 31)} | {p['jain']:.3f} |")
 
     print("\nPer window (seed 1, 100 ms samples): Jain over the active flows, mean utilization, mean/max queue;"
           " then when each joining flow's 500 ms mean goodput first reaches 70% of the fair share C/8.\n")
     print("| window | NewReno | REFWA |\n|---|---|---|")
-    ws = {name: stairstep(S, sets) for name, sets in [("NewReno", off), ("REFWA", on)]}
+    ws = {name: stairstep(sets) for name, sets in [("NewReno", off), ("REFWA", on)]}
     for k in range(len(ws["REFWA"][0])):
         print(f"| {ws['REFWA'][0][k][0]} | {ws['NewReno'][0][k][1]} | {ws['REFWA'][0][k][1]} |")
     print(f"| joining flows at 70% of fair share | {ws['NewReno'][1]} | {ws['REFWA'][1]} |")
@@ -151,11 +159,11 @@ def main():
     print(f"\n### C: α sweep (Fig. 5), T1, 4 RTT groups × 2 flows, buffer 55\n")
     print("| α | util | loss | mean queue pkts (% of buffer) | Jain (flows) | per-flow goodput by group, kb/s (160/240/320/400 ms) |")
     print("|---|---|---|---|---|---|")
-    p = point(S, "refwa-c-fairness.toml", off, N, ["isl.b0"], groups)
+    p = point("refwa-c-fairness.toml", off, N, ["isl.b0"], groups)
     g = " / ".join(f"{x / 1e3:.0f}" for x in p["groups"])
     print(f"| NewReno | {cells(p, 'isl.b0', 55)} | {p['jain']:.3f} | {g} |")
     for alpha in [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]:
-        p = point(S, "refwa-c-fairness.toml", on + [f"refwa.alpha={alpha}"], N, ["isl.b0"], groups)
+        p = point("refwa-c-fairness.toml", on + [f"refwa.alpha={alpha}"], N, ["isl.b0"], groups)
         g = " / ".join(f"{x / 1e3:.0f}" for x in p["groups"])
         print(f"| {alpha} | {cells(p, 'isl.b0', 55)} | {p['jain']:.3f} | {g} |")
 
@@ -166,20 +174,20 @@ def main():
     for rate, n, buf in cls:
         for name, sets in [("NewReno", off), ("REFWA", on)]:
             ss = sets + [f"topology.isl_rate={rate}"] + [f"flows.{i}.count={n}" for i in range(4)]
-            p = point(S, "refwa-c-fairness.toml", ss, N, ["isl.b0"], groups)
+            p = point("refwa-c-fairness.toml", ss, N, ["isl.b0"], groups)
             g = " / ".join(f"{x / 1e3:.0f}" for x in p["groups"])
             print(f"| {rate}, {4 * n} | {name} | {cells(p, 'isl.b0', buf)} | {p['jain']:.3f} | {g} | {p['wall']:.2f} |")
     for name, sets in [("NewReno", off), ("REFWA", on)]:
-        p = point(S, "refwa-c-oc3.toml", sets, 1, ["isl.b0"], groups)
+        p = point("refwa-c-oc3.toml", sets, 1, ["isl.b0"], groups)
         g = " / ".join(f"{x / 1e3:.0f}" for x in p["groups"])
         print(f"| OC3, 512 (seed 1) | {name} | {cells(p, 'isl.b0', 5425)} | {p['jain']:.3f} | {g} | {p['wall']:.2f} |")
 
     print(f"\n### D: RTT-estimate error σ (Fig. 7), T1, 4 groups × 2 flows\n")
     print(HEAD.format("σ"))
-    p = point(S, "refwa-d-rtt-error.toml", off, N, ["isl.b0"])
+    p = point("refwa-d-rtt-error.toml", off, N, ["isl.b0"])
     print(f"| NewReno | {cells(p, 'isl.b0', 55)} | {p['jain']:.3f} |")
     for sigma in [0.0, 0.1, 0.3, 0.5, 0.7, 0.9]:
-        p = point(S, "refwa-d-rtt-error.toml", on + [f"refwa.rtt_error={sigma}"], N, ["isl.b0"])
+        p = point("refwa-d-rtt-error.toml", on + [f"refwa.rtt_error={sigma}"], N, ["isl.b0"])
         print(f"| {sigma} | {cells(p, 'isl.b0', 55)} | {p['jain']:.3f} |")
 
     print(f"\n### E: 10 FTP + ON/OFF flows (Fig. 8), T2, buffer 200\n")
@@ -189,7 +197,7 @@ def main():
         for name, sets in [("NewReno", off), ("REFWA", on)]:
             rows = []
             for seed in range(1, N + 1):
-                s, _ = run(S, "refwa-e-onoff.toml", sets + [f"flows.1.count={n}"], seed)
+                s, _ = run("refwa-e-onoff.toml", sets + [f"flows.1.count={n}"], seed)
                 ls = link(s, "isl.b0")
                 ftp = [f["goodput_bps"] for f in s["flows"] if f["name"] == "ftp"]
                 rows.append((ls["utilization"], ls["loss"], ls["mean_queue_pkts"], jain(ftp)))
@@ -202,7 +210,7 @@ def main():
     L = ["isl.b0", "isl.c1", "isl.b1", "isl.c3"]
     res = {}
     for name, sets in [("NewReno", off), ("REFWA", on)]:
-        res[name] = point(S, "refwa-f-two-bottlenecks.toml", sets, N, L,
+        res[name] = point("refwa-f-two-bottlenecks.toml", sets, N, L,
                           ["group1", "group2", "group3"])
     for l, label in zip(L, ["L1 (isl.b0)", "L2 (isl.c1)", "L3 (isl.b1)", "L4 (isl.c3)"]):
         for name in res:
@@ -217,7 +225,7 @@ def main():
     for per in ["1e-5", "1e-4", "1e-3", "1e-2", "0.05", "0.1", "0.2", "0.5"]:
         r = {}
         for name, sets in [("NewReno", off), ("REFWA", on)]:
-            r[name] = point(S, "refwa-g-per.toml", sets + [f"topology.uplink_error.per={per}"],
+            r[name] = point("refwa-g-per.toml", sets + [f"topology.uplink_error.per={per}"],
                             N, ["isl.b0"])
         print(f"| {per} | {r['NewReno']['isl.b0'][0] * 100:.1f}% | {r['REFWA']['isl.b0'][0] * 100:.1f}% "
               f"| {r['NewReno']['jain']:.3f} | {r['REFWA']['jain']:.3f} |")
@@ -225,17 +233,17 @@ def main():
     print("\n### Handover (dynamic virtual topology), T1, 4 flows at 160 ms + 4 at 240 ms moved to 160 ms at 10 s\n")
     print("Seed 1, per window: mean per-flow goodput of the two groups, bottleneck utilization, mean/max queue.\n")
     print("| window | NewReno | REFWA |\n|---|---|---|")
-    hs = {name: handover(S, sets) for name, sets in [("NewReno", off), ("REFWA", on)]}
+    hs = {name: handover(sets) for name, sets in [("NewReno", off), ("REFWA", on)]}
     for k in range(len(hs["REFWA"])):
         print(f"| {hs['REFWA'][k][0]} | {hs['NewReno'][k][1]} | {hs['REFWA'][k][1]} |")
     for name, sets in [("NewReno", off), ("REFWA", on)]:
-        s, _ = run(S, "refwa-handover.toml", sets, 1)
+        s, _ = run("refwa-handover.toml", sets, 1)
         print(f"\n{name}: bottleneck drops {link(s, 'isl.b0')['drops']}, Jain {s['jain']:.3f}")
 
 
-def handover(satcc, sets):
+def handover(sets):
     """The handover scenario's per-window group goodputs."""
-    g, links = series(satcc, "refwa-handover.toml", sets)
+    g, links = series("refwa-handover.toml", sets)
     ts = sorted(g)
     rows = []
     for a, b in [(2, 10), (10, 11), (11, 20)]:

@@ -3,8 +3,8 @@
 docs/validation.md, from satcc sweeps of scenarios/stfrc-sym.toml and
 scenarios/stfrc-asym.toml.
 
-    cargo build --release
-    scripts/stfrc-validation.py [--only NAME] [--seeds N] [--satcc PATH] [--svg PATH]
+    pip install ./python        # the satcc package (docs/python.md)
+    scripts/stfrc-validation.py [--only NAME] [--seeds N] [--svg PATH]
 
 NAME is one of fig4, fig5, cov, trace, ratio, status, compare. Every table
 is printed as markdown; --svg writes the Fig. 12 trace (default
@@ -12,13 +12,14 @@ docs/stfrc-fig12.svg).
 """
 
 import argparse
-import csv
 import io
-import json
+import itertools
+import math
 import os
 import statistics
-import subprocess
 import tempfile
+
+import satcc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SYM = os.path.join(ROOT, "scenarios", "stfrc-sym.toml")
@@ -34,14 +35,29 @@ def bw_point(mbps, red=True):
     return f"{mbps}Mbps:{lim}"
 
 
-def sweep(satcc, scenario, varies, seeds, sets=(), link_key="topology.bottleneck"):
-    cmd = [satcc, "sweep", scenario, "--json", "--seeds", str(seeds)]
-    for v in varies:
-        cmd += ["--vary", v]
+def sweep(scenario, varies, seeds, sets=()):
+    """A sweep in `satcc sweep`'s terms (`--vary KEY=V1,V2` with `A+B`
+    keys and `x:y` tuples, `--set KEY=VALUE`), run by the package: a list
+    of {"vary": [[key, value as written], ...], "runs": [summary per
+    seed]}, points in grid order (the first key slowest)."""
+    sc = satcc.Scenario.load(scenario)
     for s in sets:
-        cmd += ["--set", s]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+        sc = sc.set(*s.split("=", 1))
+    vary, axes = {}, []
+    for v in varies:
+        key, values = v.split("=", 1)
+        toks = values.split(",")
+        joint = len(key.split("+")) > 1
+        # Values stay strings: the package reads them as the command line
+        # does (a TOML value if one, else the string).
+        vary[key] = [tuple(t.split(":")) if joint and ":" in t else t for t in toks]
+        axes.append([(key, t) for t in toks])
+    df = satcc.sweep(sc, vary=vary, seeds=seeds, store=None, with_summary=True)
+    pts = []
+    for i, combo in enumerate(itertools.product(*axes)):
+        block = df.iloc[i * seeds:(i + 1) * seeds]
+        pts.append({"vary": [list(c) for c in combo], "runs": list(block["summary"])})
+    return pts
 
 
 def norm_tcp(run):
@@ -61,7 +77,7 @@ BWS = [1, 4, 16, 64]
 NS = [1, 4, 16, 64]
 
 
-def fig4(satcc, seeds):
+def fig4(seeds):
     print("#### Fig. 4: normalized TCP throughput, symmetric links "
           f"(mean and range over seeds 1–{seeds})\n")
     for queue, red, sr in [("Drop-Tail", False, 0.75), ("RED", True, 0.65)]:
@@ -73,7 +89,7 @@ def fig4(satcc, seeds):
             key = "topology.bottleneck.rate+topology.bottleneck.queue.limit"
             sets = ['topology.bottleneck.queue={kind="droptail", limit=100}',
                     f"flows.1.symmetry_ratio={sr}"]
-        pts = sweep(satcc, SYM, [key + "=" + ",".join(bw_point(b, red) for b in BWS),
+        pts = sweep(SYM, [key + "=" + ",".join(bw_point(b, red) for b in BWS),
                                  "flows.0.count+flows.1.count=" + ",".join(map(str, NS))],
                     seeds, sets)
         grid = {}
@@ -90,7 +106,7 @@ def fig4(satcc, seeds):
         print()
 
 
-def fig5(satcc, seeds):
+def fig5(seeds):
     print("#### Figs. 5–8: asymmetric links, RED, normalized TCP throughput, "
           "STATUS feedback and the STFRC RTT "
           f"(mean over seeds 1–{seeds})\n")
@@ -102,7 +118,7 @@ def fig5(satcc, seeds):
           "uplink use | STFRC RTT | TCP RTT |")
     print("|---|---|---|---|---|---|---|---|")
     for up in ["3.84Mbps", "384kbps", "38.4kbps"]:
-        pts = sweep(satcc, ASYM, [key + "=" + ",".join(bw_point(b) for b in bws),
+        pts = sweep(ASYM, [key + "=" + ",".join(bw_point(b) for b in bws),
                                   "flows.0.count+flows.1.count+flows.2.count+flows.3.count="
                                   + ",".join(map(str, ns))],
                     seeds, [f"topology.links.0.reverse_rate={up}"])
@@ -126,13 +142,13 @@ def fig5(satcc, seeds):
     print()
 
 
-def cov(satcc, seeds):
+def cov(seeds):
     print("#### Figs. 9–11: per-flow fairness, 32 + 32 flows, RED, symmetric links "
           f"(seeds 1–{seeds})\n")
     key = ("topology.bottleneck.rate+topology.bottleneck.queue.limit+"
            "topology.bottleneck.queue.min_th+topology.bottleneck.queue.max_th")
     bws = [2, 4, 8, 16, 32, 64]
-    pts = sweep(satcc, SYM, [key + "=" + ",".join(bw_point(b) for b in bws)], seeds)
+    pts = sweep(SYM, [key + "=" + ",".join(bw_point(b) for b in bws)], seeds)
     print("| bottleneck | loss rate | TCP CoV | STFRC CoV | STFRC lower | "
           "normalized per-flow throughput, TCP (min–max) | STFRC (min–max) |")
     print("|---|---|---|---|---|---|---|")
@@ -155,10 +171,10 @@ def cov(satcc, seeds):
     print()
 
 
-def ratio(satcc, seeds):
+def ratio(seeds):
     print("#### §5: symmetry ratio and STATUS frequency, 32 + 32 flows, 16 Mb/s RED "
           f"(mean and range over seeds 1–{seeds})\n")
-    pts = sweep(satcc, SYM, ["flows.1.symmetry_ratio=0.5,0.6,0.65,0.7,0.75"], seeds)
+    pts = sweep(SYM, ["flows.1.symmetry_ratio=0.5,0.6,0.65,0.7,0.75"], seeds)
     print("| symmetry ratio | normalized TCP | STFRC loss event rate |")
     print("|---|---|---|")
     for p in pts:
@@ -172,7 +188,7 @@ def ratio(satcc, seeds):
     print("|---|---|---|---|---|")
     for ts, label in [("true", "timestamps: re-sends a hole once per RTT"),
                       ("false", "no timestamps: re-sends every hole each STATUS lists")]:
-        pts = sweep(satcc, SYM, ["flows.1.status_per_rtt=1,2,4"], seeds,
+        pts = sweep(SYM, ["flows.1.status_per_rtt=1,2,4"], seeds,
                     [f"flows.1.timestamps={ts}"])
         for p in pts:
             k = dict(p["vary"])["flows.1.status_per_rtt"]
@@ -185,7 +201,7 @@ def ratio(satcc, seeds):
     print()
 
 
-def compare(satcc, seeds):
+def compare(seeds):
     print("#### STFRC beside RFC 5348 TFRC and fixed-rate Saratoga, 16 Mb/s RED, symmetric "
           f"(mean and range over seeds 1–{seeds})\n")
     print("| flows (TCP+other) | STFRC | TFRC | Saratoga at 2× its fair share |")
@@ -204,30 +220,39 @@ def compare(satcc, seeds):
                     path = os.path.join(d, "variant.toml")
                     with open(path, "w") as f:
                         f.write(text[:at] + line + '\nstart_spread = "2s"' + text[end:])
-                pts = sweep(satcc, path, [f"flows.0.count+flows.1.count={n}"], seeds)
+                pts = sweep(path, [f"flows.0.count+flows.1.count={n}"], seeds)
                 row.append(cell([norm_tcp(r) for r in pts[0]["runs"]]))
             print(f"| {n}+{n} | " + " | ".join(row) + " |")
     print()
 
 
-def trace(satcc, svg):
+def trace(svg):
     print("#### Fig. 12: sending rate of one STFRC and one TCP flow (32 + 32, 16 Mb/s RED)\n")
-    with tempfile.TemporaryDirectory() as d:
-        subprocess.run([satcc, "run", SYM, "--out", d, "-q"], check=True, capture_output=True)
-        rows = list(csv.DictReader(open(os.path.join(d, "flows.csv"))))
+    df = satcc.run(SYM).series("flows")
+    cols = ["flow", "time_s", "rate_bps", "cwnd", "rtt_s"]
+    rows = [dict(zip(cols, r)) for r in zip(*(df[c].tolist() for c in cols))]
+
+    def num(x):
+        # Columns that do not apply to a protocol are null (pandas NA).
+        try:
+            v = float(x)
+        except TypeError:
+            return None
+        return None if math.isnan(v) else v
+
     pick = {"sack": "0", "stfrc": "32"}
     series = {}
     for proto, fid in pick.items():
         pts = []
         for r in rows:
-            if r["flow"] != fid:
+            if int(r["flow"]) != int(fid):
                 continue
             t = float(r["time_s"])
             if proto == "stfrc":
-                v = float(r["rate_bps"]) if r["rate_bps"] else 0.0
+                v = num(r["rate_bps"]) or 0.0
             else:
-                cw, rtt = r["cwnd"], r["rtt_s"]
-                v = float(cw) * 1040 * 8 / float(rtt) if cw and rtt else 0.0
+                cw, rtt = num(r["cwnd"]), num(r["rtt_s"])
+                v = cw * 1040 * 8 / rtt if cw and rtt else 0.0
             pts.append((t, v))
         series[proto] = pts
     # How deep each reduction is: successive 100 ms samples in the last
@@ -287,16 +312,15 @@ def main():
     ap.add_argument("--only", choices=["fig4", "fig5", "cov", "trace", "ratio", "compare"])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--cov-seeds", type=int, default=10)
-    ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     ap.add_argument("--svg", default=os.path.join(ROOT, "docs", "stfrc-fig12.svg"))
     a = ap.parse_args()
     steps = {
-        "fig4": lambda: fig4(a.satcc, a.seeds),
-        "fig5": lambda: fig5(a.satcc, a.seeds),
-        "cov": lambda: cov(a.satcc, a.cov_seeds),
-        "trace": lambda: trace(a.satcc, a.svg),
-        "ratio": lambda: ratio(a.satcc, a.seeds),
-        "compare": lambda: compare(a.satcc, a.seeds),
+        "fig4": lambda: fig4(a.seeds),
+        "fig5": lambda: fig5(a.seeds),
+        "cov": lambda: cov(a.cov_seeds),
+        "trace": lambda: trace(a.svg),
+        "ratio": lambda: ratio(a.seeds),
+        "compare": lambda: compare(a.seeds),
     }
     for name, f in steps.items():
         if a.only in (None, name):

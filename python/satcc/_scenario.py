@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Union
+from typing import Any, Dict, Iterable, Tuple, Union
 
 from . import _satcc
 
@@ -52,6 +52,13 @@ class Scenario:
         else as the string (``"16Mbps"``).
         """
         return Scenario(self._tree.set(key, value))
+
+    def set_many(self, items: Iterable[Tuple[str, Any]]) -> "Scenario":
+        """A copy with every ``(key, value)`` set, in order, and checked
+        once at the end: for changes valid only together (a RED queue's
+        ``min_th`` and ``max_th`` moving past each other), which a chain of
+        :meth:`set` calls would refuse half way. Values as in :meth:`set`."""
+        return Scenario(self._tree.set_many(list(items)))
 
     def to_toml(self) -> str:
         """The scenario as TOML text (comments and layout are not kept)."""

@@ -160,9 +160,9 @@ def sweep(
     # value fails at once, not after hours of runs.
     runs: List[Tuple[List[Tuple[str, Any]], Scenario, int]] = []
     for p in points:
-        sc = base
-        for k, v in p:
-            sc = sc.set(k, v)
+        # A point's keys are set together and checked once: "a+b" keys may
+        # be valid only together (RED's thresholds moving past each other).
+        sc = base.set_many(p)
         for seed in seed_list:
             runs.append((p, sc, seed))
 

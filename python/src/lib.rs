@@ -173,6 +173,22 @@ impl Tree {
         Tree::checked(py, root, self.file.clone())
     }
 
+    /// A copy with every (key, value) of `items` set in order and the
+    /// result checked once: for changes that are valid only together
+    /// (RED's min_th and max_th moving past each other, say).
+    fn set_many(&self, py: Python<'_>, items: Vec<(String, Bound<'_, PyAny>)>) -> PyResult<Tree> {
+        let mut root = self.root.clone();
+        for (key, value) in &items {
+            let v = to_toml(value, true)?;
+            let shown = store::canonical_json(&v);
+            scenario::set_value(&mut root, key, v).map_err(|mut e| {
+                e.file = self.file.clone();
+                scenario_error(py, &e, None, Some(shown))
+            })?;
+        }
+        Tree::checked(py, root, self.file.clone())
+    }
+
     /// The scenario as TOML text.
     fn to_toml(&self) -> PyResult<String> {
         toml::to_string(&self.root).map_err(|e| PyValueError::new_err(e.to_string()))

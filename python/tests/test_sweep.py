@@ -172,3 +172,19 @@ def test_cli_store_is_the_same_store(quickstart, cli, tmp_path):
         check=True, capture_output=True, text=True,
     )
     assert "0 run(s) computed, 8 taken from the store" in r.stderr
+
+
+def test_joint_keys_valid_only_together(base):
+    """RED thresholds that move past each other: set one by one, the
+    scenario is invalid half way (set refuses it, naming the field); as
+    one "a+b" key of a sweep, or with set_many, they are applied together
+    and checked once, as `satcc sweep --vary a+b=x:y` does."""
+    red = base.set("topology.uplink.queue", {"kind": "red", "limit": 300, "min_th": 5, "max_th": 15})
+    with pytest.raises(satcc.ScenarioError, match="max_th"):
+        red.set("topology.uplink.queue.min_th", 40)
+    key = "topology.uplink.queue.min_th+topology.uplink.queue.max_th"
+    df = satcc.sweep(red, vary={key: [(40, 120), (5, 15)]}, seeds=1, store=None, with_summary=True)
+    assert list(df["topology.uplink.queue.min_th"]) == [40, 5]
+    both = red.set_many([("topology.uplink.queue.min_th", 40), ("topology.uplink.queue.max_th", 120)])
+    assert both.to_dict()["topology"]["uplink"]["queue"]["max_th"] == 120
+    assert df["summary"].iloc[0] == satcc.run(both, seed=1, series=False).summary
