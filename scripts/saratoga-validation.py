@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -243,11 +244,78 @@ def main_share(a):
                   f"{'identical' if same else 'DIFFERENT'}; load {ld:.1f}", flush=True)
 
 
+def copies(n, secs=60):
+    """SHARE_SIM's link and two bulk flows, n independent copies (a pair of
+    nodes and a link each), so one run gives n samples of STFRC / TFRC."""
+    lines = [f'name = "stfrc-tfrc-geo-x{n}"', f'duration = "{secs}s"', "[topology]",
+             'kind = "graph"',
+             "nodes = [" + ", ".join(f'{{ name = "a{i}" }}, {{ name = "b{i}" }}'
+                                     for i in range(n)) + "]"]
+    for i in range(n):
+        lines += ["[[topology.links]]", f'from = "a{i}"', f'to = "b{i}"', f'name = "geo{i}"',
+                  'rate = "10Mbps"', 'delay = "250ms"',
+                  'queue = { kind = "droptail", limit_bytes = "625KB" }']
+    for i in range(n):
+        lines += ["[[flows]]", 'protocol = "tfrc"', f'src = "a{i}"', f'dst = "b{i}"', "mss = 1000",
+                  "[[flows]]", 'protocol = "stfrc"', f'src = "a{i}"', f'dst = "b{i}"', "mss = 1024"]
+    return "\n".join(lines) + "\n"
+
+
+def main_jitter(a):
+    """The simulator with and without send jitter beside `satcc run --real`
+    (docs/validation.md, end of "satcc saratoga over the emulator")."""
+    n = 16
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "copies.toml")
+        with open(path, "w") as f:
+            f.write(copies(n))
+
+        def ratios(seed, jitter=None, real=False):
+            args = [a.satcc, "run", path, "--json", "-q", "--seed", str(seed)]
+            if jitter:
+                for i in range(2 * n):
+                    args += ["--set", f"flows.{i}.send_jitter={jitter}"]
+            if real:
+                args.append("--real")
+            fl = json.loads(subprocess.run(args, check=True, capture_output=True,
+                                           text=True).stdout)["flows"]
+            return [s["goodput_bps"] / t["goodput_bps"] for t, s in zip(fl[::2], fl[1::2])]
+
+        print("| run | links | median | interquartile | min–max |")
+        print("|---|---|---|---|---|")
+        for label, v in [
+            ("simulated, no jitter, seeds 1–10", sum((ratios(k) for k in range(1, 11)), [])),
+            ('simulated, `send_jitter = "20us"`, seeds 1–5',
+             sum((ratios(k, "20us") for k in range(1, 6)), [])),
+            ("real (`--real`), one run", ratios(1, real=True)),
+        ]:
+            v = sorted(v)
+            q = lambda p: v[int(p * (len(v) - 1))]
+            print(f"| {label} | {len(v)} | {statistics.median(v):.2f} | {q(0.25):.2f}–{q(0.75):.2f} "
+                  f"| {v[0]:.2f}–{v[-1]:.2f} |", flush=True)
+        print()
+        print("dmc, STFRC, 100 MB, simulated time per seed 1–5:")
+        for jitter in (None, "20us"):
+            times = []
+            for k in range(1, 6):
+                path2 = os.path.join(tmp, "dmc.toml")
+                with open(path2, "w") as f:
+                    f.write(SCENARIO.format(secs=4000, link=LINKS["dmc"], proto="stfrc",
+                                            payload=1024, rate="", size=100_000_000))
+                args = [a.satcc, "run", path2, "--json", "-q", "--seed", str(k)]
+                if jitter:
+                    args += ["--set", f"flows.0.send_jitter={jitter}"]
+                fl = json.loads(subprocess.run(args, check=True, capture_output=True,
+                                               text=True).stdout)["flows"][0]
+                times.append(f"{fl['mean_file_time_s']:.1f} s")
+            print(f"  send_jitter {jitter or 'none'}: {', '.join(times)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target/release/satcc"))
-    ap.add_argument("--only", choices=["dmc", "geo", "goodput", "share"])
+    ap.add_argument("--only", choices=["dmc", "geo", "goodput", "share", "jitter"])
     ap.add_argument("--seeds", type=int, default=2, help="share: emulator seeds 1..N")
     ap.add_argument("--sizes", default="0,1,1000000,100000000")
     ap.add_argument("--out", default="saratoga-validation.jsonl")
@@ -255,6 +323,8 @@ def main():
     a = ap.parse_args()
     if a.only == "share":
         return main_share(a)
+    if a.only == "jitter":
+        return main_jitter(a)
     sizes = [int(x) for x in a.sizes.split(",")]
     runs = []
     if a.only in (None, "goodput"):

@@ -365,16 +365,7 @@ fn run_real(a: &RunArgs, sc: &Scenario, out_dir: &std::path::Path, no_files: boo
     if a.json {
         println!("{}", output::summary_json(&out.summary));
     } else {
-        // The table's first line speaks of simulated time and events; a
-        // real run had wall-clock time and datagrams.
-        let table = output::summary_table(&out.summary);
-        let (first, rest) = table.split_once('\n').unwrap_or((&table, ""));
-        let first = first.split("  simulated").next().unwrap_or(first);
-        println!(
-            "{first}  real {:.1} s over loopback UDP  datagrams {}",
-            out.summary.duration_s, out.summary.events
-        );
-        print!("{rest}");
+        print!("{}", output::real_summary_table(&out.summary));
         if !no_files {
             println!(
                 "\nwrote {}/{{summary.json, flows.csv, links.csv, goodput.svg}}",

@@ -26,11 +26,9 @@ pub fn fmt_bps(v: f64) -> String {
     }
 }
 
-/// The table printed after a run.
+/// The table printed after a simulated run.
 pub fn summary_table(s: &Summary) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
+    let head = format!(
         "scenario {}  seed {}  simulated {:.1} s  events {}{}",
         s.scenario,
         s.seed,
@@ -44,6 +42,23 @@ pub fn summary_table(s: &Summary) -> String {
             ))
             .unwrap_or_default()
     );
+    table_with_head(s, &head)
+}
+
+/// The table printed after `satcc run --real`: its first line speaks of
+/// wall-clock time and datagrams (a real run's `events`), not simulated
+/// time and events.
+pub fn real_summary_table(s: &Summary) -> String {
+    let head = format!(
+        "scenario {}  seed {}  real {:.1} s over loopback UDP  datagrams {}",
+        s.scenario, s.seed, s.duration_s, s.events
+    );
+    table_with_head(s, &head)
+}
+
+fn table_with_head(s: &Summary, head: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{head}");
     let _ = writeln!(o);
     const MAX_ROWS: usize = 40;
     let _ = writeln!(

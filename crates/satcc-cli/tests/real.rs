@@ -1,24 +1,9 @@
 //! `satcc emulate` and `satcc perf` end to end as commands, on loopback.
 
-use std::net::UdpSocket;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-fn satcc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_satcc"))
-}
-
-fn run(args: &[&str]) -> Output {
-    satcc().args(args).output().expect("run satcc")
-}
-
-/// A loopback port free right now.
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+mod common;
+use common::{free_port, run, satcc};
 
 fn tmp(name: &str, text: &str) -> String {
     let p = std::env::temp_dir().join(format!("satcc-real-{}-{name}", std::process::id()));

@@ -1,27 +1,12 @@
 //! `satcc saratoga` as commands on loopback: serve, put, get, the JSON
 //! report, errors and exit codes, and a server killed mid-transfer.
 
-use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
-fn satcc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_satcc"))
-}
-
-fn run(args: &[&str]) -> Output {
-    satcc().args(args).output().expect("run satcc")
-}
-
-/// A loopback port free right now.
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+mod common;
+use common::{free_port, run, satcc};
 
 fn tempdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("satcc-sarcli-{}-{tag}", std::process::id()));

@@ -413,6 +413,21 @@ impl MultiDir {
     }
 }
 
+/// The two direction threads of a relay, named for `ps` and panics.
+fn spawn_directions(
+    forward: impl FnOnce() + Send + 'static,
+    reverse: impl FnOnce() + Send + 'static,
+) -> io::Result<Vec<JoinHandle<()>>> {
+    Ok(vec![
+        std::thread::Builder::new()
+            .name("emu-forward".into())
+            .spawn(forward)?,
+        std::thread::Builder::new()
+            .name("emu-reverse".into())
+            .spawn(reverse)?,
+    ])
+}
+
 impl Relay {
     /// Several routes through one link ([`RelayConfig::routes`]).
     #[cfg(target_os = "linux")]
@@ -479,14 +494,7 @@ impl Relay {
             stop: stop.clone(),
             shared: shared.clone(),
         };
-        let threads = vec![
-            std::thread::Builder::new()
-                .name("emu-forward".into())
-                .spawn(move || fwd.run())?,
-            std::thread::Builder::new()
-                .name("emu-reverse".into())
-                .spawn(move || rev.run())?,
-        ];
+        let threads = spawn_directions(move || fwd.run(), move || rev.run())?;
         Ok(Relay {
             local,
             clock,
@@ -571,14 +579,7 @@ impl Relay {
             capture: capture.clone(),
             server: cfg.to,
         };
-        let threads = vec![
-            std::thread::Builder::new()
-                .name("emu-forward".into())
-                .spawn(move || fwd.run())?,
-            std::thread::Builder::new()
-                .name("emu-reverse".into())
-                .spawn(move || rev.run())?,
-        ];
+        let threads = spawn_directions(move || fwd.run(), move || rev.run())?;
         Ok(Relay {
             local,
             clock,
