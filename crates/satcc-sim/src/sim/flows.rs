@@ -45,56 +45,63 @@ pub(super) enum Side {
 
 /// A flow instance: two endpoints, the application driving the sender,
 /// and its counters.
+///
+/// `repr(C)`, hot fields first: a packet's delivery and the sender's
+/// drive read the first three cache lines and nothing else, which keeps
+/// many flows' state in cache (see `Link`).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Flow {
+    // First line: what every packet of the flow needs.
+    pub(super) sender: AnySender,
+    pub(super) receiver: AnyReceiver,
+    pub(super) wake: [Instant; 2],
     pub id: u32,
-    pub name: String,
-    pub protocol: Protocol,
     pub src: u32,
     pub dst: u32,
     pub(super) header: u32,
-    pub mss: u32,
+    // Second line: the counters every packet moves.
+    /// Wire bytes sent, by kind.
+    pub tx: TxBytes,
+    pub packets_sent: u64,
+    pub drops: u64,
+    /// Current connection generation (see [`Packet::conn`]).
+    pub(super) conn: u16,
+    pub(super) active: bool,
     pub(super) measured: bool,
+    // Third line: the sender's drive.
+    /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
+    pub(super) recovery: Option<Box<crate::report::recovery::LossRecovery>>,
+    /// Files: (cumulative end byte, arrival time) of files not yet acked.
+    pub(super) files: VecDeque<(u64, Instant)>,
+    /// Upper bound of the random hold before each data packet is sent.
+    pub(super) send_jitter: Duration,
+    /// When a rate-based sender first learned of a loss (left slow start).
+    pub(super) slow_start_exit: Option<Instant>,
+    /// Bytes acknowledged over all connections (sum of `Acked` events).
+    pub(super) acked: u64,
+    // The rest: set up once, or read at sample instants and the end.
+    pub(super) jitter_rng: Rng,
+    pub mss: u32,
+    pub(super) files_started: u32,
     pub(super) start: Instant,
     pub(super) stop: Instant,
-    pub(super) active: bool,
-    pub(super) sender: AnySender,
-    pub(super) receiver: AnyReceiver,
     /// What a fresh connection is built from (boxed, as the counters of
-    /// past connections: both are cold, and a small `Flow` keeps the hot
-    /// fields of many flows in cache).
+    /// past connections: both are cold).
     pub(super) config: Box<ProtocolConfig>,
-    pub(super) wake: [Instant; 2],
     pub(super) app: AppSpec,
     pub(super) rate_bps: u64,
     pub(super) rng: Rng,
-    /// Files: (cumulative end byte, arrival time) of files not yet acked.
-    pub(super) files: VecDeque<(u64, Instant)>,
     pub(super) pushed: u64,
-    /// Bytes acknowledged over all connections (sum of `Acked` events).
-    pub(super) acked: u64,
-    pub(super) files_started: u32,
     pub files_done: u64,
     pub(super) file_time_sum: f64,
-    // Counters.
-    pub packets_sent: u64,
-    pub drops: u64,
-    /// Wire bytes sent, by kind.
-    pub tx: TxBytes,
-    /// Current connection generation (see [`Packet::conn`]).
-    pub(super) conn: u16,
     /// Counters of the connections closed so far, sender and receiver.
     pub(super) past: Box<PastConnections>,
     /// Packets that arrived for a connection already closed.
     pub stale: u64,
-    /// Upper bound of the random hold before each data packet is sent.
-    pub(super) send_jitter: Duration,
-    pub(super) jitter_rng: Rng,
     pub(super) delivered_at_measure: u64,
-    /// When a rate-based sender first learned of a loss (left slow start).
-    pub(super) slow_start_exit: Option<Instant>,
-    /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
-    pub(super) recovery: Option<Box<crate::report::recovery::LossRecovery>>,
+    pub name: String,
+    pub protocol: Protocol,
 }
 
 impl Flow {
@@ -156,24 +163,33 @@ impl Flow {
 }
 
 impl Sim {
-    /// A packet reached its flow's sender or receiver.
-    pub(super) fn deliver(&mut self, p: Packet) {
+    /// Packet `idx` reached its flow's sender or receiver: the endpoint
+    /// reads it where it lies in the store (no copy), then its slot is
+    /// freed, before the endpoint's answer is sent.
+    pub(super) fn deliver(&mut self, idx: u32) {
+        let p = &self.packets.slots[idx as usize];
         let fi = p.flow as usize;
         let now = self.now;
         let f = &mut self.flows[fi];
         if p.conn != f.conn {
             // A closed connection's straggler: its socket is gone.
             f.stale += 1;
+            self.packets.release(idx);
             return;
         }
         if p.payload.is_reverse() {
             // A stopped flow's sender is closed: late feedback is ignored.
-            if f.active {
+            let active = f.active;
+            if active {
                 f.sender.handle_input(now, &p.payload);
+            }
+            self.packets.release(idx);
+            if active {
                 self.drive_sender(fi);
             }
         } else {
             f.receiver.handle_input(now, &p.payload);
+            self.packets.release(idx);
             self.drive_receiver(fi);
         }
     }

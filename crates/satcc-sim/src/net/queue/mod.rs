@@ -49,13 +49,17 @@ enum Kind {
 }
 
 /// A link's queue.
+///
+/// `repr(C)`: the packets' deque and the kind's tag, read on every
+/// arrival, share one cache line (see the simulator's `Link`).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Queue {
-    kind: Kind,
     q: VecDeque<Queued>,
     bytes: u64,
     limit_pkts: u64,
     limit_bytes: u64,
+    kind: Kind,
 }
 
 impl Queue {
@@ -221,6 +225,12 @@ impl Queue {
             }
         }
         None
+    }
+
+    /// True for a queue that must see every arrival, even to an idle link
+    /// with nothing queued (RED: its average ages over idle time).
+    pub fn sees_every_arrival(&self) -> bool {
+        matches!(self.kind, Kind::Red(_))
     }
 
     /// RED's average queue estimate, if this is a RED queue.
