@@ -158,7 +158,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    crate::run_with_progress(&mut sim, true);
+    crate::run_with_progress(&mut sim, true, |_| {});
     let out = sim.finish(None);
     let events = out.summary.events;
     let delivered = out.summary.packets.delivered;

@@ -289,11 +289,27 @@ fn run(a: RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    run_with_progress(&mut sim, a.quiet || a.json);
+    // flows.csv and links.csv are written as the run goes, on a thread of
+    // their own; the rest of the files after it.
+    let mut csv = match sim.series().filter(|_| !no_files) {
+        Some(series) => match output::SeriesWriter::start(&out_dir, series) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("satcc: {}: {e}", out_dir.display());
+                return ExitCode::from(1);
+            }
+        },
+        None => None,
+    };
+    run_with_progress(&mut sim, a.quiet || a.json, |sim| {
+        if let (Some(w), Some(series)) = (csv.as_mut(), sim.series()) {
+            w.send_new(series, false);
+        }
+    });
     let wall = started.elapsed().as_secs_f64();
     let out = sim.finish(Some(wall));
     if !no_files {
-        if let Err(e) = output::write_files(&out_dir, &out) {
+        if let Err(e) = output::write_files(&out_dir, &out, csv) {
             eprintln!("satcc: {}: {e}", out_dir.display());
             return ExitCode::from(1);
         }
@@ -357,7 +373,7 @@ fn run_real(a: &RunArgs, sc: &Scenario, out_dir: &std::path::Path, no_files: boo
         eprintln!("satcc: warning: {w}");
     }
     if !no_files {
-        if let Err(e) = output::write_files(out_dir, &out) {
+        if let Err(e) = output::write_files(out_dir, &out, None) {
             eprintln!("satcc: {}: {e}", out_dir.display());
             return ExitCode::from(1);
         }
@@ -421,7 +437,9 @@ pub(crate) fn default_out_dir(
 /// Advances the simulation in slices, drawing a progress bar on a terminal
 /// once the run has taken more than a second, or, when stderr is not a
 /// terminal, writing a line every 5 s (`SATCC_PROGRESS_SECS` to change).
-pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
+/// `after_slice` is called after each slice (to hand new samples to a
+/// writer).
+pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool, mut after_slice: impl FnMut(&Sim)) {
     use std::io::IsTerminal;
     let end = sim.end();
     let slices = 200u64;
@@ -440,6 +458,7 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool) {
     while t < end.as_nanos() {
         t = (t + step).min(end.as_nanos());
         sim.run_until(satcc_proto::Instant(t));
+        after_slice(sim);
         if !quiet && !terminal && t < end.as_nanos() {
             let el = started.elapsed().as_secs_f64();
             if el >= next_line {

@@ -1,10 +1,10 @@
 //! What `satcc run` prints and writes.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use satcc_sim::report::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
-use satcc_sim::report::series::Series;
+use satcc_sim::report::series::{CsvFormat, Series};
 use satcc_sim::report::Summary;
 use satcc_sim::RunOutput;
 
@@ -264,11 +264,18 @@ fn truncate(s: &str, n: usize) -> String {
 }
 
 /// Writes summary.json (deterministic), run.json (timing), CSV series and
-/// the plot.
-pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
+/// the plot. With `streamed`, flows.csv and links.csv have been written
+/// during the run: the writer is handed the samples it has not seen yet
+/// and finished, and the series are not formatted again here.
+pub fn write_files(
+    dir: &Path,
+    out: &RunOutput,
+    streamed: Option<SeriesWriter>,
+) -> std::io::Result<()> {
     // Each file is written whole under a temporary name, then renamed: a
     // run interrupted while writing never leaves a truncated file under a
-    // name a script would read.
+    // name a script would read. (A streamed writer dropped on an early
+    // return below removes its partial files.)
     let mut det = out.summary.clone();
     let wall = det.wall_s.take();
     write_whole(dir.join("summary.json"), summary_json(&det) + "\n")?;
@@ -282,28 +289,265 @@ pub fn write_files(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
         dir.join("run.json"),
         serde_json::to_string_pretty(&run).unwrap_or_default() + "\n",
     )?;
-    if let Some(series) = &out.series {
-        // The series are streamed to the files as they are formatted: the
-        // text of a long run is never held whole in memory. flows.csv, most
-        // of the bytes, is written on a second thread while this one writes
-        // links.csv and draws the plot from the same columns.
-        std::thread::scope(|s| {
-            let flows =
-                s.spawn(|| write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w)));
-            let rest = write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))
-                .and_then(|()| {
-                    write_whole(
-                        dir.join("goodput.svg"),
-                        charts_svg(&out.summary.scenario, out.summary.duration_s, series),
-                    )
-                });
-            let flows = flows
-                .join()
-                .unwrap_or_else(|_| Err(std::io::Error::other("flows.csv writer panicked")));
-            rest.and(flows)
-        })?;
+    let Some(series) = &out.series else {
+        return match streamed {
+            // Nothing to finish the files with: not a run's series.
+            Some(_) => Err(std::io::Error::other("no series to write")),
+            None => Ok(()),
+        };
+    };
+    let svg = || charts_svg(&out.summary.scenario, out.summary.duration_s, series);
+    if let Some(mut w) = streamed {
+        // The plot's file is created before the writer renames the CSV
+        // files into place: renaming over a previous run's large file
+        // holds the directory for milliseconds, and creating a file in it
+        // would wait for that.
+        let path = dir.join("goodput.svg");
+        let partial = partial_path(&path);
+        let file = std::fs::File::create(&partial);
+        // The writer formats the last samples and renames the files while
+        // this thread draws the plot.
+        w.commit(series);
+        let plot = fill_partial(file, &partial, &path, |f| {
+            std::io::Write::write_all(f, svg().as_bytes())
+        });
+        return w.finish().and(plot);
     }
-    Ok(())
+    // No writer during the run (`satcc run --real`): the series are
+    // streamed to the files as they are formatted, so the text of a long
+    // run is never held whole in memory. flows.csv, most of the bytes, is
+    // written on a second thread while this one writes links.csv and draws
+    // the plot from the same columns.
+    std::thread::scope(|s| {
+        let flows =
+            s.spawn(|| write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w)));
+        let rest = write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))
+            .and_then(|()| write_whole(dir.join("goodput.svg"), svg()));
+        let flows = flows
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("flows.csv writer panicked")));
+        rest.and(flows)
+    })
+}
+
+/// Chunks handed to the CSV writer thread but not yet written, at most:
+/// the text is formatted as it arrives, so memory stays bounded whatever
+/// the run's length (a full channel holds the simulation back).
+const CHUNKS_IN_FLIGHT: usize = 4;
+
+/// Lines (flows and links) in a chunk handed to the writer, at least
+/// (but the last): a few hundred kilobytes of text, so that the writer
+/// is woken, and the samples copied, a few dozen times in a run rather
+/// than after every slice of it.
+const CHUNK_LINES: usize = 4096;
+
+/// flows.csv and links.csv written while the simulation runs, on a thread
+/// of their own, instead of formatted after it: the simulation takes one
+/// core, and formatting the series, the bulk of the output's cost, goes on
+/// beside it on another.
+///
+/// The files are written as `.flows.csv.partial` and `.links.csv.partial`
+/// and renamed once complete ([`SeriesWriter::commit`]); on any error, or
+/// if the writer is dropped uncommitted, the partial files are removed, so
+/// a half-written file never appears under the final name. The bytes are
+/// those of [`Series::write_flows_csv`] and [`Series::write_links_csv`],
+/// written by the same formatter a range of samples at a time.
+#[derive(Debug)]
+pub struct SeriesWriter {
+    /// Final path and partial path of each file.
+    files: [(PathBuf, PathBuf); 2],
+    /// Samples handed over so far.
+    sent: usize,
+    /// `None` once the writer has stopped (on an error) or been told that
+    /// all is sent.
+    to_writer: Option<std::sync::mpsc::SyncSender<ToWriter>>,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    /// Whether [`SeriesWriter::commit`] reached the writer.
+    committed: bool,
+}
+
+/// What the simulation's side tells the writer thread.
+#[derive(Debug)]
+enum ToWriter {
+    /// The next samples, in order.
+    Rows(Series),
+    /// Every sample has been sent: complete the files and rename them into
+    /// place. Without it (the channel closed early) the writer only stops.
+    Commit,
+}
+
+impl SeriesWriter {
+    /// Creates the partial files in `dir` and starts the writer thread,
+    /// which writes the header lines for `series`'s flows and links (the
+    /// series as recorded so far: the names are fixed from the start).
+    pub fn start(dir: &Path, series: &Series) -> std::io::Result<SeriesWriter> {
+        let files = ["flows.csv", "links.csv"].map(|n| (dir.join(n), partial_path(&dir.join(n))));
+        let mut w = SeriesWriter {
+            files: files.clone(),
+            sent: 0,
+            to_writer: None,
+            thread: None,
+            committed: false,
+        };
+        // Created here rather than on the thread, so that an unwritable
+        // directory is reported before the run, not after it. On an error
+        // `w` is dropped and removes whichever file was created.
+        let flows = std::fs::File::create(&files[0].1)?;
+        let links = std::fs::File::create(&files[1].1)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<ToWriter>(CHUNKS_IN_FLIGHT);
+        // The names are fixed from the start: quoted once, here.
+        let format = CsvFormat::new(series);
+        let thread = std::thread::Builder::new()
+            .name("satcc-csv".into())
+            .spawn(move || {
+                // A chunk's last lines are gathered into whole blocks with
+                // the next chunk's before they reach the file.
+                let mut flows = std::io::BufWriter::with_capacity(64 * 1024, flows);
+                let mut links = std::io::BufWriter::with_capacity(64 * 1024, links);
+                let none = Series::default();
+                format.write_flows(&none, &mut flows, 0..0, true)?;
+                format.write_links(&none, &mut links, 0..0, true)?;
+                // Returning on an error drops the receiver: the simulation
+                // side sees it at its next send and stops sending.
+                for m in rx {
+                    match m {
+                        ToWriter::Rows(c) => {
+                            let n = c.t.len();
+                            format.write_flows(&c, &mut flows, 0..n, false)?;
+                            format.write_links(&c, &mut links, 0..n, false)?;
+                            start_writeback(flows.get_ref());
+                        }
+                        ToWriter::Commit => {
+                            std::io::Write::flush(&mut flows)?;
+                            std::io::Write::flush(&mut links)?;
+                            drop((flows, links));
+                            // Here rather than on the simulation's thread:
+                            // renaming over a previous run's files frees
+                            // their pages, which takes a while for large
+                            // ones, and that thread has the plot to draw.
+                            for (path, partial) in &files {
+                                std::fs::rename(partial, path)?;
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        w.to_writer = Some(tx);
+        w.thread = Some(thread);
+        Ok(w)
+    }
+
+    /// Hands the writer the samples `series` has recorded since the last
+    /// hand-over, once they make at least [`CHUNK_LINES`] lines (or all of
+    /// them with `all`): a copy of them, so the simulation can go on
+    /// appending. Blocks only while [`CHUNKS_IN_FLIGHT`] chunks wait to be
+    /// written. After the writer has stopped on an error this does
+    /// nothing; [`SeriesWriter::finish`] reports the error.
+    pub fn send_new(&mut self, series: &Series, all: bool) {
+        let n = series.t.len();
+        let per_sample = (series.flows.len() + series.links.len()).max(1);
+        if n <= self.sent || (!all && (n - self.sent) * per_sample < CHUNK_LINES) {
+            return;
+        }
+        if let Some(tx) = &self.to_writer {
+            if tx.send(ToWriter::Rows(series.rows(self.sent..n))).is_err() {
+                self.to_writer = None;
+            }
+        }
+        self.sent = n;
+    }
+
+    /// Hands over the samples `series` holds that the writer has not had,
+    /// and has it complete the files and rename them into place; returns
+    /// at once, so the caller can go on (draw the plot) while the writer
+    /// finishes. [`SeriesWriter::finish`] waits for it.
+    pub fn commit(&mut self, series: &Series) {
+        self.send_new(series, true);
+        if let Some(tx) = self.to_writer.take() {
+            self.committed = tx.send(ToWriter::Commit).is_ok();
+        }
+    }
+
+    /// Waits for the writer. Ok if it wrote and renamed both files after
+    /// [`SeriesWriter::commit`]; otherwise the partial files are removed
+    /// and the writer's error returned.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        let written = self.join();
+        let result = match written {
+            Ok(()) if !self.committed => Err(std::io::Error::other(
+                "the CSV files were not complete (SeriesWriter::commit was not called)",
+            )),
+            r => r,
+        };
+        if result.is_err() {
+            self.remove_partials();
+        }
+        // Renamed, or removed just above: nothing left for `drop`.
+        self.committed = true;
+        result
+    }
+
+    /// Closes the channel (uncommitted, if not yet) and waits for the
+    /// thread: what it returned.
+    fn join(&mut self) -> std::io::Result<()> {
+        self.to_writer = None;
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("CSV writer thread panicked"))),
+            None => Ok(()),
+        }
+    }
+
+    fn remove_partials(&self) {
+        for (_, partial) in &self.files {
+            let _ = std::fs::remove_file(partial);
+        }
+    }
+}
+
+impl Drop for SeriesWriter {
+    /// Not finished (an error elsewhere ended the run's output): the files
+    /// may be incomplete, so none is left behind. A commit already sent is
+    /// waited for and its files kept: they are complete.
+    fn drop(&mut self) {
+        let written = self.join();
+        if !self.committed || written.is_err() {
+            self.remove_partials();
+        }
+    }
+}
+
+/// Asks the kernel to start writing `f`'s dirty pages to disk, without
+/// waiting for them. Only to save time at the end: ext4 writes a file out
+/// when it is renamed over an existing one (the `auto_da_alloc` safeguard),
+/// and for flows.csv, megabytes written since the run began, that takes
+/// milliseconds the rename would otherwise spend; started chunk by chunk
+/// on the writer's thread, most of it is done while the run goes on.
+/// Errors are ignored: nothing depends on it.
+#[cfg(target_os = "linux")]
+fn start_writeback(f: &std::fs::File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `f` is an open file for the whole call; sync_file_range
+    // reads nothing from this process's memory.
+    unsafe {
+        libc::sync_file_range(f.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_: &std::fs::File) {}
+
+/// `.NAME.partial` beside `path`: where `path` is written before it is
+/// complete.
+fn partial_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.partial"))
 }
 
 /// Writes `contents` to `.NAME.partial` beside `path`, then renames it to
@@ -318,16 +562,23 @@ fn write_streamed(
     path: std::path::PathBuf,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let partial = path.with_file_name(format!(".{name}.partial"));
-    let written = std::fs::File::create(&partial)
+    let partial = partial_path(&path);
+    fill_partial(std::fs::File::create(&partial), &partial, &path, write)
+}
+
+/// Has `write` fill `file`, just created as `partial`, then renames
+/// `partial` to `path`; on any error (`file`'s included) removes `partial`.
+fn fill_partial(
+    file: std::io::Result<std::fs::File>,
+    partial: &Path,
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let written = file
         .and_then(|mut f| write(&mut f))
-        .and_then(|()| std::fs::rename(&partial, &path));
+        .and_then(|()| std::fs::rename(partial, path));
     if written.is_err() {
-        let _ = std::fs::remove_file(&partial);
+        let _ = std::fs::remove_file(partial);
     }
     written
 }
@@ -469,7 +720,43 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::write_whole;
+    use super::{write_whole, SeriesWriter};
+    use satcc_sim::report::series::Series;
+
+    fn partials(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".partial"))
+            .collect()
+    }
+
+    #[test]
+    fn series_files_only_once_committed() {
+        let dir = std::env::temp_dir().join(format!("satcc-writer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let series = Series::new([("a".into(), "sack".into())], ["l".into()]);
+        // Dropped before the commit (an error elsewhere): nothing is left.
+        let w = SeriesWriter::start(&dir, &series).expect("started");
+        assert_eq!(partials(&dir).len(), 2);
+        drop(w);
+        assert!(partials(&dir).is_empty(), "{:?}", partials(&dir));
+        assert!(!dir.join("flows.csv").exists());
+        // Finished without a commit: an error, and nothing is left.
+        let w = SeriesWriter::start(&dir, &series).expect("started");
+        assert!(w.finish().is_err());
+        assert!(partials(&dir).is_empty(), "{:?}", partials(&dir));
+        // Committed: both files in place, as formatted whole.
+        let mut w = SeriesWriter::start(&dir, &series).expect("started");
+        w.commit(&series);
+        w.finish().expect("written");
+        let read = |n: &str| std::fs::read_to_string(dir.join(n)).expect(n);
+        assert_eq!(read("flows.csv"), series.flows_csv());
+        assert_eq!(read("links.csv"), series.links_csv());
+        assert!(partials(&dir).is_empty(), "{:?}", partials(&dir));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn whole_files_only_under_the_final_name() {

@@ -211,6 +211,57 @@ impl Series {
         self.last_t = now.as_nanos();
     }
 
+    /// A copy of samples `rows` (indices into [`Series::t`]) with the
+    /// flows' and links' names: what a writer on another thread needs to
+    /// format those rows while the simulation goes on appending to `self`.
+    /// Its rows are numbered from 0; flows and links keep their order, so
+    /// their ids in the CSV files are the same.
+    pub fn rows(&self, rows: std::ops::Range<usize>) -> Series {
+        // Cut to the samples there are (an empty range for none).
+        let end = rows.end.min(self.t.len());
+        let r = rows.start.min(end)..end;
+        let cut = |c: &Vec<f64>| c[r.clone()].to_vec();
+        Series {
+            t: cut(&self.t),
+            flows: self
+                .flows
+                .iter()
+                .map(|f| FlowSeries {
+                    name: f.name.clone(),
+                    protocol: f.protocol.clone(),
+                    goodput_bps: cut(&f.goodput_bps),
+                    cwnd: cut(&f.cwnd),
+                    rtt_s: cut(&f.rtt_s),
+                    rate_bps: cut(&f.rate_bps),
+                    x_recv_bps: cut(&f.x_recv_bps),
+                    p: cut(&f.p),
+                    feedback: cut(&f.feedback),
+                    last_bytes: f.last_bytes,
+                    last_feedback: f.last_feedback,
+                })
+                .collect(),
+            links: self
+                .links
+                .iter()
+                .map(|l| LinkSeries {
+                    name: l.name.clone(),
+                    queue_pkts: cut(&l.queue_pkts),
+                    utilization: cut(&l.utilization),
+                    drops: cut(&l.drops),
+                    drops_queue: cut(&l.drops_queue),
+                    drops_red: cut(&l.drops_red),
+                    drops_error: cut(&l.drops_error),
+                    drops_ttl: cut(&l.drops_ttl),
+                    drops_hook: cut(&l.drops_hook),
+                    drops_link_down: cut(&l.drops_link_down),
+                    last_busy: l.last_busy,
+                    last: l.last,
+                })
+                .collect(),
+            last_t: self.last_t,
+        }
+    }
+
     /// Per-flow CSV:
     /// `time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback`
     /// (columns that do not apply to a protocol are empty).
@@ -224,32 +275,84 @@ impl Series {
     /// Writes [`Series::flows_csv`]'s text to `w` as it is formatted, a
     /// block at a time, without holding the whole file in memory.
     pub fn write_flows_csv(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        CsvFormat::new(self).write_flows(self, w, 0..self.t.len(), true)
+    }
+
+    /// Per-link CSV:
+    /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down`.
+    pub fn links_csv(&self) -> String {
+        let mut out = Vec::with_capacity(self.t.len() * self.links.len() * 48);
+        let _ = self.write_links_csv(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes [`Series::links_csv`]'s text to `w`, a block at a time.
+    pub fn write_links_csv(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        CsvFormat::new(self).write_links(self, w, 0..self.t.len(), true)
+    }
+}
+
+/// Formats a series' CSV files a range of samples at a time: the whole
+/// files ([`Series::write_flows_csv`], [`Series::write_links_csv`]) and
+/// files written piece by piece while a run goes on come from the same
+/// code, so they cannot differ. Consecutive ranges, the first with the
+/// header line, make the whole file's bytes.
+///
+/// Holds the text fields of the flows and links, quoted once, so that
+/// formatting many small ranges costs no more than one large one.
+#[derive(Clone, Debug)]
+pub struct CsvFormat {
+    /// Per flow, its fields between the time and the numbers, with their
+    /// separators: ",id,name,protocol,".
+    flow_heads: Vec<Vec<u8>>,
+    /// Per link, its name as a CSV field.
+    link_names: Vec<Vec<u8>>,
+}
+
+impl CsvFormat {
+    /// The format of `series`'s files, for it and for copies of its rows
+    /// ([`Series::rows`]): anything with the same flows and links in the
+    /// same order.
+    pub fn new(series: &Series) -> CsvFormat {
+        CsvFormat {
+            flow_heads: series
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(id, f)| {
+                    let mut h = vec![b','];
+                    numfmt::push_u64(&mut h, id as u64);
+                    h.push(b',');
+                    h.extend_from_slice(&csv_field(&f.name));
+                    h.push(b',');
+                    h.extend_from_slice(&csv_field(&f.protocol));
+                    h.push(b',');
+                    h
+                })
+                .collect(),
+            link_names: series.links.iter().map(|l| csv_field(&l.name)).collect(),
+        }
+    }
+
+    /// Writes the lines of [`Series::flows_csv`] for samples `rows` of `s`
+    /// (one line per flow and sample; a range past the end is cut to it),
+    /// preceded by the header line if `header`.
+    pub fn write_flows(
+        &self,
+        s: &Series,
+        w: &mut impl std::io::Write,
+        rows: std::ops::Range<usize>,
+        header: bool,
+    ) -> std::io::Result<()> {
         let mut b = Vec::with_capacity(BLOCK + 4096);
-        b.extend_from_slice(
-            b"time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback\n",
-        );
-        // The text fields of each flow, quoted once as the csv crate
-        // would, with their separators: ",id,name,protocol,".
-        let heads: Vec<Vec<u8>> = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(id, f)| {
-                let mut h = vec![b','];
-                numfmt::push_u64(&mut h, id as u64);
-                h.push(b',');
-                h.extend_from_slice(&csv_field(&f.name));
-                h.push(b',');
-                h.extend_from_slice(&csv_field(&f.protocol));
-                h.push(b',');
-                h
-            })
-            .collect();
+        if header {
+            b.extend_from_slice(FLOWS_CSV_HEADER);
+        }
         let mut time = Vec::with_capacity(16);
-        for (i, &t) in self.t.iter().enumerate() {
+        for i in rows.start..rows.end.min(s.t.len()) {
             time.clear();
-            numfmt::push_fixed(&mut time, t, 3);
-            for (f, head) in self.flows.iter().zip(&heads) {
+            numfmt::push_fixed(&mut time, s.t[i], 3);
+            for (f, head) in s.flows.iter().zip(&self.flow_heads) {
                 b.extend_from_slice(&time);
                 b.extend_from_slice(head);
                 numfmt::push_fixed(&mut b, f.goodput_bps[i], 0);
@@ -278,26 +381,24 @@ impl Series {
         w.write_all(&b)
     }
 
-    /// Per-link CSV:
-    /// `time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down`.
-    pub fn links_csv(&self) -> String {
-        let mut out = Vec::with_capacity(self.t.len() * self.links.len() * 48);
-        let _ = self.write_links_csv(&mut out);
-        String::from_utf8(out).unwrap_or_default()
-    }
-
-    /// Writes [`Series::links_csv`]'s text to `w`, a block at a time.
-    pub fn write_links_csv(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+    /// Writes the lines of [`Series::links_csv`] for samples `rows` of `s`,
+    /// preceded by the header line if `header`.
+    pub fn write_links(
+        &self,
+        s: &Series,
+        w: &mut impl std::io::Write,
+        rows: std::ops::Range<usize>,
+        header: bool,
+    ) -> std::io::Result<()> {
         let mut b = Vec::with_capacity(BLOCK + 4096);
-        b.extend_from_slice(
-            b"time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down\n",
-        );
-        let names: Vec<Vec<u8>> = self.links.iter().map(|l| csv_field(&l.name)).collect();
+        if header {
+            b.extend_from_slice(LINKS_CSV_HEADER);
+        }
         let mut time = Vec::with_capacity(16);
-        for (i, &t) in self.t.iter().enumerate() {
+        for i in rows.start..rows.end.min(s.t.len()) {
             time.clear();
-            numfmt::push_fixed(&mut time, t, 3);
-            for (l, name) in self.links.iter().zip(&names) {
+            numfmt::push_fixed(&mut time, s.t[i], 3);
+            for (l, name) in s.links.iter().zip(&self.link_names) {
                 b.extend_from_slice(&time);
                 b.push(b',');
                 b.extend_from_slice(name);
@@ -328,6 +429,13 @@ impl Series {
     }
 }
 
+/// The first line of flows.csv.
+const FLOWS_CSV_HEADER: &[u8] =
+    b"time_s,flow,name,protocol,goodput_bps,cwnd,rtt_s,rate_bps,x_recv_bps,p,feedback\n";
+
+/// The first line of links.csv.
+const LINKS_CSV_HEADER: &[u8] = b"time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down\n";
+
 /// Bytes formatted before they are handed to the writer: large enough that
 /// a write is one system call per 64 KiB, small enough to stay in cache.
 const BLOCK: usize = 64 * 1024;
@@ -344,4 +452,109 @@ fn csv_field(s: &str) -> Vec<u8> {
     // Drop the second, empty field and the terminator: ",\n".
     v.truncate(v.len().saturating_sub(2));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use satcc_proto::Duration;
+
+    /// A series of two flows (a window-based one, and a rate-based one
+    /// whose name needs quoting) and two links over `n` samples, with
+    /// values that change from sample to sample.
+    fn sampled(n: u64) -> Series {
+        let mut s = Series::new(
+            [
+                ("bulk".to_string(), "sack".to_string()),
+                ("a,\"b\"".to_string(), "tfrc".to_string()),
+            ],
+            ["up".to_string(), "down link".to_string()],
+        );
+        for k in 1..=n {
+            let window = FlowSample {
+                delivered_bytes: 1000 * k * k,
+                sender: Stats {
+                    cwnd: Some(k as f64 * 1.25),
+                    srtt: (k > 2).then(|| Duration::from_millis(500 + k)),
+                    ..Stats::default()
+                },
+                feedback_sent: None,
+            };
+            let rate = FlowSample {
+                delivered_bytes: 700 * k,
+                sender: Stats {
+                    rate: Some(RateStats {
+                        x_bps: 1e6 / k as f64,
+                        x_recv_bps: 9e5,
+                        p: 0.001 * k as f64,
+                    }),
+                    ..Stats::default()
+                },
+                feedback_sent: Some(3 * k),
+            };
+            let link = |q: usize| LinkSample {
+                queue_pkts: q,
+                busy_ns: 70_000_000 * k,
+                drops: [k, k / 2, 0, k / 3, 0, 0, 1],
+            };
+            s.sample(
+                Instant(100_000_000 * k),
+                [window, rate],
+                [link(k as usize), link(0)],
+            );
+        }
+        s
+    }
+
+    fn text(f: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
+        let mut v = Vec::new();
+        f(&mut v).expect("written to memory");
+        String::from_utf8(v).expect("utf-8")
+    }
+
+    #[test]
+    fn ranges_of_rows_make_the_whole_file() {
+        let s = sampled(9);
+        let fmt = CsvFormat::new(&s);
+        let n = s.t.len();
+        let (flows, links) = (s.flows_csv(), s.links_csv());
+        assert_eq!(flows.lines().count(), 1 + 2 * n);
+        assert!(flows.contains(",1,\"a,\"\"b\"\"\",tfrc,"), "{flows}");
+        for k in 0..=n {
+            let f = text(|w| fmt.write_flows(&s, w, 0..k, true))
+                + &text(|w| fmt.write_flows(&s, w, k..n, false));
+            assert_eq!(f, flows, "flows split at {k}");
+            let l = text(|w| fmt.write_links(&s, w, 0..k, true))
+                + &text(|w| fmt.write_links(&s, w, k..n, false));
+            assert_eq!(l, links, "links split at {k}");
+        }
+        // An empty range writes the header or nothing; a range past the
+        // end is cut to it.
+        assert_eq!(text(|w| fmt.write_flows(&s, w, 3..3, false)), "");
+        assert_eq!(
+            text(|w| fmt.write_links(&s, w, 0..0, true)),
+            links.lines().next().unwrap_or_default().to_string() + "\n"
+        );
+        assert_eq!(text(|w| fmt.write_flows(&s, w, 0..n + 5, true)), flows);
+    }
+
+    #[test]
+    fn copied_rows_format_as_the_rows_they_copy() {
+        let s = sampled(7);
+        let fmt = CsvFormat::new(&s);
+        let n = s.t.len();
+        let mut flows = text(|w| fmt.write_flows(&s, w, 0..0, true));
+        let mut links = text(|w| fmt.write_links(&s, w, 0..0, true));
+        for r in [0..2, 2..3, 3..3, 3..n] {
+            let c = s.rows(r.clone());
+            assert_eq!(c.t.len(), r.len());
+            flows += &text(|w| fmt.write_flows(&c, w, 0..c.t.len(), false));
+            links += &text(|w| fmt.write_links(&c, w, 0..c.t.len(), false));
+        }
+        assert_eq!(flows, s.flows_csv());
+        assert_eq!(links, s.links_csv());
+        assert!(s.rows(n..n + 3).t.is_empty());
+        // A range that ends before it starts is empty.
+        assert!(s.rows(n - 2..n - 4).t.is_empty());
+    }
 }

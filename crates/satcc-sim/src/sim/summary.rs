@@ -135,3 +135,13 @@ impl Sim {
         }
     }
 }
+
+impl Sim {
+    /// The time series recorded so far (`None` unless asked for): a
+    /// caller advancing the run in slices can write out the new samples
+    /// while the run goes on, instead of all of them after
+    /// [`Sim::finish`].
+    pub fn series(&self) -> Option<&crate::report::series::Series> {
+        self.series.as_ref()
+    }
+}
