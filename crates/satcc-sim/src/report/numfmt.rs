@@ -8,7 +8,8 @@
 //! the value is scaled by 10^p in one `f64` multiplication and rounded to
 //! an integer. That product carries a relative error below 2^-53, so its
 //! rounding is the correctly rounded one except when it lies within that
-//! error of a half: those rare cases, negative numbers and anything too
+//! error of a half: those cases are settled exactly in integer arithmetic
+//! (half to even, as `core::fmt` does); negative numbers and anything too
 //! large for the fast path go to `core::fmt`, so the output never differs.
 
 use std::fmt::Write as _;
@@ -115,9 +116,45 @@ fn fast_scaled(v: f64, prec: usize) -> Option<u64> {
     // smallest subnormal steps near zero): stay clear of a half by more.
     let margin = scaled * (1.0 / (1u64 << 50) as f64) + 1e-300;
     if (frac - 0.5).abs() <= margin {
-        return None;
+        return Some(exact_scaled(v, POW10[prec]));
     }
     Some(if frac > 0.5 { m + 1 } else { m })
+}
+
+/// `v * pow10` rounded to an integer exactly as `core::fmt` rounds it
+/// (half to even), for finite `v >= 0` whose scaled value is below 2^53:
+/// with `v = mant * 2^e`, `mant * pow10` (below 2^83) is exact in a u128,
+/// so the comparison of the fraction with one half is exact. Near-ties are
+/// common in plot coordinates (a sample time times a whole number of
+/// pixels per second), and `core::fmt` settles each of them through its
+/// slow big-number path.
+fn exact_scaled(v: f64, pow10: u64) -> u64 {
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac_bits = bits & ((1u64 << 52) - 1);
+    let (mant, e) = if biased == 0 {
+        (frac_bits, -1074)
+    } else {
+        (frac_bits | (1u64 << 52), biased - 1075)
+    };
+    let n = u128::from(mant) * u128::from(pow10);
+    if e >= 0 {
+        // A whole number (never here: its scaled value has no fraction).
+        return (n << e) as u64;
+    }
+    let shift = (-e) as u32;
+    if shift >= 100 {
+        // n < 2^83: below a quarter, the value rounds to 0.
+        return 0;
+    }
+    let m = (n >> shift) as u64;
+    let rem = n & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    match rem.cmp(&half) {
+        std::cmp::Ordering::Greater => m + 1,
+        std::cmp::Ordering::Less => m,
+        std::cmp::Ordering::Equal => m + (m & 1),
+    }
 }
 
 #[cold]
@@ -194,6 +231,33 @@ mod tests {
                 assert_eq!(fixed(v, p), format!("{v:.p$}"), "{v:e} .{p}");
             }
             assert_eq!(display(v), format!("{v}"), "{v:e}");
+        }
+    }
+
+    #[test]
+    fn exact_ties_round_half_to_even_as_core_fmt() {
+        // Dyadic values (exact ties at some precision) and decimals just
+        // around a half, at every precision.
+        let mut rng = Rng::new(11);
+        for i in 0..100_000u64 {
+            let v = match i % 3 {
+                0 => rng.below(1 << 30) as f64 / (1u64 << rng.below(40)) as f64,
+                1 => (rng.below(100_000_000) as f64 * 2.0 + 1.0) / 2000.0,
+                _ => {
+                    let x = (rng.below(1_000_000) as f64 + 0.5) / 100.0;
+                    f64::from_bits(x.to_bits() + rng.below(3) - 1)
+                }
+            };
+            for p in 0..=9 {
+                assert_eq!(fixed(v, p), format!("{v:.p$}"), "{v:e} .{p}");
+            }
+        }
+        for v in [
+            0.125, 0.375, 0.625, 7.0625, 123.125, 2.5, 3.5, 5e-324, 1e-300,
+        ] {
+            for p in 0..=9 {
+                assert_eq!(fixed(v, p), format!("{v:.p$}"), "{v:e} .{p}");
+            }
         }
     }
 
