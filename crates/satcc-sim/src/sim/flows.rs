@@ -47,8 +47,7 @@ pub(super) enum Side {
 /// and its counters.
 ///
 /// `repr(C)`, hot fields first: a packet's delivery and the sender's
-/// drive read the first three cache lines and nothing else, which keeps
-/// many flows' state in cache (see `Link`).
+/// drive read the struct's first three cache lines (see `Link`).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Flow {

@@ -40,10 +40,12 @@ impl LinkDrops {
 /// A directed link in the running network.
 ///
 /// `repr(C)` keeps the fields in the order written: what every packet
-/// crossing the link reads and writes comes first, so a hop touches two
-/// or three cache lines of the link rather than six or seven. That matters
-/// once a scenario's links no longer fit in the core's cache (hundreds of
-/// access links at `satcc bench --scale 8`).
+/// crossing the link reads and writes comes first, so a hop touches the
+/// link's first two or three cache lines rather than lines spread over its
+/// 7. That is for scenarios whose links no longer fit in the core's cache
+/// (hundreds of access links at `satcc bench --scale 8`: cachegrind counts
+/// a third fewer last-level misses; the time gained is small, see
+/// docs/validation.md, "Speed").
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
