@@ -1,5 +1,7 @@
 //! End-to-end tests of the `satcc` command.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -249,18 +251,10 @@ fn pcap_of_a_link_opens_in_tshark() {
         String::from_utf8_lossy(&out.stderr)
     );
     let pcap = o.join("bottleneck.pcap");
-    let tshark = Command::new("tshark")
-        .args(["-r", pcap.to_str().unwrap(), "-T", "fields", "-e", "ip.src", "-e", "tcp.dstport", "-e", "tcp.len", "-e", "ip.checksum.status"])
-        .args(["-o", "ip.check_checksum:TRUE"])
-        .output()
-        .expect("tshark must be installed to check pcap output (apt-get install -y tshark; scripts/test does it)");
-    assert!(
-        tshark.status.success(),
-        "tshark: {}",
-        String::from_utf8_lossy(&tshark.stderr)
+    let rows = common::tshark_fields(
+        &pcap,
+        &["ip.src", "tcp.dstport", "tcp.len", "ip.checksum.status"],
     );
-    let text = String::from_utf8_lossy(&tshark.stdout);
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
     assert!(
         rows.len() > 1000,
         "a 20 s run puts thousands of packets on the bottleneck: {}",
@@ -268,15 +262,18 @@ fn pcap_of_a_link_opens_in_tshark() {
     );
     // Forward direction only: data segments from the sources to port 5001
     // with 1000-byte payloads and good IPv4 checksums.
-    let data = rows.iter().filter(|r| r.get(2) == Some(&"1000")).count();
+    let data = rows
+        .iter()
+        .filter(|r| r.get(2).is_some_and(|v| v == "1000"))
+        .count();
     assert!(
         data as f64 > 0.95 * rows.len() as f64,
         "data segments: {data} of {}",
         rows.len()
     );
-    assert!(rows.iter().all(|r| r.get(1) == Some(&"5001")));
+    assert!(rows.iter().all(|r| r.get(1).is_some_and(|v| v == "5001")));
     assert!(
-        rows.iter().all(|r| r.get(3) == Some(&"1")),
+        rows.iter().all(|r| r.get(3).is_some_and(|v| v == "1")),
         "IPv4 checksums good (tshark status 1)"
     );
     // An unknown link is a usage error naming it.

@@ -1,6 +1,6 @@
 //! `satcc emulate` and `satcc perf` end to end as commands, on loopback.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 mod common;
 use common::{free_port, run, satcc};
@@ -92,27 +92,7 @@ fn perf_through_emulate() {
     // nothing was left under a temporary name.
     let delivered =
         e["links"][0]["delivered"].as_u64().unwrap() + e["links"][1]["delivered"].as_u64().unwrap();
-    let tshark = Command::new("tshark")
-        .args(["-r", pcap.to_str().unwrap(), "-o", "ip.check_checksum:TRUE"])
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "udp.dstport",
-            "-e",
-            "ip.checksum.status",
-            "-e",
-            "data.data",
-        ])
-        .output()
-        .expect("tshark must be installed (apt-get install -y tshark; scripts/test does it)");
-    assert!(
-        tshark.status.success(),
-        "tshark: {}",
-        String::from_utf8_lossy(&tshark.stderr)
-    );
-    let text = String::from_utf8_lossy(&tshark.stdout);
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    let rows = common::tshark_fields(&pcap, &["udp.dstport", "ip.checksum.status", "data.data"]);
     assert_eq!(
         rows.len() as u64,
         delivered,
@@ -122,7 +102,7 @@ fn perf_through_emulate() {
         rows.iter().all(|r| r[1] == "1"),
         "IPv4 checksums good (status 1)"
     );
-    let dccp_type = |r: &Vec<&str>| {
+    let dccp_type = |r: &Vec<String>| {
         r.get(2)
             .and_then(|h| h.get(16..18))
             .and_then(|b| u8::from_str_radix(b, 16).ok())

@@ -5,7 +5,6 @@
 //! that a failed write leaves neither a partial file nor a truncated one.
 
 // Shared helpers; this file needs only `satcc()`.
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};

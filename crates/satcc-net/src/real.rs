@@ -704,12 +704,8 @@ fn summarise(
     let mut out = Vec::new();
     for (f, (s, r)) in flows.iter().zip(results) {
         let spec = &sc.flows[f.spec_index];
-        let from = f.start.max(measure);
-        let to = f.stop.min(end);
-        let active = to.saturating_since(from).as_secs_f64();
         let delivered = r.stats.delivered_bytes;
         let before = if f.start < measure { r.at_measure } else { 0 };
-        let counted = delivered - before.min(delivered);
         let overhead = u64::from(DEFAULT_OVERHEAD);
         out.push(FlowSummary {
             id: f.id,
@@ -718,7 +714,7 @@ fn summarise(
             src: net.nodes[f.src as usize].clone(),
             dst: net.nodes[f.dst as usize].clone(),
             delivered_bytes: delivered,
-            goodput_bps: goodput_bps(counted, active),
+            goodput_bps: goodput_bps(delivered, before, (f.start, f.stop), measure, end),
             share: 0.0,
             drops: fab.flow_drops[f.id as usize],
             packets_sent: s.counters.sent,

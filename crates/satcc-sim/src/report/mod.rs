@@ -8,6 +8,7 @@ pub mod plot;
 pub mod recovery;
 pub mod series;
 
+use satcc_proto::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Protocol;
@@ -187,9 +188,23 @@ pub struct Summary {
     pub refwa: Vec<crate::net::refwa::RefwaSummary>,
 }
 
-/// A flow's goodput: `counted` payload bytes delivered while it was
-/// measured, over the `active_s` seconds it was active then (0 if none).
-pub fn goodput_bps(counted: u64, active_s: f64) -> f64 {
+/// A flow's goodput over the measured part of a run (simulated or real):
+/// the payload bytes delivered after `measure_from` (`delivered` less
+/// `delivered_at_measure`, what had arrived by then), over the time the
+/// flow was active then, from the later of `start` and `measure_from` to
+/// the earlier of `stop` and `end`; 0 if it was never active then.
+pub fn goodput_bps(
+    delivered: u64,
+    delivered_at_measure: u64,
+    (start, stop): (Instant, Instant),
+    measure_from: Instant,
+    end: Instant,
+) -> f64 {
+    let active_s = stop
+        .min(end)
+        .saturating_since(start.max(measure_from))
+        .as_secs_f64();
+    let counted = delivered - delivered_at_measure.min(delivered);
     if active_s > 0.0 {
         counted as f64 * 8.0 / active_s
     } else {

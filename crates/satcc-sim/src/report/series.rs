@@ -344,25 +344,19 @@ impl CsvFormat {
         rows: std::ops::Range<usize>,
         header: bool,
     ) -> std::io::Result<()> {
-        let mut b = Vec::with_capacity(BLOCK + 4096);
-        if header {
-            b.extend_from_slice(FLOWS_CSV_HEADER);
-        }
-        let mut time = Vec::with_capacity(16);
-        for i in rows.start..rows.end.min(s.t.len()) {
-            time.clear();
-            numfmt::push_fixed(&mut time, s.t[i], 3);
+        let head: &[u8] = if header { FLOWS_CSV_HEADER } else { b"" };
+        write_rows(s, w, rows, head, |b, time, i| {
             for (f, head) in s.flows.iter().zip(&self.flow_heads) {
-                b.extend_from_slice(&time);
+                b.extend_from_slice(time);
                 b.extend_from_slice(head);
-                numfmt::push_fixed(&mut b, f.goodput_bps[i], 0);
+                numfmt::push_fixed(b, f.goodput_bps[i], 0);
                 // Empty where it does not apply (NaN). Written out column by
                 // column so each precision is a constant the formatter's
                 // divisions are compiled for.
                 let mut opt = |v: f64, prec: usize| {
                     b.push(b',');
                     if v.is_finite() {
-                        numfmt::push_fixed(&mut b, v, prec);
+                        numfmt::push_fixed(b, v, prec);
                     }
                 };
                 opt(f.cwnd[i], 2);
@@ -373,12 +367,7 @@ impl CsvFormat {
                 opt(f.feedback[i], 0);
                 b.push(b'\n');
             }
-            if b.len() >= BLOCK {
-                w.write_all(&b)?;
-                b.clear();
-            }
-        }
-        w.write_all(&b)
+        })
     }
 
     /// Writes the lines of [`Series::links_csv`] for samples `rows` of `s`,
@@ -390,22 +379,16 @@ impl CsvFormat {
         rows: std::ops::Range<usize>,
         header: bool,
     ) -> std::io::Result<()> {
-        let mut b = Vec::with_capacity(BLOCK + 4096);
-        if header {
-            b.extend_from_slice(LINKS_CSV_HEADER);
-        }
-        let mut time = Vec::with_capacity(16);
-        for i in rows.start..rows.end.min(s.t.len()) {
-            time.clear();
-            numfmt::push_fixed(&mut time, s.t[i], 3);
+        let head: &[u8] = if header { LINKS_CSV_HEADER } else { b"" };
+        write_rows(s, w, rows, head, |b, time, i| {
             for (l, name) in s.links.iter().zip(&self.link_names) {
-                b.extend_from_slice(&time);
+                b.extend_from_slice(time);
                 b.push(b',');
                 b.extend_from_slice(name);
                 b.push(b',');
-                numfmt::push_display(&mut b, l.queue_pkts[i]);
+                numfmt::push_display(b, l.queue_pkts[i]);
                 b.push(b',');
-                numfmt::push_fixed(&mut b, l.utilization[i], 4);
+                numfmt::push_fixed(b, l.utilization[i], 4);
                 for col in [
                     &l.drops,
                     &l.drops_queue,
@@ -416,16 +399,11 @@ impl CsvFormat {
                     &l.drops_link_down,
                 ] {
                     b.push(b',');
-                    numfmt::push_display(&mut b, col[i]);
+                    numfmt::push_display(b, col[i]);
                 }
                 b.push(b'\n');
             }
-            if b.len() >= BLOCK {
-                w.write_all(&b)?;
-                b.clear();
-            }
-        }
-        w.write_all(&b)
+        })
     }
 }
 
@@ -435,6 +413,31 @@ const FLOWS_CSV_HEADER: &[u8] =
 
 /// The first line of links.csv.
 const LINKS_CSV_HEADER: &[u8] = b"time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down\n";
+
+/// The frame both CSV files share: `head`, then for each sample `i` of
+/// `rows` (cut to the samples there are) the lines `line` appends, given
+/// the sample's time already formatted; handed to `w` a block at a time.
+fn write_rows(
+    s: &Series,
+    w: &mut impl std::io::Write,
+    rows: std::ops::Range<usize>,
+    head: &[u8],
+    mut line: impl FnMut(&mut Vec<u8>, &[u8], usize),
+) -> std::io::Result<()> {
+    let mut b = Vec::with_capacity(BLOCK + 4096);
+    b.extend_from_slice(head);
+    let mut time = Vec::with_capacity(16);
+    for i in rows.start..rows.end.min(s.t.len()) {
+        time.clear();
+        numfmt::push_fixed(&mut time, s.t[i], 3);
+        line(&mut b, &time, i);
+        if b.len() >= BLOCK {
+            w.write_all(&b)?;
+            b.clear();
+        }
+    }
+    w.write_all(&b)
+}
 
 /// Bytes formatted before they are handed to the writer: large enough that
 /// a write is one system call per 64 KiB, small enough to stay in cache.

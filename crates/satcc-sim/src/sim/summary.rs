@@ -15,12 +15,14 @@ impl Sim {
         }
         let mut flows = Vec::new();
         for f in &self.flows {
-            let from = f.start.max(self.measure_from);
-            let to = f.stop.min(end);
-            let active = (to.saturating_since(from)).as_secs_f64();
             let delivered = f.delivered_bytes();
-            let counted = delivered - f.delivered_at_measure.min(delivered);
-            let goodput = crate::report::goodput_bps(counted, active);
+            let goodput = crate::report::goodput_bps(
+                delivered,
+                f.delivered_at_measure,
+                (f.start, f.stop),
+                self.measure_from,
+                end,
+            );
             let sent = f.sender_totals();
             let received = f.receiver_totals();
             flows.push(FlowSummary {
