@@ -883,7 +883,8 @@ impl TcpSender {
                     } else {
                         self.cwnd
                     };
-                    (w.floor() as u64).min(self.rwnd)
+                    // (`as u64` is `floor()` here: see `window`.)
+                    (w as u64).min(self.rwnd)
                 }
             };
             self.ssthresh = ((base / 2).max(2)) as f64;
@@ -906,7 +907,10 @@ impl TcpSender {
     /// The effective window: min(cwnd, rwnd, max_window), at least one
     /// segment so that a closed window is probed.
     fn window(&self) -> u64 {
-        let w = (self.cwnd.floor() as u64)
+        // `as u64` truncates toward zero and saturates (NaN and negatives
+        // to 0), which is `floor()` on every value a window can take,
+        // without the libm call `floor()` is on baseline x86-64.
+        let w = (self.cwnd as u64)
             .min(self.rwnd)
             .min(self.cfg.max_window as u64);
         w.max(1)

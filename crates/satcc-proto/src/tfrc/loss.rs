@@ -57,6 +57,11 @@ pub struct LossIntervals {
     df: [f64; N_INTERVALS],
     len: usize,
     discounting: bool,
+    /// [`LossIntervals::closed_mean`] of the intervals above, computed in
+    /// `push` (the only change to them): every data packet asks for it,
+    /// twice with discounting, and the history changes once per loss
+    /// event. The same operations in the same order, so the same bits.
+    closed_mean: Option<f64>,
 }
 
 impl LossIntervals {
@@ -67,6 +72,7 @@ impl LossIntervals {
             df: [1.0; N_INTERVALS],
             len: 0,
             discounting,
+            closed_mean: None,
         }
     }
 
@@ -104,11 +110,17 @@ impl LossIntervals {
         self.closed[0] = interval;
         self.df[0] = 1.0;
         self.len = (self.len + 1).min(N_INTERVALS);
+        self.closed_mean = self.compute_closed_mean();
     }
 
     /// The weighted mean of the closed intervals alone,
     /// sum(I_i * w_(i-1) * DF_i) / sum(w_(i-1) * DF_i), i = 1..k.
+    #[inline]
     fn closed_mean(&self) -> Option<f64> {
+        self.closed_mean
+    }
+
+    fn compute_closed_mean(&self) -> Option<f64> {
         if self.len == 0 {
             return None;
         }
@@ -163,13 +175,9 @@ impl LossIntervals {
             i_tot0 += self.closed[i - 1] * w;
             w_tot0 += w;
         }
-        let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
-        for i in 1..=self.len {
-            let w = WEIGHTS[i - 1] * self.df[i - 1];
-            i_tot1 += self.closed[i - 1] * w;
-            w_tot1 += w;
-        }
-        Some((i_tot0 / w_tot0).max(i_tot1 / w_tot1))
+        // I_tot1 / W_tot1 is the closed intervals' mean.
+        let closed = self.closed_mean?;
+        Some((i_tot0 / w_tot0).max(closed))
     }
 
     /// The loss event rate p = 1/I_mean (RFC 5348 §5.4); 0 before the first

@@ -132,12 +132,12 @@ impl Sim {
             .collect();
         let (ctrls, hooks) = crate::net::refwa::build(sc, &infos)?;
         for (li, h) in hooks {
-            sim.links[li].hook = Some(Box::new(h));
+            sim.links[li].set_hook(Box::new(h));
         }
         if opts.wire_round_trip {
             for l in &mut sim.links {
                 if l.hook.is_none() {
-                    l.hook = Some(Box::new(crate::net::hook::WireRoundTrip::default()));
+                    l.set_hook(Box::new(crate::net::hook::WireRoundTrip::default()));
                 }
             }
         }

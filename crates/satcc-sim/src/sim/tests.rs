@@ -153,3 +153,79 @@ fn mixed_run_is_deterministic() {
     let b = crate::run(&load(MIXED), &RunOptions::default()).expect("runs");
     assert_eq!(a.summary, b.summary);
 }
+
+/// What a packet crossing an idle link without hook or error model reads
+/// lies in the link's first cache line (`Link` is `repr(C, align(64))`):
+/// a field added before them, or one of them moved, would bring back a
+/// second miss per hop when the links outgrow the cache.
+#[test]
+fn a_plain_hop_reads_one_line_of_its_link() {
+    use std::mem::{align_of, offset_of, size_of};
+
+    use super::links::Link;
+    assert_eq!(align_of::<Link>(), 64);
+    for (name, end) in [
+        (
+            "busy_until",
+            offset_of!(Link, busy_until) + size_of::<Instant>(),
+        ),
+        ("delay", offset_of!(Link, delay) + size_of::<Duration>()),
+        ("pipe", offset_of!(Link, pipe) + 32),
+        ("to", offset_of!(Link, to) + 4),
+        ("free_pending", offset_of!(Link, free_pending) + 1),
+        ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
+        ("plain", offset_of!(Link, plain) + 1),
+        ("tx_last", offset_of!(Link, tx_last) + 8),
+    ] {
+        assert!(end <= 64, "{name} ends at byte {end} of Link");
+    }
+}
+
+/// A link with an error model is not `plain`, so its losses still happen;
+/// a transmission too long for the 32-bit cache (600 bytes at 1 kb/s:
+/// 4.8 s) is computed anew every time, not cut short or cached wrapped.
+#[test]
+fn error_models_and_slow_links_survive_the_fast_path() {
+    let sc = load(
+        r#"
+name = "lossy-slow"
+duration = "300s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "1kbps"
+delay = "10ms"
+error = { kind = "uniform", per = 0.2 }
+[topology.access]
+rate = "10Mbps"
+delay = "1ms"
+[[flows]]
+protocol = "cbr"
+rate = "2kbps"
+packet_size = 600
+"#,
+    );
+    let mut sim = Sim::new(&sc, &RunOptions::default()).expect("builds");
+    let slow = |sim: &Sim| {
+        sim.links
+            .iter()
+            .position(|l| l.rate_bps == 1_000 && !l.is_reverse)
+            .expect("the 1 kb/s link")
+    };
+    let b = slow(&sim);
+    assert!(
+        !sim.links[b].plain,
+        "a link with an error model is not plain"
+    );
+    assert!(sim.links.iter().any(|l| l.plain), "access links are plain");
+    sim.run_until(sim.end());
+    let link = &sim.links[b];
+    assert!(link.drops.error > 0, "no error-model loss");
+    // Every transmission took the full 4.8 s and more: busy time is
+    // booked a whole packet at a time, and ~62 of them fit in 300 s.
+    let tx = Duration::transmission(600 + 28, 1_000).as_nanos();
+    assert!(tx > u64::from(u32::MAX));
+    assert_eq!(link.busy_ns % tx, 0, "busy {} ns", link.busy_ns);
+    assert!(link.busy_ns / tx >= 60, "{} packets", link.busy_ns / tx);
+    assert_eq!(link.tx_last, (0, 0), "a time past 32 bits was cached");
+}
