@@ -214,6 +214,7 @@ impl Sim {
         }
     }
 
+    #[inline(always)]
     fn schedule_wake(&mut self, fi: usize, side: Side, at: Option<Instant>) {
         let Some(at) = at else { return };
         let at = at.max(self.now);
@@ -243,7 +244,13 @@ impl Sim {
                 f.packets_sent += 1;
                 f.tx.data_bytes += u64::from(p.size);
             }
-            out.push(p);
+            // Stored now, sent below: built in place in the store rather
+            // than copied through the outbox (uids are given in the same
+            // order, and no event runs in between).
+            out.push(
+                self.packets
+                    .admit(p, &mut self.totals.sent, &mut self.next_uid),
+            );
         }
         let mut all_acked = false;
         while let Some(ev) = f.sender.poll_event() {
@@ -273,17 +280,16 @@ impl Sim {
         if all_acked {
             self.next_sequential_file(fi);
         }
-        let jitter = self.flows[fi].send_jitter;
-        for p in out.drain(..) {
+        let (jitter, src) = (self.flows[fi].send_jitter, self.flows[fi].src);
+        for idx in out.drain(..) {
             if jitter > Duration::ZERO {
                 // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
                 // before it reaches the wire, independently of the others.
                 let f = &mut self.flows[fi];
                 let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
-                let idx = self.store_new(p);
                 self.events.push(self.now + wait, Event::Inject(idx));
             } else {
-                self.inject(p);
+                self.forward(src, idx);
             }
         }
         self.outbox = out;
@@ -301,11 +307,15 @@ impl Sim {
             if p.low_priority {
                 f.tx.dummy_ack_bytes += u64::from(p.size);
             }
-            out.push(p);
+            out.push(
+                self.packets
+                    .admit(p, &mut self.totals.sent, &mut self.next_uid),
+            );
         }
         let timeout = f.receiver.poll_timeout();
-        for p in out.drain(..) {
-            self.inject(p);
+        let node = f.dst;
+        for idx in out.drain(..) {
+            self.forward(node, idx);
         }
         self.outbox = out;
         self.schedule_wake(fi, Side::Receiver, timeout);

@@ -165,6 +165,17 @@ pub(super) struct PacketStore {
 }
 
 impl PacketStore {
+    /// Stores a new packet, counted in `sent` and given uid `next_uid`
+    /// (which then moves on): from here until it is delivered or dropped,
+    /// hops pass its index, never a copy.
+    #[inline]
+    pub(super) fn admit(&mut self, mut p: Packet, sent: &mut u64, next_uid: &mut u64) -> u32 {
+        *sent += 1;
+        p.uid = *next_uid;
+        *next_uid += 1;
+        self.insert(p)
+    }
+
     fn insert(&mut self, p: Packet) -> u32 {
         self.live += 1;
         match self.free.pop() {
@@ -191,21 +202,6 @@ impl PacketStore {
 }
 
 impl Sim {
-    pub(super) fn inject(&mut self, p: Packet) {
-        let node = p.src;
-        let idx = self.store_new(p);
-        self.forward(node, idx);
-    }
-
-    /// A new packet enters the store: from here until it is delivered or
-    /// dropped, hops pass its index, never a copy.
-    pub(super) fn store_new(&mut self, mut p: Packet) -> u32 {
-        self.totals.sent += 1;
-        p.uid = self.next_uid;
-        self.next_uid += 1;
-        self.packets.insert(p)
-    }
-
     /// Removes a packet from the network as dropped for `why`.
     fn drop_idx(&mut self, idx: u32, why: DropReason) {
         let p = self.packets.remove(idx);

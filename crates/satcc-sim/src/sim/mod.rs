@@ -51,7 +51,8 @@ pub struct Sim {
     /// Per-flow routes (memory grows with what is routed, not nodes²).
     routes: crate::net::routing::Routes,
     packets: links::PacketStore,
-    outbox: Vec<crate::net::packet::Packet>,
+    /// Store indices of the packets an endpoint just sent (reused).
+    outbox: Vec<u32>,
     next_uid: u64,
     totals: PacketTotals,
     drop_reasons: DropCounts,

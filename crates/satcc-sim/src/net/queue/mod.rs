@@ -131,6 +131,7 @@ impl Queue {
     /// Decides on an arriving packet and queues it if accepted.
     /// `idle_since` is when the link last went idle, if it is idle now
     /// (RED ages its average over idle periods).
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: Instant,

@@ -352,6 +352,7 @@ impl Red {
     /// one being transmitted: ns-2 `q_->length()`, `q_->byteLength()`).
     /// Follows red.cc `REDQueue::enque`; packet mode reads only the
     /// packet count, byte mode only the bytes and `size`.
+    #[inline(always)]
     pub fn on_arrival_sized(
         &mut self,
         now: Instant,
