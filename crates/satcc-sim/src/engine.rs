@@ -206,8 +206,8 @@ pub struct EventQueue {
     base: u64,
     near: usize,
     far: Heap,
+    /// Events pushed so far (the last sequence number given).
     seq: u64,
-    processed: u64,
 }
 
 impl Default for EventQueue {
@@ -229,7 +229,6 @@ impl EventQueue {
             near: 0,
             far: Heap::default(),
             seq: 0,
-            processed: 0,
         }
     }
 
@@ -337,7 +336,6 @@ impl EventQueue {
                 self.free = n;
                 self.near -= 1;
                 self.base = node.time >> BUCKET_SHIFT;
-                self.processed += 1;
                 return Some((Instant(node.time), node.ev));
             }
         }
@@ -352,13 +350,14 @@ impl EventQueue {
         // Nothing pending precedes the popped event, so the window may
         // start at its bucket (it never moves back).
         self.base = self.base.max(t >> BUCKET_SHIFT);
-        self.processed += 1;
         Some((Instant(t), ev))
     }
 
     /// Events handed out so far.
     pub fn processed(&self) -> u64 {
-        self.processed
+        // Every event pushed is either handed out or still pending (none
+        // is ever cancelled): one counter fewer to move on every pop.
+        self.seq - self.len() as u64
     }
     /// Events still pending.
     pub fn len(&self) -> usize {
