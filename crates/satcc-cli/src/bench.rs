@@ -20,13 +20,17 @@ const REFERENCE: &str = include_str!("../../../scenarios/bench.toml");
 pub struct BenchArgs {
     /// Print JSON only: medians of the whole-process times (satcc with
     /// default outputs, satcc simulation only, ns-2), both ratios,
-    /// events_per_s, ns_per_packet, events_per_packet, peak_rss_mb.
+    /// events_per_s, ns_per_packet, events_per_packet, peak_rss_mb. With
+    /// a `--scale` list, an array of such objects, one per scale, each
+    /// with events_per_s_vs_first.
     #[arg(long)]
     pub json: bool,
     /// Multiply the flow counts and the bottleneck rate by K (cost should
-    /// grow about K-fold).
-    #[arg(long, value_name = "K", default_value_t = 1)]
-    pub scale: u32,
+    /// grow about K-fold). A list (`--scale 1,2,4,8`) benchmarks each in
+    /// turn and ends with a table of events/s relative to the first: how
+    /// flat the cost per event stays as the scenario grows.
+    #[arg(long, value_name = "K[,K...]", value_delimiter = ',', default_values_t = [1])]
+    pub scale: Vec<u32>,
     /// Override the simulated time (e.g. `20s` for a quick look).
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<String>,
@@ -41,11 +45,10 @@ pub struct BenchArgs {
     pub set: Vec<String>,
 }
 
-/// The `--set` overrides of the bench options, in order.
-fn overrides(a: &BenchArgs) -> Vec<String> {
+/// The `--set` overrides of the bench options at scale `k`, in order.
+fn overrides(a: &BenchArgs, k: u32) -> Vec<String> {
     let mut sets = Vec::new();
-    if a.scale > 1 {
-        let k = a.scale;
+    if k > 1 {
         sets.push(format!("flows.0.count={}", 32 * k));
         sets.push(format!("flows.1.count={}", 32 * k));
         sets.push(format!("topology.bottleneck.rate={}Mbps", 16 * k));
@@ -57,9 +60,9 @@ fn overrides(a: &BenchArgs) -> Vec<String> {
     sets
 }
 
-/// The reference scenario with the bench options applied.
-pub fn reference(a: &BenchArgs) -> Result<Scenario, String> {
-    Scenario::from_toml_str(REFERENCE, "bench.toml", &overrides(a)).map_err(|e| e.to_string())
+/// The reference scenario with the bench options applied, at scale `k`.
+pub fn reference(a: &BenchArgs, k: u32) -> Result<Scenario, String> {
+    Scenario::from_toml_str(REFERENCE, "bench.toml", &overrides(a, k)).map_err(|e| e.to_string())
 }
 
 /// Wall-clock seconds and peak resident set size (MB) of one child
@@ -132,15 +135,172 @@ fn satcc_cmd(exe: &Path, file: &Path, sets: &[String], out: Option<&Path>) -> Co
     c
 }
 
-/// Runs the benchmark.
-pub fn bench(a: BenchArgs) -> ExitCode {
-    let sc = match reference(&a) {
-        Ok(sc) => sc,
-        Err(e) => {
-            eprintln!("satcc: {e}");
-            return ExitCode::from(2);
+/// What one scale's benchmark measured.
+struct Measured {
+    scale: u32,
+    runs: u32,
+    flows: usize,
+    simulated_s: f64,
+    /// Median wall seconds: satcc with its default outputs, simulation
+    /// only, ns-2 (when it ran).
+    files_s: f64,
+    sim_s: f64,
+    ns2_s: Option<f64>,
+    ns2_note: Option<String>,
+    events: u64,
+    delivered: u64,
+    util: f64,
+    rss: Option<f64>,
+}
+
+impl Measured {
+    fn ratio(&self) -> Option<f64> {
+        self.ns2_s.map(|n| n / self.files_s)
+    }
+    fn ratio_sim(&self) -> Option<f64> {
+        self.ns2_s.map(|n| n / self.sim_s)
+    }
+    /// Per delivered packet, from the simulation-only process: what a
+    /// packet costs end to end, start-up included.
+    fn ns_per_packet(&self) -> f64 {
+        self.sim_s * 1e9 / self.delivered.max(1) as f64
+    }
+    fn events_per_packet(&self) -> f64 {
+        self.events as f64 / self.delivered.max(1) as f64
+    }
+    fn events_per_s(&self) -> f64 {
+        self.events as f64 / self.sim_s
+    }
+    fn output_share(&self) -> f64 {
+        (self.files_s - self.sim_s) / self.files_s
+    }
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "scale": self.scale,
+            "runs": self.runs,
+            "satcc_wall_s": self.files_s,
+            "satcc_sim_only_wall_s": self.sim_s,
+            "ns2_wall_s": self.ns2_s,
+            "ratio": self.ratio(),
+            "ratio_sim_only": self.ratio_sim(),
+            "output_share": self.output_share(),
+            "events": self.events,
+            "packets_delivered": self.delivered,
+            "events_per_s": self.events_per_s(),
+            "ns_per_packet": self.ns_per_packet(),
+            "events_per_packet": self.events_per_packet(),
+            "peak_rss_mb": self.rss,
+            "flows": self.flows,
+            "simulated_s": self.simulated_s,
+            "bottleneck_utilization": self.util,
+            "ns2_note": self.ns2_note,
+            "load_average": load_average(),
+        })
+    }
+    fn print(&self) {
+        println!(
+            "satcc, default outputs : {:.3} s (outputs {:.0}% of it)",
+            self.files_s,
+            self.output_share() * 100.0
+        );
+        println!(
+            "satcc, simulation only : {:.3} s, {} events, {:.2} M events/s, {:.0} ns and {:.2} events per delivered packet",
+            self.sim_s,
+            self.events,
+            self.events_per_s() / 1e6,
+            self.ns_per_packet(),
+            self.events_per_packet()
+        );
+        println!(
+            "                         peak RSS {} MB, bottleneck utilization {:.1}%",
+            self.rss.map_or("?".into(), |r| format!("{r:.1}")),
+            self.util * 100.0
+        );
+        match (self.ns2_s, &self.ns2_note) {
+            (Some(n), _) => println!(
+                "ns-2                   : {n:.3} s\nratio                  : satcc is {:.1}x faster than ns-2 with default outputs, {:.1}x simulation only",
+                self.ratio().unwrap_or(0.0),
+                self.ratio_sim().unwrap_or(0.0)
+            ),
+            (None, Some(note)) => println!("ns-2                   : {note}"),
+            (None, None) => {}
         }
-    };
+        println!(
+            "(whole processes timed from outside, medians of {} alternated runs; load average {})",
+            self.runs,
+            load_average().unwrap_or_else(|| "?".into())
+        );
+    }
+}
+
+/// Runs the benchmark, at each `--scale` in turn.
+pub fn bench(a: BenchArgs) -> ExitCode {
+    if let Some(k) = a.scale.iter().find(|&&k| k == 0) {
+        eprintln!("satcc: --scale: {k}: must be at least 1");
+        return ExitCode::from(2);
+    }
+    let mut all = Vec::new();
+    for &k in &a.scale {
+        match measure(&a, k) {
+            Ok(m) => {
+                if !a.json {
+                    if a.scale.len() > 1 {
+                        println!("== scale {k}: {} flows", m.flows);
+                    }
+                    m.print();
+                }
+                all.push(m);
+            }
+            Err(code) => return code,
+        }
+    }
+    let first = all.first().map_or(f64::NAN, Measured::events_per_s);
+    if a.json {
+        let v = if let [m] = all.as_slice() {
+            m.json()
+        } else {
+            serde_json::Value::Array(
+                all.iter()
+                    .map(|m| {
+                        let mut v = m.json();
+                        v["events_per_s_vs_first"] = (m.events_per_s() / first).into();
+                        v
+                    })
+                    .collect(),
+            )
+        };
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return ExitCode::SUCCESS;
+    }
+    if all.len() > 1 {
+        println!("\nscale  flows     events  M events/s  vs first  ns/packet  outputs  peak RSS");
+        for m in &all {
+            println!(
+                "{:>5}  {:>5}  {:>9}  {:>10.2}  {:>8.2}  {:>9.0}  {:>6.1}%  {:>5} MB",
+                m.scale,
+                m.flows,
+                m.events,
+                m.events_per_s() / 1e6,
+                m.events_per_s() / first,
+                m.ns_per_packet(),
+                m.output_share() * 100.0,
+                m.rss.map_or("?".into(), |r| format!("{r:.1}")),
+            );
+        }
+        println!(
+            "(vs first: events/s relative to scale {}; simulation only)",
+            all[0].scale
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+/// Benchmarks the reference scenario at scale `k`.
+fn measure(a: &BenchArgs, k: u32) -> Result<Measured, ExitCode> {
+    let sc = reference(a, k).map_err(|e| {
+        eprintln!("satcc: {e}");
+        ExitCode::from(2)
+    })?;
     let runs = a.runs.max(1);
     if !a.json {
         let flows: u32 = sc.flows.iter().map(|f| f.count).sum();
@@ -155,7 +315,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("satcc: {e}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
     crate::run_with_progress(&mut sim, true, |_| {});
@@ -169,16 +329,16 @@ pub fn bench(a: BenchArgs) -> ExitCode {
     let outdir = tmp.join("out");
     if let Err(e) = std::fs::create_dir_all(&tmp).and_then(|()| std::fs::write(&file, REFERENCE)) {
         eprintln!("satcc: {}: {e}", tmp.display());
-        return ExitCode::from(1);
+        return Err(ExitCode::from(1));
     }
     let exe = match std::env::current_exe() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("satcc: cannot find this program to run it: {e}");
-            return ExitCode::from(1);
+            return Err(ExitCode::from(1));
         }
     };
-    let sets = overrides(&a);
+    let sets = overrides(a, k);
     let script = if a.no_ns2 {
         Err("skipped (--no-ns2)".to_string())
     } else if !satcc_ns2::ns_available() {
@@ -199,7 +359,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             Err(e) => {
                 eprintln!("satcc: {e}");
                 let _ = std::fs::remove_dir_all(&tmp);
-                return ExitCode::from(1);
+                return Err(ExitCode::from(1));
             }
         }
         if let Ok(s) = &script {
@@ -218,7 +378,7 @@ pub fn bench(a: BenchArgs) -> ExitCode {
             Err(e) => {
                 eprintln!("satcc: {e}");
                 let _ = std::fs::remove_dir_all(&tmp);
-                return ExitCode::from(1);
+                return Err(ExitCode::from(1));
             }
         }
         if !a.json {
@@ -226,70 +386,20 @@ pub fn bench(a: BenchArgs) -> ExitCode {
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    let files_s = median(&with_files).unwrap_or(f64::NAN);
-    let sim_s = median(&sim_only).unwrap_or(f64::NAN);
-    let ns2_s = median(&ns2);
-    let ratio_files = ns2_s.map(|n| n / files_s);
-    let ratio_sim = ns2_s.map(|n| n / sim_s);
-    // Per delivered packet, from the simulation-only process: what a
-    // packet costs end to end, start-up included.
-    let ns_per_packet = sim_s * 1e9 / delivered.max(1) as f64;
-    let events_per_packet = events as f64 / delivered.max(1) as f64;
-    let events_per_s = events as f64 / sim_s;
-    let output_share = (files_s - sim_s) / files_s;
-    if a.json {
-        let v = serde_json::json!({
-            "runs": runs,
-            "satcc_wall_s": files_s,
-            "satcc_sim_only_wall_s": sim_s,
-            "ns2_wall_s": ns2_s,
-            "ratio": ratio_files,
-            "ratio_sim_only": ratio_sim,
-            "output_share": output_share,
-            "events": events,
-            "packets_delivered": delivered,
-            "events_per_s": events_per_s,
-            "ns_per_packet": ns_per_packet,
-            "events_per_packet": events_per_packet,
-            "peak_rss_mb": rss,
-            "flows": out.summary.flows.len(),
-            "simulated_s": out.summary.duration_s,
-            "bottleneck_utilization": util,
-            "ns2_note": ns2_note,
-            "load_average": load_average(),
-        });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
-        return ExitCode::SUCCESS;
-    }
-    println!(
-        "satcc, default outputs : {files_s:.3} s (outputs {:.0}% of it)",
-        output_share * 100.0
-    );
-    println!(
-        "satcc, simulation only : {sim_s:.3} s, {events} events, {:.2} M events/s, {:.0} ns and {:.2} events per delivered packet",
-        events_per_s / 1e6,
-        ns_per_packet,
-        events_per_packet
-    );
-    println!(
-        "                         peak RSS {} MB, bottleneck utilization {:.1}%",
-        rss.map_or("?".into(), |r| format!("{r:.1}")),
-        util * 100.0
-    );
-    match (ns2_s, ns2_note) {
-        (Some(n), _) => println!(
-            "ns-2                   : {n:.3} s\nratio                  : satcc is {:.1}x faster than ns-2 with default outputs, {:.1}x simulation only",
-            ratio_files.unwrap_or(0.0),
-            ratio_sim.unwrap_or(0.0)
-        ),
-        (None, Some(note)) => println!("ns-2                   : {note}"),
-        (None, None) => {}
-    }
-    println!(
-        "(whole processes timed from outside, medians of {runs} alternated runs; load average {})",
-        load_average().unwrap_or_else(|| "?".into())
-    );
-    ExitCode::SUCCESS
+    Ok(Measured {
+        scale: k,
+        runs,
+        flows: out.summary.flows.len(),
+        simulated_s: out.summary.duration_s,
+        files_s: median(&with_files).unwrap_or(f64::NAN),
+        sim_s: median(&sim_only).unwrap_or(f64::NAN),
+        ns2_s: median(&ns2),
+        ns2_note,
+        events,
+        delivered,
+        util,
+        rss,
+    })
 }
 
 /// The larger of two optional values.

@@ -918,3 +918,69 @@ fn distinct_runs_get_distinct_default_directories() {
         let _ = std::fs::remove_dir_all(x);
     }
 }
+
+/// `bench --scale 1,2` benchmarks each scale and relates events/s to the
+/// first: as JSON an array with one object per scale, as text a table;
+/// a scale of 0 is refused before anything runs.
+#[test]
+fn bench_scale_list_compares_each_scale_with_the_first() {
+    let out = satcc(&[
+        "bench",
+        "--scale",
+        "1,2",
+        "--no-ns2",
+        "--runs",
+        "1",
+        "--duration",
+        "2s",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let a = v.as_array().expect("one object per scale");
+    assert_eq!(a.len(), 2);
+    for (m, (k, flows)) in a.iter().zip([(1, 64), (2, 128)]) {
+        assert_eq!(m["scale"], k);
+        assert_eq!(m["flows"], flows);
+        assert!(m["events"].as_u64().unwrap_or(0) > 0, "{m}");
+        assert!(m["events_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{m}");
+    }
+    assert_eq!(a[0]["events_per_s_vs_first"], 1.0);
+    // Twice the flows and twice the rate: about twice the events.
+    let ratio = a[1]["events"].as_f64().unwrap() / a[0]["events"].as_f64().unwrap();
+    assert!((1.8..2.2).contains(&ratio), "events x{ratio}");
+    let rel = a[1]["events_per_s"].as_f64().unwrap() / a[0]["events_per_s"].as_f64().unwrap();
+    let vs = a[1]["events_per_s_vs_first"].as_f64().unwrap();
+    assert!((vs - rel).abs() < 1e-9, "{vs} vs {rel}");
+
+    let out = satcc(&[
+        "bench",
+        "--scale",
+        "1,2",
+        "--no-ns2",
+        "--runs",
+        "1",
+        "--duration",
+        "2s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("== scale 2: 128 flows"), "{text}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("scale  flows"))
+        .collect();
+    assert!(table.len() >= 3, "{text}");
+    assert!(
+        table[1].split_whitespace().take(2).eq(["1", "64"]),
+        "{text}"
+    );
+    assert!(
+        table[2].split_whitespace().take(2).eq(["2", "128"]),
+        "{text}"
+    );
+
+    let out = satcc(&["bench", "--scale", "2,0", "--no-ns2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).trim(), "satcc: --scale: 0: must be at least 1");
+}
