@@ -924,7 +924,7 @@ fn distinct_runs_get_distinct_default_directories() {
 /// a scale of 0 is refused before anything runs.
 #[test]
 fn bench_scale_list_compares_each_scale_with_the_first() {
-    let out = satcc(&[
+    let args = [
         "bench",
         "--scale",
         "1,2",
@@ -933,8 +933,8 @@ fn bench_scale_list_compares_each_scale_with_the_first() {
         "1",
         "--duration",
         "2s",
-        "--json",
-    ]);
+    ];
+    let out = satcc(&[&args[..], &["--json"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let a = v.as_array().expect("one object per scale");
@@ -953,16 +953,7 @@ fn bench_scale_list_compares_each_scale_with_the_first() {
     let vs = a[1]["events_per_s_vs_first"].as_f64().unwrap();
     assert!((vs - rel).abs() < 1e-9, "{vs} vs {rel}");
 
-    let out = satcc(&[
-        "bench",
-        "--scale",
-        "1,2",
-        "--no-ns2",
-        "--runs",
-        "1",
-        "--duration",
-        "2s",
-    ]);
+    let out = satcc(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("== scale 2: 128 flows"), "{text}");
