@@ -65,9 +65,9 @@ pub(crate) struct Link {
     /// lines that hold them. Kept by [`Link::set_hook`].
     pub(super) plain: bool,
     pub is_reverse: bool,
-    /// Serialisation time (ns) of the last packet size that missed
-    /// `tx_cache`, when it fits in 32 bits (data and ACK sizes repeat; the
-    /// division is the costly part).
+    /// (size, serialisation time in ns) of the last size [`Link::tx_time`]
+    /// had to compute, when the time fits in 32 bits (data and ACK sizes
+    /// repeat; the division is the costly part).
     pub(super) tx_last: (u32, u32),
     // Second line: counters every packet writes, the older cached size,
     // the hook.
