@@ -318,6 +318,7 @@ fn measure(a: &BenchArgs, k: u32) -> Result<Measured, ExitCode> {
             return Err(ExitCode::from(2));
         }
     };
+    // (No interrupt is caught here: `bench` keeps the default Ctrl-C.)
     crate::run_with_progress(&mut sim, true, |_| {});
     let out = sim.finish(None);
     let events = out.summary.events;

@@ -301,11 +301,24 @@ fn run(a: RunArgs) -> ExitCode {
         },
         None => None,
     };
-    run_with_progress(&mut sim, a.quiet || a.json, |sim| {
+    catch_interrupts();
+    let complete = run_with_progress(&mut sim, a.quiet || a.json, |sim| {
         if let (Some(w), Some(series)) = (csv.as_mut(), sim.series()) {
             w.send_new(series, false);
         }
     });
+    if !complete {
+        let sig = interrupted().unwrap_or(libc::SIGINT);
+        eprintln!(
+            "satcc: interrupted at {:.1} of {:.1} simulated seconds: no files written",
+            sim.now().as_secs_f64(),
+            sim.end().as_secs_f64()
+        );
+        // Dropping them removes the partial CSV and pcap files.
+        drop(csv);
+        drop(sim);
+        return ExitCode::from((128 + sig) as u8);
+    }
     let wall = started.elapsed().as_secs_f64();
     let out = sim.finish(Some(wall));
     if !no_files {
@@ -438,8 +451,13 @@ pub(crate) fn default_out_dir(
 /// once the run has taken more than a second, or, when stderr is not a
 /// terminal, writing a line every 5 s (`SATCC_PROGRESS_SECS` to change).
 /// `after_slice` is called after each slice (to hand new samples to a
-/// writer).
-pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool, mut after_slice: impl FnMut(&Sim)) {
+/// writer). Returns false if it stopped early on an interrupt caught by
+/// [`catch_interrupts`] (checked between slices: within 1/200 of the run).
+pub(crate) fn run_with_progress(
+    sim: &mut Sim,
+    quiet: bool,
+    mut after_slice: impl FnMut(&Sim),
+) -> bool {
     use std::io::IsTerminal;
     let end = sim.end();
     let slices = 200u64;
@@ -459,6 +477,12 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool, mut after_slice: imp
         t = (t + step).min(end.as_nanos());
         sim.run_until(satcc_proto::Instant(t));
         after_slice(sim);
+        if interrupted().is_some() {
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            return false;
+        }
         if !quiet && !terminal && t < end.as_nanos() {
             let el = started.elapsed().as_secs_f64();
             if el >= next_line {
@@ -486,5 +510,42 @@ pub(crate) fn run_with_progress(sim: &mut Sim, quiet: bool, mut after_slice: imp
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    true
+}
+
+/// The signal caught by [`catch_interrupts`], 0 for none.
+static INTERRUPT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    // Only an atomic store: all a signal handler may safely do.
+    INTERRUPT.store(sig, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// From here on, the first Ctrl-C (SIGINT) or SIGTERM does not kill the
+/// process: it is noted, and [`run_with_progress`] stops at the end of
+/// its slice so that the caller can remove its partial files and exit
+/// 128 + the signal, as a killed process would. A second one kills at
+/// once (the handler is reset after the first: `SA_RESETHAND`).
+fn catch_interrupts() {
+    // SAFETY: `sigaction` is given a zeroed (valid) struct whose handler
+    // is an `extern "C"` function that only stores to an atomic, and a
+    // null pointer for the old action, which it accepts.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal [`catch_interrupts`] caught, if one was.
+fn interrupted() -> Option<i32> {
+    match INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => None,
+        sig => Some(sig),
     }
 }

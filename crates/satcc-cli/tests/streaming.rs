@@ -140,3 +140,58 @@ fn a_failed_write_leaves_no_partial_and_no_truncated_file() {
     assert!(!dir.join(".flows.csv.partial").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Ctrl-C (SIGINT) or SIGTERM during a run: the run stops at the end of
+/// its slice, says where it was, removes its partial CSV and pcap files,
+/// writes nothing under a final name, and exits 128 + the signal.
+#[test]
+fn an_interrupted_run_leaves_nothing_behind() {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let dir = tmpdir(&format!("interrupt{sig}"));
+        let mut child = satcc()
+            .current_dir(repo_root())
+            .args(["run", "scenarios/bench.toml", "-q", "--pcap", "bottleneck"])
+            .args(["--set", "duration=3000s", "--out"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start satcc");
+        // Under way once its partial files exist (the whole run takes
+        // seconds; this waits at most 10).
+        let started = std::time::Instant::now();
+        while partials(&dir).len() < 3 {
+            assert!(
+                started.elapsed().as_secs() < 10,
+                "no partial files: {:?}",
+                partials(&dir)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: signals the child this test started and still owns.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            if started.elapsed().as_secs() > 30 {
+                let _ = child.kill();
+                panic!("signal {sig}: the run did not stop");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr");
+        assert_eq!(status.code(), Some(code), "signal {sig}: {err}");
+        assert!(
+            err.starts_with("satcc: interrupted at ") && err.contains("no files written"),
+            "{err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert!(left.is_empty(), "signal {sig} left {left:?}");
+    }
+}

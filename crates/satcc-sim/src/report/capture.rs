@@ -18,6 +18,8 @@ pub(crate) struct LinkCapture {
     /// The final name, and the name written until the capture is whole.
     path: std::path::PathBuf,
     partial: std::path::PathBuf,
+    /// [`LinkCapture::finish`] ran: the partial file is renamed or removed.
+    finished: bool,
 }
 
 /// Node `id` as an address in 10.0.0.0/8 (10.0.0.1 is node 0).
@@ -46,6 +48,7 @@ impl LinkCapture {
             error: None,
             path,
             partial,
+            finished: false,
         })
     }
 
@@ -141,6 +144,18 @@ impl LinkCapture {
         if done.is_err() {
             let _ = std::fs::remove_file(&self.partial);
         }
+        self.finished = true;
         done
+    }
+}
+
+impl Drop for LinkCapture {
+    /// Dropped unfinished (the run was interrupted, or failed before its
+    /// end): the capture is incomplete, so its partial file goes too.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.w = None;
+            let _ = std::fs::remove_file(&self.partial);
+        }
     }
 }
