@@ -275,6 +275,9 @@ fn run(a: RunArgs) -> ExitCode {
     if a.real {
         return run_real(&a, &sc, &out_dir, no_files);
     }
+    // Before any partial file exists: an interrupt from here on is noted,
+    // and the run stops at its first slice boundary and cleans up.
+    catch_interrupts();
     let opts = RunOptions {
         series: !no_files,
         pcap_links: a.pcap.clone(),
@@ -301,7 +304,6 @@ fn run(a: RunArgs) -> ExitCode {
         },
         None => None,
     };
-    catch_interrupts();
     let complete = run_with_progress(&mut sim, a.quiet || a.json, |sim| {
         if let (Some(w), Some(series)) = (csv.as_mut(), sim.series()) {
             w.send_new(series, false);
