@@ -200,6 +200,60 @@ pub fn pftk_approx(r: f64, p: f64, b: f64, t0: f64, wmax: f64) -> f64 {
     cap.min(1.0 / den)
 }
 
+/// ns-2 2.35's own forms of the equation (tcp/formula.h,
+/// tcp/formula-with-inverse.h), used by the `ns2` profile of the TFRC
+/// sender and receiver: they differ from RFC 5348 §3.1 in the second
+/// term's factor, a rate cap, and a coarse inverse.
+pub mod ns2 {
+    /// `MAXRATE` of tcp/formula.h: the equation's cap, bytes/s (also its value
+    /// for p = 0).
+    const MAXRATE: f64 = 25_000_000.0;
+    /// ns-2's `p_to_b` (tcp/formula.h): the equation with the second term's
+    /// factor `min(1, 3 sqrt(3bp/8))` and the rate capped at [`MAXRATE`]
+    /// (returned also for p = 0, where the denominator is below SAMLLFLOAT).
+    pub fn p_to_b(p: f64, rtt: f64, tzero: f64, psize: f64, bval: f64) -> f64 {
+        if p < 0.0 || rtt < 0.0 {
+            return MAXRATE;
+        }
+        let mut res = rtt * (2.0 * bval * p / 3.0).sqrt();
+        let tmp1 = (3.0 * (3.0 * bval * p / 8.0).sqrt()).min(1.0);
+        let tmp2 = tzero * p * (1.0 + 32.0 * p * p);
+        res += tmp1 * tmp2;
+        let res = if res < 0.0000001 {
+            MAXRATE
+        } else {
+            psize / res
+        };
+        res.min(MAXRATE)
+    }
+
+    /// ns-2's `b_to_p` (tcp/formula-with-inverse.h), used by the sink to
+    /// synthesize the first loss interval: a bisection from p = 0.5 in steps
+    /// halving from 0.25, stopping within ±5 % of the rate `b` or after 31
+    /// evaluations (its `ctr > 30`). Coarse by design; reproduced as is.
+    pub fn b_to_p(b: f64, rtt: f64, tzero: f64, psize: f64, bval: f64) -> f64 {
+        let mut p = 0.5;
+        let mut pi = 0.25;
+        let mut ctr = 0;
+        loop {
+            let bres = p_to_b(p, rtt, tzero, psize, bval);
+            if bres > 0.95 * b && bres < 1.05 * b {
+                return p;
+            }
+            if bres > b {
+                p += pi;
+            } else {
+                p -= pi;
+            }
+            pi /= 2.0;
+            ctr += 1;
+            if ctr > 30 {
+                return p;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ impl Endpoint for TfrcSender {
     fn handle_input(&mut self, now: Instant, message: &Message) {
         match message {
             Message::TfrcFeedback(fb) => TfrcSender::handle_input(self, now, fb),
-            _ => self.stats.foreign += 1,
+            _ => self.source_mut().stats.foreign += 1,
         }
     }
 
@@ -33,8 +33,8 @@ impl Endpoint for TfrcSender {
         // RFC 5348 §4.3: slow start lasts until the first feedback that
         // reports a loss event (p > 0); only feedback changes p, and the
         // driver drains events right after handing feedback in.
-        if !self.ss_exit_reported && self.p > 0.0 {
-            self.ss_exit_reported = true;
+        if !self.source().ss_exit_reported && self.p() > 0.0 {
+            self.source_mut().ss_exit_reported = true;
             return Some(Event::SlowStartExit);
         }
         None

@@ -19,9 +19,9 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
+pub use crate::equation::ns2::{b_to_p as ns2_b_to_p, p_to_b as ns2_p_to_b};
 pub use loss::{LossDetector, LossIntervals, PacketClass};
 pub use receiver::TfrcReceiver;
-pub use sender::ns2::{b_to_p as ns2_b_to_p, p_to_b as ns2_p_to_b};
 pub use sender::TfrcSender;
 
 /// The smallest RTT either endpoint uses (10 µs): an RTT sample or a

@@ -1,8 +1,8 @@
 //! Tests of the `ns2` profile (ns-2 2.35's Agent/TFRC and Agent/TFRCSink
 //! defaults, tcp/tfrc.cc and tcp/tfrc-sink.cc).
 
-use super::sender::ns2::{b_to_p, p_to_b};
 use super::*;
+use crate::equation::ns2::{b_to_p, p_to_b};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

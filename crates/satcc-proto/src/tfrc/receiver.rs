@@ -16,11 +16,11 @@
 use std::collections::VecDeque;
 
 use super::loss::{LossDetector, LossIntervals, PacketClass};
-use super::sender::ns2::b_to_p;
 use super::{
     Profile, ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL,
     MIN_RTT,
 };
+use crate::equation::ns2::b_to_p;
 use crate::equation::tfrc_loss_rate_for;
 use crate::time::{Duration, Instant};
 

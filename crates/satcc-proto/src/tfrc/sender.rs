@@ -1,149 +1,50 @@
-//! The RFC 5348 sender (§4): initial rate, RTT estimation, the rate update
-//! on feedback with X_recv_set, the no-feedback timer, oscillation damping
-//! and paced transmission.
+//! The TFRC sender: one type over two engines, chosen by
+//! [`SenderConfig::profile`].
 //!
-//! Data-limited intervals (§4.3 step 4) are detected with the procedure of
-//! §8.2.1: the sender remembers two times it was *not* data-limited (it
-//! sent a packet with more data waiting), and a feedback packet covering
-//! (t_new − R, t_new] that contains neither was a data-limited interval.
-//! A bulk source ([`TfrcSender::set_unlimited`]) is never data-limited, so
-//! for it the rules reduce to the RFC's "typical behaviour" branch.
+//! - [`Profile::Rfc5348`] ([`rfc`]): the RFC 5348 sender (§4): initial
+//!   rate, RTT estimation, the rate update on feedback with X_recv_set,
+//!   the no-feedback timer, oscillation damping and paced transmission.
+//! - [`Profile::Ns2`] ([`ns2`]): ns-2 2.35's `Agent/TFRC`, so that a study
+//!   done in ns-2 can be re-run here like for like.
 //!
-//! "A new loss event or an increase in the loss event rate p" (§4.3 step 4)
-//! is seen as an increase in p: the §3.2.2 feedback carries p and nothing
-//! else about loss events.
-//!
-//! With [`Profile::Ns2`] the sender runs ns-2 2.35's `Agent/TFRC`
-//! instead ([`ns2`]); the RFC state below is then unused but for the
-//! counters and the cached X, X_recv, p and R that [`TfrcSender::stats`]
-//! reports.
+//! The two keep no state of each other's (an enum, not one struct with an
+//! optional second engine: a field of one engine can never be read stale
+//! under the other). What both share is the application side ([`Source`]:
+//! the configuration, the data waiting, sequence numbers and counters),
+//! the checks on arriving feedback, and the equations of
+//! [`crate::equation`].
 
 pub mod ns2;
-
-use std::collections::VecDeque;
+mod rfc;
 
 use super::{Profile, SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
-use crate::equation::tfrc_rate;
-use crate::pacer::{Ipi, Pacer};
 use crate::time::{Duration, Instant};
 
-/// Cap on X_recv_set entries (it holds at most the feedback of two RTTs,
-/// and only a decreasing run of them; this only guards odd inputs).
-const X_RECV_SET_CAP: usize = 256;
-
-/// RFC 5348 sender.
+/// The application side both engines share: what there is to send, the
+/// packets' sequence numbers and the counters.
 #[derive(Debug)]
-pub struct TfrcSender {
+pub(super) struct Source {
     cfg: SenderConfig,
     /// s as f64 (at least 1 byte).
     s: f64,
-    /// Allowed sending rate X, bytes/s.
-    x: f64,
-    /// Cached X_recv (the last reported one, or as §4.4 lowered it).
-    x_recv: f64,
-    /// Loss event rate p as last reported.
-    pub(super) p: f64,
-    /// X_Bps of the last rate update with p > 0.
-    x_calc: Option<f64>,
-    r: Option<Duration>,
-    /// §4.5 R_sqmean, in sqrt(seconds).
-    r_sqmean: f64,
-    /// X_inst / X (§4.5); 1 without damping.
-    damping: f64,
-    /// Time last doubled (§4.2 tld).
-    tld: Option<Instant>,
-    /// X_recv_set (§4.3): (rate, time), kept as a decreasing run so that
-    /// the front is the maximum.
-    x_recv_set: VecDeque<(f64, Instant)>,
     unlimited: bool,
     queued: u64,
     seq: u64,
-    /// The send schedule (§4.6).
-    pacer: Pacer,
-    nfb_deadline: Instant,
-    /// Nothing sent since the no-feedback timer was last set (§4.4).
-    idle_since_nfb: bool,
-    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next.
-    not_limited: [Instant; 2],
-    t_new: Instant,
-    t_next: Instant,
-    feedback_seen: bool,
     pub(super) stats: TfrcSenderStats,
     /// The endpoint interface has reported the exit from slow start.
     pub(super) ss_exit_reported: bool,
-    /// ns-2's `Agent/TFRC` ([`Profile::Ns2`]), in place of the RFC rules.
-    ns2: Option<Box<ns2::Ns2Sender>>,
 }
 
-impl TfrcSender {
-    /// A sender starting at `now` (RFC 5348 §4.2: X = 1 packet/s, the
-    /// no-feedback timer set to 2 s, R undefined, tld unset, X_recv_set =
-    /// {Infinity}). It has nothing to send until [`Self::set_unlimited`]
-    /// or [`Self::push_data`].
-    pub fn new(cfg: SenderConfig, now: Instant) -> Self {
-        let s = f64::from(cfg.s.max(1));
-        let mut x_recv_set = VecDeque::new();
-        x_recv_set.push_back((f64::INFINITY, now));
-        let ns2 = (cfg.profile == Profile::Ns2).then(|| {
-            Box::new(ns2::Ns2Sender::new(
-                cfg.ns2.clone(),
-                s,
-                cfg.b,
-                cfg.oscillation_damping,
-            ))
-        });
-        TfrcSender {
+impl Source {
+    fn new(cfg: SenderConfig) -> Self {
+        Source {
+            s: f64::from(cfg.s.max(1)),
             cfg,
-            s,
-            x: s, // §4.2: one packet per second
-            x_recv: 0.0,
-            p: 0.0,
-            x_calc: None,
-            r: None,
-            r_sqmean: 0.0,
-            damping: 1.0,
-            tld: None,
-            x_recv_set,
             unlimited: false,
             queued: 0,
             seq: 0,
-            pacer: Pacer::new(now),
-            nfb_deadline: now + Duration::from_secs(2), // §4.2
-            idle_since_nfb: true,
-            not_limited: [Instant::ZERO; 2],
-            t_new: Instant::ZERO,
-            t_next: Instant::ZERO,
-            feedback_seen: false,
             stats: TfrcSenderStats::default(),
             ss_exit_reported: false,
-            ns2,
-        }
-    }
-
-    /// Bulk data: always something to send.
-    pub fn set_unlimited(&mut self) {
-        self.unlimited = true;
-    }
-
-    /// The application closes: no data is sent from now on (TFRC does not
-    /// retransmit).
-    pub fn close(&mut self) {
-        self.unlimited = false;
-        self.queued = 0;
-    }
-
-    /// Queue `bytes` more application data (sent in packets of at most s
-    /// bytes). Ignored once the sender is unlimited.
-    pub fn push_data(&mut self, bytes: u64) {
-        self.queued = self.queued.saturating_add(bytes);
-    }
-
-    /// Bytes queued and not yet sent (0 for an unlimited sender).
-    pub fn queued_bytes(&self) -> u64 {
-        if self.unlimited {
-            0
-        } else {
-            self.queued
         }
     }
 
@@ -151,362 +52,26 @@ impl TfrcSender {
         self.unlimited || self.queued > 0
     }
 
-    fn t_mbi_floor(&self) -> f64 {
-        // s/t_mbi (§4.3); t_mbi of zero is treated as 1 ns.
-        self.s / self.cfg.t_mbi.as_secs_f64().max(1e-9)
-    }
-
-    /// initial_rate = W_init/R, W_init = min(4s, max(2s, 4380)) (§4.2).
-    fn initial_rate(&self, r: Duration) -> f64 {
-        let w_init = (4.0 * self.s).min((2.0 * self.s).max(4380.0));
-        w_init / r.as_secs_f64()
-    }
-
-    /// The inter-packet interval t_ipi = s/X_inst (§4.6), with X_inst at
-    /// least s/t_mbi (§4.5: "If (X_inst < s/t_mbi) X_inst = s/t_mbi").
-    fn ipi(&self) -> Ipi {
-        Ipi::from_rate(self.s, self.x_inst())
-    }
-
-    /// t_delta = min(t_ipi, t_gran, rtt)/2 in ns (§8.3: "never to send a
-    /// packet more than a round-trip time before its nominal send time").
-    fn t_delta(&self, ipi: Ipi) -> u64 {
-        let rtt_half = self.r.map_or(u64::MAX, |r| r.as_nanos() / 2);
-        ipi.half_ns()
-            .min(self.cfg.t_gran.as_nanos() / 2)
-            .min(rtt_half)
-    }
-
-    /// After X changed: bring the next send forward to one new t_ipi after
-    /// the last send if it lies beyond (see [`Pacer::reschedule`]).
-    fn reschedule(&mut self) {
-        self.pacer.reschedule(self.ipi());
-    }
-
-    /// The no-feedback interval max(4R, 2s/X) (§4.3 step 6, §4.4 step 2);
-    /// 2s/X alone while R is unknown.
-    fn nofeedback_interval(&self) -> Duration {
-        let by_rate = Duration::from_secs_f64(2.0 * self.s / self.x);
-        match self.r {
-            Some(r) => r.saturating_mul(4).max(by_rate),
-            None => by_rate,
-        }
-    }
-
-    /// X_recv_set bookkeeping: Update X_recv_set() (§4.3): add (X_recv,
-    /// now), delete entries older than two round-trip times.
-    fn update_x_recv_set(&mut self, x_recv: f64, now: Instant, r: Duration) {
-        while self.x_recv_set.back().is_some_and(|e| e.0 <= x_recv) {
-            self.x_recv_set.pop_back();
-        }
-        self.x_recv_set.push_back((x_recv, now));
-        let horizon = r.saturating_mul(2);
-        while self.x_recv_set.len() > 1
-            && (now.saturating_since(self.x_recv_set[0].1) > horizon
-                || self.x_recv_set.len() > X_RECV_SET_CAP)
-        {
-            self.x_recv_set.pop_front();
-        }
-    }
-
-    /// Maximize X_recv_set() (§4.3): X_recv = max(X_recv_set) (with the new
-    /// report; the initial Infinity is skipped once a finite value exists),
-    /// X_recv_set = {(X_recv, now)}.
-    fn maximize_x_recv_set(&mut self, x_recv: f64, now: Instant) -> f64 {
-        let m = self
-            .x_recv_set
-            .iter()
-            .map(|e| e.0)
-            .filter(|v| v.is_finite())
-            .fold(x_recv, f64::max);
-        self.x_recv_set.clear();
-        self.x_recv_set.push_back((m, now));
-        m
-    }
-
-    fn max_x_recv_set(&self) -> f64 {
-        self.x_recv_set.front().map_or(f64::INFINITY, |e| e.0)
-    }
-
-    /// A feedback packet arrived (RFC 5348 §4.3).
-    pub fn handle_input(&mut self, now: Instant, fb: &TfrcFeedback) {
-        self.stats.feedback_received += 1;
-        if fb.x_recv.is_nan() || fb.p.is_nan() || fb.ts_echo > now {
-            // Malformed: a NaN field, or an echo of a time not yet come.
-            self.stats.feedback_ignored += 1;
-            return;
-        }
-        let x_recv = fb.x_recv.max(0.0);
-        let p = fb.p.clamp(0.0, 1.0);
-        // §4.3 (1): R_sample = (t_now - t_recvdata) - t_delay.
-        let r_sample = (now.saturating_since(fb.ts_echo) - fb.t_delay).max(MIN_RTT);
-        if let Some(ns) = self.ns2.as_deref_mut() {
-            // tfrc.cc TfrcAgent::recv: the sample is now - (timestamp_echo
-            // + timestamp_offset), the same R_sample.
-            let fb = TfrcFeedback { x_recv, p, ..*fb };
-            ns.recv(now, &fb, r_sample.as_secs_f64());
-            self.p = p;
-            self.x_recv = x_recv;
-            self.x = ns.rate;
-            self.r = (ns.rtt > 0.0).then(|| Duration::from_secs_f64(ns.rtt).max(MIN_RTT));
-            self.x_calc = (p > 0.0).then_some(ns.rcvrate);
-            self.feedback_seen = true;
-            return;
-        }
-        // §4.3 (2): R = q*R + (1-q)*R_sample, q = 0.9; the first sample sets R.
-        let first = self.r.is_none();
-        let r = match self.r {
-            None => r_sample,
-            Some(r) => {
-                let v = (9 * r.as_nanos() as u128 + r_sample.as_nanos() as u128) / 10;
-                Duration::from_nanos(v as u64)
-            }
-        }
-        .max(MIN_RTT);
-        self.r = Some(r);
-        // §4.5: R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample), q2 = 0.9;
-        // X_inst = X * R_sqmean / sqrt(R_sample).
-        if self.cfg.oscillation_damping {
-            let sq = r_sample.as_secs_f64().sqrt();
-            self.r_sqmean = if first {
-                sq
-            } else {
-                0.9 * self.r_sqmean + 0.1 * sq
-            };
-            self.damping = self.r_sqmean / sq;
-        }
-        // §4.3 (3): t_RTO = 4R (the value §3.1 recommends for the equation).
-        let t_rto = 4.0 * r.as_secs_f64();
-        // §4.2: on the first RTT measurement, tld = now and X = initial_rate.
-        // X_recv_set = {Infinity} is (re)stamped now (our reading: it must
-        // survive the first two RTTs of feedback however long the sender
-        // existed before sending).
-        if first {
-            self.tld = Some(now);
-            self.x = self.initial_rate(r);
-            self.x_recv_set.clear();
-            self.x_recv_set.push_back((f64::INFINITY, now));
-        }
-        // §4.3 (3): RTO = max(4R, 2s/X), with the X in force before this
-        // feedback's update (step 4); step 6 arms the no-feedback timer
-        // with it.
-        let rto = self.nofeedback_interval();
-        let p_prev = self.p;
-        self.p = p;
-        self.x_recv = x_recv;
-        // §4.3 (4): recv_limit from X_recv_set. "If the feedback packet
-        // reports a receive rate X_recv of zero (i.e., the first feedback
-        // packet), the sender does not consider that the entire interval
-        // covered by the feedback packet was a data-limited interval."
-        let data_limited = self.covered_interval_data_limited(fb.ts_echo, r, now) && x_recv > 0.0;
-        let recv_limit = if data_limited {
-            // The whole interval was data-limited (§4.3 (4), §8.2).
-            if p > p_prev {
-                for e in &mut self.x_recv_set {
-                    e.0 /= 2.0;
-                }
-                self.x_recv = 0.85 * x_recv;
-                self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
-                self.max_x_recv_set()
-            } else {
-                self.x_recv = self.maximize_x_recv_set(x_recv, now);
-                2.0 * self.max_x_recv_set()
-            }
-        } else {
-            // Typical behaviour.
-            self.update_x_recv_set(x_recv, now, r);
-            2.0 * self.max_x_recv_set()
-        };
-        if p > 0.0 {
-            // Congestion avoidance: X = max(min(X_Bps, recv_limit), s/t_mbi).
-            let x_bps = tfrc_rate(self.s, r.as_secs_f64(), p, self.cfg.b, t_rto);
-            self.x_calc = Some(x_bps);
-            self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
-        } else {
-            self.x_calc = None;
-            let tld = self.tld.unwrap_or(now);
-            if now.saturating_since(tld) >= r {
-                // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
-                self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
-                self.tld = Some(now);
-            }
-        }
-        // §4.3 (6): "Reset the nofeedback timer to expire after RTO
-        // seconds."
-        self.nfb_deadline = now + rto;
-        self.idle_since_nfb = true;
-        self.feedback_seen = true;
-        self.reschedule();
-    }
-
-    /// §8.2.1, "When a feedback packet is received, is this interval
-    /// data-limited": the interval (t_new − R, t_new] is data-limited
-    /// unless NotLimited1 or NotLimited2 falls in it.
-    fn covered_interval_data_limited(&mut self, t_new: Instant, r: Duration, now: Instant) -> bool {
-        self.t_new = t_new;
-        self.t_next = now;
-        // t_old = t_new - R may lie before time zero: compare t + R > t_new.
-        let inside = |t: Instant| {
-            t <= t_new
-                && u128::from(t.as_nanos()) + u128::from(r.as_nanos())
-                    > u128::from(t_new.as_nanos())
-        };
-        let limited = !(inside(self.not_limited[0]) || inside(self.not_limited[1]));
-        if self.not_limited[0] <= t_new && self.not_limited[1] > t_new {
-            self.not_limited[0] = self.not_limited[1];
-        }
-        limited
-    }
-
-    /// §8.2.1, "After sending a segment: If (sender has sent all it is
-    /// allowed to send)": the sender is not data-limited now.
-    fn note_not_limited(&mut self, now: Instant) {
-        if self.not_limited[0] <= self.t_new {
-            self.not_limited[0] = now;
-        } else if self.not_limited[1] <= self.t_next {
-            self.not_limited[1] = now;
-        }
-    }
-
-    /// Update_Limits(timer_limit) of RFC 5348 §4.4.
-    fn update_limits(&mut self, timer_limit: f64, now: Instant) {
-        let timer_limit = timer_limit.max(self.t_mbi_floor());
-        self.x_recv_set.clear();
-        self.x_recv_set.push_back((timer_limit / 2.0, now));
-        self.x_recv = timer_limit / 2.0;
-        // "Recalculate X as in step (4) of Section 4.3" (p > 0 here).
-        let recv_limit = 2.0 * self.max_x_recv_set();
-        let x_bps = self.x_calc.unwrap_or(recv_limit);
-        self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
-    }
-
-    /// The no-feedback timer expired (RFC 5348 §4.4).
-    fn on_nofeedback(&mut self, now: Instant) {
-        self.stats.nofeedback_expiries += 1;
-        let floor = self.t_mbi_floor();
-        let recover_rate = self.r.map(|r| self.initial_rate(r));
-        // §4.4: "X_recv = max (X_recv_set);" (Infinity while the initial
-        // item is still there, in the first two RTTs).
-        let x_recv = self.max_x_recv_set();
-        if !self.feedback_seen {
-            // No RTT sample and no feedback yet: halve X, unless the sender
-            // has been idle since the timer was set.
-            if !self.idle_since_nfb {
-                self.x = (self.x / 2.0).max(floor);
-            }
-        } else if self.idle_since_nfb
-            && recover_rate.is_some_and(|rr| {
-                (self.p == 0.0 && self.x < 2.0 * rr) || (self.p > 0.0 && x_recv < rr)
-            })
-        {
-            // Idle, and already at or below the recovery rate: do nothing.
-        } else if self.p == 0.0 {
-            // No X_Bps yet: halve the allowed sending rate.
-            self.x = (self.x / 2.0).max(floor);
-        } else if self.x_calc.unwrap_or(f64::INFINITY) > 2.0 * x_recv {
-            // 2*X_recv was already limiting the rate: halve it via X_recv.
-            self.update_limits(x_recv, now);
-        } else {
-            // The rate was limited by X_Bps: halve that.
-            self.update_limits(self.x_calc.unwrap_or(0.0) / 2.0, now);
-        }
-        // §4.4 (2): restart the timer after max(4R, 2s/X).
-        self.nfb_deadline = now + self.nofeedback_interval();
-        self.idle_since_nfb = true;
-        self.reschedule();
-    }
-
-    /// The time asked for has come.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if let Some(ns) = self.ns2.as_deref_mut() {
-            if ns.nfb_deadline.is_some_and(|t| now >= t) {
-                self.stats.nofeedback_expiries += 1;
-                ns.on_nofeedback(now);
-                self.x = ns.rate;
-            }
-            return;
-        }
-        if now >= self.nfb_deadline {
-            self.on_nofeedback(now);
-        }
-    }
-
-    /// The next packet, if its send time has come (RFC 5348 §4.6: a packet
-    /// may leave t_delta before its nominal time; nominal times advance by
-    /// t_ipi = s/X_inst from the previous nominal time, so the long-run
-    /// rate is exact; a sender more than one t_ipi late, after an idle
-    /// period say, restarts the schedule from now instead of bursting).
-    pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
-        if self.ns2.is_some() {
-            return self.poll_transmit_ns2(now);
-        }
-        let ipi = self.ipi();
-        if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.pacer.due().as_nanos() {
-            return None;
-        }
-        if !self.has_data() {
-            return None;
-        }
-        self.pacer.on_send(now, ipi);
-        let len = if self.unlimited {
+    /// Takes the next packet's payload off the queue: s bytes, or what is
+    /// left if less.
+    fn take_payload(&mut self) -> u32 {
+        if self.unlimited {
             self.cfg.s
         } else {
             let l = self.queued.min(u64::from(self.cfg.s));
             self.queued -= l;
             l as u32
-        };
-        if self.stats.packets_sent == 0 && !self.feedback_seen {
-            // §4.2: ready to send without an RTT sample: the no-feedback
-            // timer expires two seconds later.
-            self.nfb_deadline = now + Duration::from_secs(2);
         }
-        if self.has_data() {
-            // More is waiting: the rate, not the application, limits.
-            self.note_not_limited(now);
-        }
-        self.idle_since_nfb = false;
-        let d = TfrcData {
-            seq: self.seq,
-            len,
-            ts: now,
-            rtt: self.r,
-            t_rto: None,
-        };
-        self.seq += 1;
-        self.stats.packets_sent += 1;
-        Some(d)
     }
 
-    /// [`Self::poll_transmit`] of the `ns2` profile: `start()` sends the
-    /// first packet; then `nextpkt()` whenever the send timer is due.
-    fn poll_transmit_ns2(&mut self, now: Instant) -> Option<TfrcData> {
-        if !self.has_data() {
-            return None;
-        }
-        let ns = self.ns2.as_deref_mut()?;
-        if self.stats.packets_sent == 0 {
-            ns.start(now);
-        } else if ns.next_send.is_some_and(|t| now >= t) {
-            ns.after_send(now);
-        } else {
-            return None;
-        }
-        self.x = ns.rate;
-        let (rtt, t_rto) = if ns.rtt > 0.0 {
-            (
-                Some(Duration::from_secs_f64(ns.rtt).max(MIN_RTT)),
-                Some(Duration::from_secs_f64(ns.tzero)),
-            )
-        } else {
-            (None, None)
-        };
-        let len = if self.unlimited {
-            self.cfg.s
-        } else {
-            let l = self.queued.min(u64::from(self.cfg.s));
-            self.queued -= l;
-            l as u32
-        };
+    /// Numbers and counts a packet of `len` payload bytes sent at `now`.
+    fn packet(
+        &mut self,
+        now: Instant,
+        len: u32,
+        rtt: Option<Duration>,
+        t_rto: Option<Duration>,
+    ) -> TfrcData {
         let d = TfrcData {
             seq: self.seq,
             len,
@@ -516,77 +81,185 @@ impl TfrcSender {
         };
         self.seq += 1;
         self.stats.packets_sent += 1;
-        Some(d)
+        d
+    }
+}
+
+/// A TFRC sender, RFC 5348 or ns-2 2.35's `Agent/TFRC`
+/// ([`SenderConfig::profile`]).
+// The RFC engine stays inline although it is the larger variant: it is the
+// one every simulated TFRC, CCID3 and STFRC flow runs, and boxing it would
+// put one more pointer chase on every packet and feedback.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum TfrcSender {
+    /// RFC 5348 §4.
+    Rfc(rfc::RfcSender),
+    /// ns-2 2.35's `Agent/TFRC` (boxed: rarely used, and larger).
+    Ns2(Box<ns2::Ns2Engine>),
+}
+
+impl TfrcSender {
+    /// A sender starting at `now` (RFC 5348 §4.2: X = 1 packet/s, the
+    /// no-feedback timer set to 2 s, R undefined, tld unset, X_recv_set =
+    /// {Infinity}; with [`Profile::Ns2`], `TfrcAgent`'s state before
+    /// `start()`). It has nothing to send until [`Self::set_unlimited`]
+    /// or [`Self::push_data`].
+    pub fn new(cfg: SenderConfig, now: Instant) -> Self {
+        let profile = cfg.profile;
+        let src = Source::new(cfg);
+        match profile {
+            Profile::Rfc5348 => TfrcSender::Rfc(rfc::RfcSender::new(src, now)),
+            Profile::Ns2 => TfrcSender::Ns2(Box::new(ns2::Ns2Engine::new(src, now))),
+        }
+    }
+
+    pub(super) fn source(&self) -> &Source {
+        match self {
+            TfrcSender::Rfc(e) => &e.src,
+            TfrcSender::Ns2(e) => &e.src,
+        }
+    }
+
+    pub(super) fn source_mut(&mut self) -> &mut Source {
+        match self {
+            TfrcSender::Rfc(e) => &mut e.src,
+            TfrcSender::Ns2(e) => &mut e.src,
+        }
+    }
+
+    /// Bulk data: always something to send.
+    pub fn set_unlimited(&mut self) {
+        self.source_mut().unlimited = true;
+    }
+
+    /// The application closes: no data is sent from now on (TFRC does not
+    /// retransmit).
+    pub fn close(&mut self) {
+        let src = self.source_mut();
+        src.unlimited = false;
+        src.queued = 0;
+    }
+
+    /// Queue `bytes` more application data (sent in packets of at most s
+    /// bytes). Ignored once the sender is unlimited.
+    pub fn push_data(&mut self, bytes: u64) {
+        let src = self.source_mut();
+        src.queued = src.queued.saturating_add(bytes);
+    }
+
+    /// Bytes queued and not yet sent (0 for an unlimited sender).
+    pub fn queued_bytes(&self) -> u64 {
+        let src = self.source();
+        if src.unlimited {
+            0
+        } else {
+            src.queued
+        }
+    }
+
+    /// A feedback packet arrived (RFC 5348 §4.3). A malformed one (a NaN
+    /// field, or an echo of a time not yet come) is counted and ignored;
+    /// X_recv and p are clamped to their ranges.
+    pub fn handle_input(&mut self, now: Instant, fb: &TfrcFeedback) {
+        let stats = &mut self.source_mut().stats;
+        stats.feedback_received += 1;
+        if fb.x_recv.is_nan() || fb.p.is_nan() || fb.ts_echo > now {
+            stats.feedback_ignored += 1;
+            return;
+        }
+        let fb = TfrcFeedback {
+            x_recv: fb.x_recv.max(0.0),
+            p: fb.p.clamp(0.0, 1.0),
+            ..*fb
+        };
+        // §4.3 (1): R_sample = (t_now - t_recvdata) - t_delay (in ns-2's
+        // TfrcAgent::recv: now - (timestamp_echo + timestamp_offset), the
+        // same sample).
+        let r_sample = (now.saturating_since(fb.ts_echo) - fb.t_delay).max(MIN_RTT);
+        match self {
+            TfrcSender::Rfc(e) => e.on_feedback(now, &fb, r_sample),
+            TfrcSender::Ns2(e) => e.on_feedback(now, &fb, r_sample),
+        }
+    }
+
+    /// The time asked for has come.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self {
+            TfrcSender::Rfc(e) => e.handle_timeout(now),
+            TfrcSender::Ns2(e) => e.handle_timeout(now),
+        }
+    }
+
+    /// The next packet, if its send time has come.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
+        match self {
+            TfrcSender::Rfc(e) => e.poll_transmit(now),
+            TfrcSender::Ns2(e) => e.poll_transmit(now),
+        }
     }
 
     /// When to wake next (next send time or no-feedback timer).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        if let Some(ns) = self.ns2.as_deref() {
-            if self.stats.packets_sent == 0 {
-                return Some(self.pacer.due());
-            }
-            let send = ns.next_send.filter(|_| self.has_data());
-            return match (send, ns.nfb_deadline) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+        match self {
+            TfrcSender::Rfc(e) => e.poll_timeout(),
+            TfrcSender::Ns2(e) => e.poll_timeout(),
         }
-        let mut t = self.nfb_deadline;
-        if self.has_data() {
-            let ipi = self.ipi();
-            let send = Instant(
-                self.pacer
-                    .due()
-                    .as_nanos()
-                    .saturating_sub(self.t_delta(ipi)),
-            );
-            t = t.min(send);
-        }
-        Some(t)
     }
 
     /// Monitoring.
     pub fn stats(&self) -> TfrcSenderStats {
-        TfrcSenderStats {
-            x: self.x,
-            x_recv: self.x_recv,
-            p: self.p,
-            rtt: self.r,
-            x_calc: self.x_calc,
-            ..self.stats
+        match self {
+            TfrcSender::Rfc(e) => e.stats(),
+            TfrcSender::Ns2(e) => e.stats(),
         }
     }
 
     /// Configuration.
     pub fn config(&self) -> &SenderConfig {
-        &self.cfg
+        &self.source().cfg
     }
 
     /// The allowed sending rate X, bytes per second.
     pub fn x(&self) -> f64 {
-        self.x
+        match self {
+            TfrcSender::Rfc(e) => e.x(),
+            TfrcSender::Ns2(e) => e.x(),
+        }
+    }
+
+    /// The loss event rate p as last reported.
+    pub fn p(&self) -> f64 {
+        match self {
+            TfrcSender::Rfc(e) => e.p(),
+            TfrcSender::Ns2(e) => e.p(),
+        }
     }
 
     /// The pacing rate X_inst (= X without oscillation damping, §4.5), at
     /// least s/t_mbi.
     pub fn x_inst(&self) -> f64 {
-        if let Some(ns) = self.ns2.as_deref() {
-            return ns.x_inst();
+        match self {
+            TfrcSender::Rfc(e) => e.x_inst(),
+            TfrcSender::Ns2(e) => e.x_inst(),
         }
-        (self.x * self.damping).max(self.t_mbi_floor())
     }
 
     /// When the no-feedback timer expires next.
     pub fn nofeedback_deadline(&self) -> Instant {
-        if let Some(t) = self.ns2.as_deref().and_then(|ns| ns.nfb_deadline) {
-            return t;
+        match self {
+            TfrcSender::Rfc(e) => e.nofeedback_deadline(),
+            TfrcSender::Ns2(e) => e.nofeedback_deadline(),
         }
-        self.nfb_deadline
     }
 
     /// recv_limit as the next typical feedback would start from:
-    /// 2*max(X_recv_set) (§4.3).
+    /// 2*max(X_recv_set) (§4.3). ns-2's `Agent/TFRC` keeps no X_recv_set:
+    /// infinite there.
     pub fn recv_limit(&self) -> f64 {
-        2.0 * self.max_x_recv_set()
+        match self {
+            TfrcSender::Rfc(e) => e.recv_limit(),
+            TfrcSender::Ns2(_) => f64::INFINITY,
+        }
     }
 }

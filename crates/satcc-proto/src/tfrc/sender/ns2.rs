@@ -9,14 +9,13 @@
 //! packet `s/xrate` after the last, and at once when `recv` or the
 //! no-feedback timer call `nextpkt()`.
 
-use super::super::{Ns2Params, TfrcFeedback};
+use super::super::{Ns2Params, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
+use super::Source;
+use crate::equation::ns2::p_to_b;
 use crate::time::{Duration, Instant};
 
 /// `SMALLFLOAT` of tcp/tfrc.h.
 const SMALLFLOAT: f64 = 0.0000001;
-/// `MAXRATE` of tcp/formula.h: the equation's cap, bytes/s (also its value
-/// for p = 0).
-const MAXRATE: f64 = 25_000_000.0;
 /// `T_SRTT_BITS`, `T_RTTVAR_BITS`, `rttvar_exp_` (ns-default.tcl: 3, 2, 2).
 const T_SRTT_BITS: u32 = 3;
 const T_RTTVAR_BITS: u32 = 2;
@@ -41,51 +40,6 @@ enum RateChange {
     CongAvoid,
     RateDecrease,
     OutOfSlowStart,
-}
-
-/// ns-2's `p_to_b` (tcp/formula.h): the equation with the second term's
-/// factor `min(1, 3 sqrt(3bp/8))` and the rate capped at [`MAXRATE`]
-/// (returned also for p = 0, where the denominator is below SAMLLFLOAT).
-pub fn p_to_b(p: f64, rtt: f64, tzero: f64, psize: f64, bval: f64) -> f64 {
-    if p < 0.0 || rtt < 0.0 {
-        return MAXRATE;
-    }
-    let mut res = rtt * (2.0 * bval * p / 3.0).sqrt();
-    let tmp1 = (3.0 * (3.0 * bval * p / 8.0).sqrt()).min(1.0);
-    let tmp2 = tzero * p * (1.0 + 32.0 * p * p);
-    res += tmp1 * tmp2;
-    let res = if res < 0.0000001 {
-        MAXRATE
-    } else {
-        psize / res
-    };
-    res.min(MAXRATE)
-}
-
-/// ns-2's `b_to_p` (tcp/formula-with-inverse.h), used by the sink to
-/// synthesize the first loss interval: a bisection from p = 0.5 in steps
-/// halving from 0.25, stopping within ±5 % of the rate `b` or after 31
-/// evaluations (its `ctr > 30`). Coarse by design; reproduced as is.
-pub fn b_to_p(b: f64, rtt: f64, tzero: f64, psize: f64, bval: f64) -> f64 {
-    let mut p = 0.5;
-    let mut pi = 0.25;
-    let mut ctr = 0;
-    loop {
-        let bres = p_to_b(p, rtt, tzero, psize, bval);
-        if bres > 0.95 * b && bres < 1.05 * b {
-            return p;
-        }
-        if bres > b {
-            p += pi;
-        } else {
-            p -= pi;
-        }
-        pi /= 2.0;
-        ctr += 1;
-        if ctr > 30 {
-            return p;
-        }
-    }
 }
 
 /// The state of ns-2's `TfrcAgent` for a bulk source (`SndrType_ 0`,
@@ -447,5 +401,139 @@ impl Ns2Sender {
         let t = (2.0 * self.rtt).max(2.0 * self.s / self.rate);
         self.nfb_deadline = Some(after(now, t));
         self.nextpkt_now(now);
+    }
+}
+
+/// The ns-2 engine of [`super::TfrcSender`]: `TfrcAgent` with the
+/// application side, and what [`super::TfrcSender::stats`] reports,
+/// cached as the RFC engine caches it (X, X_recv and p as of the last
+/// report or timer, R and X_Bps from the agent at the last report).
+#[derive(Debug)]
+pub struct Ns2Engine {
+    pub(super) src: Source,
+    agent: Ns2Sender,
+    /// When the sender was made: its first packet is due then (the
+    /// agent's `start()` runs at the first send).
+    created: Instant,
+    x: f64,
+    x_recv: f64,
+    p: f64,
+    r: Option<Duration>,
+    x_calc: Option<f64>,
+}
+
+impl Ns2Engine {
+    pub(super) fn new(src: Source, now: Instant) -> Self {
+        let agent = Ns2Sender::new(
+            src.cfg.ns2.clone(),
+            src.s,
+            src.cfg.b,
+            src.cfg.oscillation_damping,
+        );
+        Ns2Engine {
+            x: src.s,
+            src,
+            agent,
+            created: now,
+            x_recv: 0.0,
+            p: 0.0,
+            r: None,
+            x_calc: None,
+        }
+    }
+
+    /// A well-formed report (`TfrcAgent::recv`), X_recv and p clamped,
+    /// with its RTT sample.
+    pub(super) fn on_feedback(&mut self, now: Instant, fb: &TfrcFeedback, r_sample: Duration) {
+        let ns = &mut self.agent;
+        ns.recv(now, fb, r_sample.as_secs_f64());
+        self.p = fb.p;
+        self.x_recv = fb.x_recv;
+        self.x = ns.rate;
+        self.r = (ns.rtt > 0.0).then(|| Duration::from_secs_f64(ns.rtt).max(MIN_RTT));
+        self.x_calc = (fb.p > 0.0).then_some(ns.rcvrate);
+    }
+
+    /// The no-feedback timer, if due.
+    pub(super) fn handle_timeout(&mut self, now: Instant) {
+        let ns = &mut self.agent;
+        if ns.nfb_deadline.is_some_and(|t| now >= t) {
+            self.src.stats.nofeedback_expiries += 1;
+            ns.on_nofeedback(now);
+            self.x = ns.rate;
+        }
+    }
+
+    /// `start()` sends the first packet; then `nextpkt()` whenever the
+    /// send timer is due.
+    pub(super) fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
+        if !self.src.has_data() {
+            return None;
+        }
+        let ns = &mut self.agent;
+        if self.src.stats.packets_sent == 0 {
+            ns.start(now);
+        } else if ns.next_send.is_some_and(|t| now >= t) {
+            ns.after_send(now);
+        } else {
+            return None;
+        }
+        self.x = ns.rate;
+        let (rtt, t_rto) = if ns.rtt > 0.0 {
+            (
+                Some(Duration::from_secs_f64(ns.rtt).max(MIN_RTT)),
+                Some(Duration::from_secs_f64(ns.tzero)),
+            )
+        } else {
+            (None, None)
+        };
+        let len = self.src.take_payload();
+        Some(self.src.packet(now, len, rtt, t_rto))
+    }
+
+    /// The send timer or the no-feedback timer, whichever is first; before
+    /// the first packet, the time the sender was made.
+    pub(super) fn poll_timeout(&self) -> Option<Instant> {
+        if self.src.stats.packets_sent == 0 {
+            return Some(self.created);
+        }
+        let ns = &self.agent;
+        let send = ns.next_send.filter(|_| self.src.has_data());
+        match (send, ns.nfb_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub(super) fn stats(&self) -> TfrcSenderStats {
+        TfrcSenderStats {
+            x: self.x,
+            x_recv: self.x_recv,
+            p: self.p,
+            rtt: self.r,
+            x_calc: self.x_calc,
+            ..self.src.stats
+        }
+    }
+
+    pub(super) fn x(&self) -> f64 {
+        self.x
+    }
+
+    pub(super) fn p(&self) -> f64 {
+        self.p
+    }
+
+    pub(super) fn x_inst(&self) -> f64 {
+        self.agent.x_inst()
+    }
+
+    /// The agent's `NoFeedbacktimer_`; before `start()` set it, two
+    /// seconds after the sender was made (RFC 5348 §4.2, as the RFC
+    /// engine).
+    pub(super) fn nofeedback_deadline(&self) -> Instant {
+        self.agent
+            .nfb_deadline
+            .unwrap_or(self.created + Duration::from_secs(2))
     }
 }
