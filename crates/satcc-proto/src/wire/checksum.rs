@@ -1,9 +1,10 @@
-//! The Internet checksum (RFC 1071), as DCCP (RFC 4340 §9.1) and our
-//! compact header use it.
+//! The Internet checksum (RFC 1071), the one implementation in the
+//! workspace: DCCP (RFC 4340 §9.1) and our compact header use it here, the
+//! simulator's pcap writer for the IPv4 headers it draws.
 
 /// The one's complement sum of `data` as big-endian 16-bit words (an odd
 /// last byte padded on the right with zero), folded to 16 bits.
-pub(crate) fn sum(data: &[u8]) -> u16 {
+pub fn sum(data: &[u8]) -> u16 {
     let mut acc: u64 = 0;
     let mut words = data.chunks_exact(2);
     for w in &mut words {
@@ -22,16 +23,23 @@ pub(crate) fn sum(data: &[u8]) -> u16 {
 /// the complement of its sum. A result of 0x0000 is returned as 0xFFFF
 /// (the same value in one's complement), so that a zero field can mean
 /// "not computed" (RFC 6773 §3.3; UDP does the same).
-pub(crate) fn compute(data: &[u8]) -> u16 {
+pub fn compute(data: &[u8]) -> u16 {
     match !sum(data) {
         0 => 0xFFFF,
         c => c,
     }
 }
 
+/// The checksum to store for an IPv4 header (RFC 791 §3.1): the plain
+/// complement of its sum, 0x0000 kept as it is (IPv4 has no "not
+/// computed" value to avoid, unlike [`compute`]).
+pub fn complement(data: &[u8]) -> u16 {
+    !sum(data)
+}
+
 /// Whether `data`, checksum field included, sums to 0xFFFF (negative
 /// zero): the field matches the rest.
-pub(crate) fn verify(data: &[u8]) -> bool {
+pub fn verify(data: &[u8]) -> bool {
     sum(data) == 0xFFFF
 }
 

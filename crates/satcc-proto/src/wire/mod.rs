@@ -14,7 +14,6 @@
 //! | [`WireProtocol::Dccp`] | `TfrcData`, `TfrcFeedback` | DCCP (RFC 4340) with the CCID 3 options (RFC 4342), in UDP as RFC 6773 | [`dccp`], [`ccid3`] |
 //! | [`WireProtocol::Tfrcp`] | `TfrcpData`, `TfrcpAck` | our compact header (no standard exists) | [`compact`] |
 //! | [`WireProtocol::Datagram`] | `Datagram` | our compact header | [`compact`] |
-//!
 //! | [`WireProtocol::Saratoga`] | `SaraRequest`, `SaraMetadata`, `SaraData`, `SaraStatus` | draft-wood-tsvwg-saratoga-22 §4 | [`crate::saratoga::wire`] |
 //!
 //! Saratoga file names travel as 16-hex-digit renderings of the messages'
@@ -172,7 +171,7 @@ use crate::time::Instant;
 
 mod bytes;
 pub mod ccid3;
-mod checksum;
+pub mod checksum;
 pub mod compact;
 pub mod dccp;
 

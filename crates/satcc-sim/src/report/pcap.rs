@@ -18,6 +18,8 @@
 
 use std::io::{self, Write};
 
+use satcc_proto::wire::checksum;
+
 /// Link type: raw IP (LINKTYPE_RAW).
 pub const LINKTYPE_RAW: u32 = 101;
 /// pcap magic for nanosecond timestamps.
@@ -78,24 +80,6 @@ pub struct UdpPcap {
     pub payload_len: u32,
 }
 
-/// The RFC 1071 Internet checksum of `bytes` (one's complement of the
-/// one's-complement sum of 16-bit words).
-pub fn internet_checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = 0;
-    for ch in bytes.chunks(2) {
-        let w = if ch.len() == 2 {
-            u16::from_be_bytes([ch[0], ch[1]])
-        } else {
-            u16::from_be_bytes([ch[0], 0])
-        };
-        sum += u32::from(w);
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// IPv4 protocol numbers.
 const PROTO_TCP: u8 = 6;
 const PROTO_UDP: u8 = 17;
@@ -121,7 +105,7 @@ fn ipv4_header(
     h[9] = proto;
     h[12..16].copy_from_slice(&src);
     h[16..20].copy_from_slice(&dst);
-    let c = internet_checksum(&h);
+    let c = checksum::complement(&h);
     h[10..12].copy_from_slice(&c.to_be_bytes());
     h
 }
@@ -338,7 +322,7 @@ mod tests {
         assert_eq!(b[8], 64);
         assert_eq!(b[9], 6);
         // A correct header sums to 0 (RFC 1071).
-        assert_eq!(internet_checksum(&b[..20]), 0);
+        assert!(checksum::verify(&b[..20]));
         let t = &b[20..];
         assert_eq!(u16::from_be_bytes([t[0], t[1]]), 40000);
         assert_eq!(
@@ -373,7 +357,7 @@ mod tests {
             1,
         );
         assert_eq!(u.len(), 28);
-        assert_eq!(internet_checksum(&u[..20]), 0);
+        assert!(checksum::verify(&u[..20]));
         assert_eq!(u16::from_be_bytes([u[2], u[3]]), 128);
         assert_eq!(u16::from_be_bytes([u[24], u[25]]), 108);
         assert_eq!(u[8], 5);
@@ -383,7 +367,7 @@ mod tests {
         s.payload_len = u32::MAX;
         let b = tcp_packet_bytes(&s, 0);
         assert_eq!(u16::from_be_bytes([b[2], b[3]]), 65535);
-        assert_eq!(internet_checksum(&b[..20]), 0);
+        assert!(checksum::verify(&b[..20]));
     }
 
     /// Reads the file back with tshark (the CI installs it).
