@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use satcc_sim::partial::{partial_path, write_whole, write_with, Partial};
 use satcc_sim::report::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
 use satcc_sim::report::series::{CsvFormat, Series};
 use satcc_sim::report::Summary;
@@ -302,14 +303,16 @@ pub fn write_files(
         // files into place: renaming over a previous run's large file
         // holds the directory for milliseconds, and creating a file in it
         // would wait for that.
-        let path = dir.join("goodput.svg");
-        let partial = partial_path(&path);
-        let file = std::fs::File::create(&partial);
+        let plot = Partial::beside(dir.join("goodput.svg"));
+        let file = plot.create();
         // The writer formats the last samples and renames the files while
         // this thread draws the plot.
         w.commit(series);
-        let plot = fill_partial(file, &partial, &path, |f| {
-            std::io::Write::write_all(f, svg().as_bytes())
+        // On an error `plot` is dropped, which removes its partial file.
+        let plot = file.and_then(|mut f| {
+            std::io::Write::write_all(&mut f, svg().as_bytes())?;
+            drop(f);
+            plot.commit()
         });
         return w.finish().and(plot);
     }
@@ -319,10 +322,15 @@ pub fn write_files(
     // written on a second thread while this one writes links.csv and draws
     // the plot from the same columns.
     std::thread::scope(|s| {
-        let flows =
-            s.spawn(|| write_streamed(dir.join("flows.csv"), |w| series.write_flows_csv(w)));
-        let rest = write_streamed(dir.join("links.csv"), |w| series.write_links_csv(w))
-            .and_then(|()| write_whole(dir.join("goodput.svg"), svg()));
+        let flows = s.spawn(|| {
+            write_with(Partial::beside(dir.join("flows.csv")), |w| {
+                series.write_flows_csv(w)
+            })
+        });
+        let rest = write_with(Partial::beside(dir.join("links.csv")), |w| {
+            series.write_links_csv(w)
+        })
+        .and_then(|()| write_whole(dir.join("goodput.svg"), svg()));
         let flows = flows
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("flows.csv writer panicked")));
@@ -539,49 +547,6 @@ fn start_writeback(f: &std::fs::File) {
 
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_: &std::fs::File) {}
-
-/// `.NAME.partial` beside `path`: where `path` is written before it is
-/// complete.
-fn partial_path(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!(".{name}.partial"))
-}
-
-/// Writes `contents` to `.NAME.partial` beside `path`, then renames it to
-/// `path` (a rename within a directory is atomic).
-fn write_whole(path: std::path::PathBuf, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
-    write_streamed(path, |f| std::io::Write::write_all(f, contents.as_ref()))
-}
-
-/// Has `write` fill `.NAME.partial` beside `path`, then renames it to
-/// `path`; on any error the partial file is removed and `path` untouched.
-fn write_streamed(
-    path: std::path::PathBuf,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let partial = partial_path(&path);
-    fill_partial(std::fs::File::create(&partial), &partial, &path, write)
-}
-
-/// Has `write` fill `file`, just created as `partial`, then renames
-/// `partial` to `path`; on any error (`file`'s included) removes `partial`.
-fn fill_partial(
-    file: std::io::Result<std::fs::File>,
-    partial: &Path,
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let written = file
-        .and_then(|mut f| write(&mut f))
-        .and_then(|()| std::fs::rename(partial, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(partial);
-    }
-    written
-}
 
 /// Per-flow lines up to this many flows; beyond, per protocol the mean
 /// over its flows with the lowest and highest flow at each sample (eight

@@ -11,6 +11,7 @@
 
 pub mod engine;
 pub mod net;
+pub mod partial;
 pub mod protocols;
 pub mod report;
 pub mod run;

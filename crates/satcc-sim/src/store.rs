@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use crate::partial::Partial;
 use crate::report::Summary;
 
 /// The version of the record format (the `format` field of a record).
@@ -167,11 +168,9 @@ pub fn put(dir: &Path, rec: &Json) -> std::io::Result<()> {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{key}.{}.{n}.partial", std::process::id()));
-    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path(dir, key)));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written
+    crate::partial::write_with(Partial::with_partial(path(dir, key), tmp), |f| {
+        std::io::Write::write_all(f, text.as_bytes())
+    })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::path::Path;
 use satcc_proto::Instant;
 
 use crate::net::packet::{Message, Packet};
+use crate::partial::Partial;
 use crate::report::pcap::{PcapWriter, TcpPcap, UdpPcap};
 
 /// A pcap file being written for one link.
@@ -15,11 +16,10 @@ use crate::report::pcap::{PcapWriter, TcpPcap, UdpPcap};
 pub(crate) struct LinkCapture {
     w: Option<PcapWriter<BufWriter<File>>>,
     error: Option<String>,
-    /// The final name, and the name written until the capture is whole.
-    path: std::path::PathBuf,
-    partial: std::path::PathBuf,
-    /// [`LinkCapture::finish`] ran: the partial file is renamed or removed.
-    finished: bool,
+    /// The final name, and the name written until the capture is whole
+    /// (`None` once [`LinkCapture::finish`] renamed or removed it). After
+    /// `w`, so that dropping closes the file before removing it.
+    file: Option<Partial>,
 }
 
 /// Node `id` as an address in 10.0.0.0/8 (10.0.0.1 is node 0).
@@ -40,15 +40,12 @@ impl LinkCapture {
     /// renames it to `LINK.pcap` once it is complete, so a run that fails
     /// or is interrupted never leaves a partial file under the final name.
     pub(crate) fn create(dir: &Path, link: &str) -> std::io::Result<Self> {
-        let path = dir.join(format!("{link}.pcap"));
-        let partial = dir.join(format!(".{link}.pcap.partial"));
-        let f = File::create(&partial)?;
+        let file = Partial::beside(dir.join(format!("{link}.pcap")));
+        let f = file.create()?;
         Ok(LinkCapture {
             w: Some(PcapWriter::new(BufWriter::new(f))?),
             error: None,
-            path,
-            partial,
-            finished: false,
+            file: Some(file),
         })
     }
 
@@ -137,25 +134,13 @@ impl LinkCapture {
             Some(w) => w.into_inner().map(drop).map_err(|e| e.to_string()),
             None => Ok(()),
         };
-        let done = match (self.error.take(), flushed) {
-            (Some(e), _) | (None, Err(e)) => Err(e),
-            (None, Ok(())) => std::fs::rename(&self.partial, &self.path).map_err(|e| e.to_string()),
-        };
-        if done.is_err() {
-            let _ = std::fs::remove_file(&self.partial);
-        }
-        self.finished = true;
-        done
-    }
-}
-
-impl Drop for LinkCapture {
-    /// Dropped unfinished (the run was interrupted, or failed before its
-    /// end): the capture is incomplete, so its partial file goes too.
-    fn drop(&mut self) {
-        if !self.finished {
-            self.w = None;
-            let _ = std::fs::remove_file(&self.partial);
+        match (self.error.take(), flushed, self.file.take()) {
+            (_, _, None) => Ok(()),
+            (Some(e), _, Some(f)) | (None, Err(e), Some(f)) => {
+                f.abandon();
+                Err(e)
+            }
+            (None, Ok(()), Some(f)) => f.commit().map_err(|e| e.to_string()),
         }
     }
 }
