@@ -20,50 +20,6 @@ pub use crate::conn::wire_protocol;
 use crate::conn::{Conn, ConnConfig, Counters, NetError};
 use crate::server::ReceiverFactory;
 
-/// Why a `perf` flow cannot be configured or run.
-#[derive(Debug, thiserror::Error)]
-pub enum PerfError {
-    /// A key of the flow is wrong: `FIELD: PROBLEM`, or the problem alone
-    /// when it is the flow's table as a whole.
-    #[error("{}", Bare(.0))]
-    Flow(FieldError),
-    /// The receivers' feedback policy (`--feedback`) is wrong.
-    #[error("--feedback: {}", Bare(.0))]
-    Feedback(FieldError),
-    /// The client socket could not be bound.
-    #[error("--bind {addr}: {source}")]
-    Bind {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// Why not.
-        source: std::io::Error,
-    },
-    /// The server stopped answering.
-    #[error("{source}; after {after_s:.1} s")]
-    Silent {
-        /// The driver's error ([`NetError::PeerSilent`]).
-        source: NetError,
-        /// Seconds from the start of the flow.
-        after_s: f64,
-    },
-    /// A socket call failed.
-    #[error(transparent)]
-    Net(NetError),
-}
-
-/// A field error as perf prints it: without a field, the message alone.
-struct Bare<'a>(&'a FieldError);
-
-impl std::fmt::Display for Bare<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0.field.is_empty() {
-            f.write_str(&self.0.message)
-        } else {
-            write!(f, "{}", self.0)
-        }
-    }
-}
-
 /// Protocols `perf` runs (those with a UDP wire format).
 pub const PROTOCOLS: &[&str] = &["tfrc", "ccid3", "tfrcp", "stfrc", "saratoga", "cbr"];
 
@@ -223,6 +179,50 @@ fn bps(bytes: f64, d: Duration) -> f64 {
         0.0
     } else {
         bytes * 8.0 / d.as_secs_f64()
+    }
+}
+
+/// Why a `perf` flow cannot be configured or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// A key of the flow is wrong: `FIELD: PROBLEM`, or the problem alone
+    /// when it is the flow's table as a whole.
+    #[error("{}", Bare(.0))]
+    Flow(FieldError),
+    /// The receivers' feedback policy (`--feedback`) is wrong.
+    #[error("--feedback: {}", Bare(.0))]
+    Feedback(FieldError),
+    /// The client socket could not be bound.
+    #[error("--bind {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The server stopped answering.
+    #[error("{source}; after {after_s:.1} s")]
+    Silent {
+        /// The driver's error ([`NetError::PeerSilent`]).
+        source: NetError,
+        /// Seconds from the start of the flow.
+        after_s: f64,
+    },
+    /// A socket call failed.
+    #[error(transparent)]
+    Net(NetError),
+}
+
+/// A field error as perf prints it: without a field, the message alone.
+struct Bare<'a>(&'a FieldError);
+
+impl std::fmt::Display for Bare<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.field.is_empty() {
+            f.write_str(&self.0.message)
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 

@@ -989,7 +989,9 @@ fn one_line(s: &str) -> String {
 // path cannot ride in the error they return: a `Deserialize` impl returns
 // its deserializer's error type, which is made from a message only. So the
 // path goes beside it, in `NESTED`, and `parse_value` joins it to the path
-// tracked outside.
+// tracked outside. (Typed by any other route, e.g. `toml::Value::try_into`,
+// these tables' errors still carry the message, only without the inner
+// path.)
 
 thread_local! {
     /// The last error a kind-tagged table's deserializer returned, with
