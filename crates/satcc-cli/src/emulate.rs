@@ -174,7 +174,8 @@ fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str
                 .map_err(|e| format!("--link {}: cannot read: {e}", f.display()))?;
             (
                 f.display().to_string(),
-                LinkConfig::from_toml_str(&text, &f.display().to_string())?,
+                LinkConfig::from_toml_str(&text, &f.display().to_string())
+                    .map_err(|e| e.to_string())?,
                 None,
             )
         }
@@ -194,12 +195,14 @@ fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str
     if let Some(f) = &a.trace {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--trace {}: cannot read: {e}", f.display()))?;
-        link.set_trace_csv(&text, &f.display().to_string(), repeat)?;
+        link.set_trace_csv(&text, &f.display().to_string(), repeat)
+            .map_err(|e| e.to_string())?;
     }
     if let Some(f) = &a.mahimahi {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--mahimahi {}: cannot read: {e}", f.display()))?;
-        link.set_mahimahi(&text, &f.display().to_string(), Duration::from_millis(100))?;
+        link.set_mahimahi(&text, &f.display().to_string(), Duration::from_millis(100))
+            .map_err(|e| e.to_string())?;
     }
     Ok((name, link, text))
 }
@@ -406,7 +409,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
     }
     let secs = clock.now().as_secs_f64();
     let other_clients = relay.other_clients();
-    let stats = relay.finish()?;
+    let stats = relay.finish().map_err(|e| e.to_string())?;
     if let (Some(p), false) = (&a.pcap, a.json) {
         eprintln!("wrote {}", p.display());
     }

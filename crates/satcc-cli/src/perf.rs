@@ -216,7 +216,8 @@ fn client(a: &PerfArgs) -> Result<(), String> {
                 iv.feedback_packets
             );
         }
-    })?;
+    })
+    .map_err(|e| e.to_string())?;
     if a.json {
         println!(
             "{}",
@@ -288,7 +289,7 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         max_peers: a.max_peers.max(1),
         idle_timeout: dur("--idle-timeout", &a.idle_timeout)?,
     };
-    let factory = receiver_factory(&a.feedback)?;
+    let factory = receiver_factory(&a.feedback).map_err(|e| e.to_string())?;
     let sock = UdpSocket::bind(bind).map_err(|e| format!("--bind {bind}: {e}"))?;
     grow_buffers(&sock, 4 << 20);
     let clock = Clock::new();

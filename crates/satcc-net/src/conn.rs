@@ -1,13 +1,13 @@
 //! One endpoint, one peer, one socket.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 
 use satcc_proto::endpoint::{Endpoint, Event, Transmit};
 use satcc_proto::wire::{self, WireProtocol, MAX_HEADER_LEN};
 use satcc_proto::{Duration, Instant};
+use satcc_sim::protocols::ProtocolConfig;
 
 use crate::clock::{Clock, Socket};
 
@@ -85,9 +85,10 @@ pub struct Counters {
 }
 
 /// Why a driver stopped.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// A socket call failed (the operation names which).
+    #[error("{op}: {err}")]
     Io {
         /// What the driver was doing.
         op: &'static str,
@@ -96,6 +97,10 @@ pub enum NetError {
     },
     /// Nothing valid came from `peer` for `silent` (at least the
     /// configured peer timeout): the peer is gone.
+    #[error(
+        "peer {peer} silent for {:.3} s: no valid datagram received (is it running, and reachable?)",
+        .silent.as_secs_f64()
+    )]
     PeerSilent {
         /// The peer.
         peer: SocketAddr,
@@ -104,20 +109,17 @@ pub enum NetError {
     },
 }
 
-impl fmt::Display for NetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NetError::Io { op, err } => write!(f, "{op}: {err}"),
-            NetError::PeerSilent { peer, silent } => write!(
-                f,
-                "peer {peer} silent for {:.3} s: no valid datagram received (is it running, and reachable?)",
-                silent.as_secs_f64()
-            ),
-        }
+/// The wire format of a configured flow (none for TCP, which has no UDP
+/// wire format).
+pub fn wire_protocol(cfg: &ProtocolConfig) -> Option<WireProtocol> {
+    match cfg {
+        ProtocolConfig::Tfrc { .. } => Some(WireProtocol::Dccp),
+        ProtocolConfig::Tfrcp { .. } => Some(WireProtocol::Tfrcp),
+        ProtocolConfig::Cbr(_) => Some(WireProtocol::Datagram),
+        ProtocolConfig::Saratoga { .. } => Some(WireProtocol::Saratoga),
+        ProtocolConfig::Tcp { .. } => None,
     }
 }
-
-impl std::error::Error for NetError {}
 
 /// Encodes `t` into `out` and sends it; counts the outcome.
 pub(crate) fn send_transmit(

@@ -12,10 +12,11 @@ use satcc_proto::rng::Rng;
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::{Duration, Instant};
 use satcc_sim::protocols::ProtocolConfig;
-use satcc_sim::scenario::FlowSpec;
+use satcc_sim::scenario::{parse_table, FieldError, FlowSpec};
 use serde::Serialize;
 
 use crate::clock::{grow_buffers, Clock};
+pub use crate::conn::wire_protocol;
 use crate::conn::{Conn, ConnConfig, Counters, NetError};
 use crate::server::ReceiverFactory;
 
@@ -25,63 +26,42 @@ pub const PROTOCOLS: &[&str] = &["tfrc", "ccid3", "tfrcp", "stfrc", "saratoga", 
 /// A flow's configuration from its scenario keys (`protocol`, `mss`, and
 /// any option a `[[flows]]` table takes, e.g. `feedback`, `rate`). Errors
 /// name the key.
-pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, String> {
-    let spec: FlowSpec =
-        serde_path_to_error::deserialize(toml::Value::Table(keys)).map_err(|e| {
-            let p = e.path().to_string();
-            let m = crate::emu::tidy(&e.into_inner().to_string());
-            let (inner, msg) = match m.strip_prefix('\u{1}').and_then(|r| r.split_once('\u{1}')) {
-                Some((i, m)) => (i.to_string(), m.to_string()),
-                None => (String::new(), m),
-            };
-            let field = [p.as_str(), inner.as_str()]
-                .iter()
-                .filter(|s| !s.is_empty() && **s != ".")
-                .copied()
-                .collect::<Vec<_>>()
-                .join(".");
-            if field.is_empty() {
-                msg
-            } else {
-                format!("{field}: {msg}")
-            }
-        })?;
+pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, PerfError> {
+    let spec: FlowSpec = parse_table(keys).map_err(PerfError::Flow)?;
     if spec.protocol.is_tcp() {
-        return Err(format!(
-            "protocol: '{}' has no UDP wire format (perf runs {})",
-            spec.protocol,
-            PROTOCOLS.join(", ")
-        ));
+        return Err(PerfError::Flow(FieldError::new(
+            "protocol",
+            format!(
+                "'{}' has no UDP wire format (perf runs {})",
+                spec.protocol,
+                PROTOCOLS.join(", ")
+            ),
+        )));
     }
     // The scenario's own range check (FlowSpec::validate) is crate-private;
     // mss is the one range a perf flow sets.
     if spec.mss == 0 || spec.mss > 65_000 {
-        return Err(format!("mss: {} outside 1..=65000", spec.mss));
+        return Err(PerfError::Flow(FieldError::new(
+            "mss",
+            format!("{} outside 1..=65000", spec.mss),
+        )));
     }
     Ok(ProtocolConfig::from_spec(&spec, None))
-}
-
-/// The wire format of a configured flow.
-pub fn wire_protocol(cfg: &ProtocolConfig) -> Option<WireProtocol> {
-    match cfg {
-        ProtocolConfig::Tfrc { .. } => Some(WireProtocol::Dccp),
-        ProtocolConfig::Tfrcp { .. } => Some(WireProtocol::Tfrcp),
-        ProtocolConfig::Cbr(_) => Some(WireProtocol::Datagram),
-        ProtocolConfig::Saratoga { .. } => Some(WireProtocol::Saratoga),
-        ProtocolConfig::Tcp { .. } => None,
-    }
 }
 
 /// A receiver factory for a [`crate::Server`]: the receiver a scenario
 /// flow of that protocol would have, with the segment size of the peer's
 /// first data packet. `feedback` (`standard` or `dynamic`) is the
 /// TFRC/CCID3 receiver's feedback policy.
-pub fn receiver_factory(feedback: &str) -> Result<ReceiverFactory, String> {
+pub fn receiver_factory(feedback: &str) -> Result<ReceiverFactory, PerfError> {
     // Checked once here so that the factory cannot fail later.
     let mut probe = toml::Table::new();
     probe.insert("protocol".into(), "ccid3".into());
     probe.insert("feedback".into(), feedback.into());
-    flow_config(probe).map_err(|e| format!("--feedback: {e}"))?;
+    flow_config(probe).map_err(|e| match e {
+        PerfError::Flow(e) => PerfError::Feedback(e),
+        e => e,
+    })?;
     let feedback = feedback.to_string();
     Ok(Box::new(move |proto: WireProtocol, first: &Message| {
         let (name, len) = match (proto, first) {
@@ -202,16 +182,64 @@ fn bps(bytes: f64, d: Duration) -> f64 {
     }
 }
 
+/// Why a `perf` flow cannot be configured or run.
+#[derive(Debug, thiserror::Error)]
+pub enum PerfError {
+    /// A key of the flow is wrong: `FIELD: PROBLEM`, or the problem alone
+    /// when it is the flow's table as a whole.
+    #[error("{}", Bare(.0))]
+    Flow(FieldError),
+    /// The receivers' feedback policy (`--feedback`) is wrong.
+    #[error("--feedback: {}", Bare(.0))]
+    Feedback(FieldError),
+    /// The client socket could not be bound.
+    #[error("--bind {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The server stopped answering.
+    #[error("{source}; after {after_s:.1} s")]
+    Silent {
+        /// The driver's error ([`NetError::PeerSilent`]).
+        source: NetError,
+        /// Seconds from the start of the flow.
+        after_s: f64,
+    },
+    /// A socket call failed.
+    #[error(transparent)]
+    Net(NetError),
+}
+
+/// A field error as perf prints it: without a field, the message alone.
+struct Bare<'a>(&'a FieldError);
+
+impl std::fmt::Display for Bare<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.field.is_empty() {
+            f.write_str(&self.0.message)
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
 /// Runs a client flow for `opts.time`, calling `each` after every
 /// interval. A server that never answers (or stops answering) ends the run
 /// with [`NetError::PeerSilent`] after `opts.peer_timeout`.
 pub fn run_client(
     opts: &ClientOptions,
     mut each: impl FnMut(&Interval),
-) -> Result<ClientReport, String> {
+) -> Result<ClientReport, PerfError> {
     let cfg = flow_config(opts.flow.clone())?;
-    let proto = wire_protocol(&cfg).ok_or("protocol: no UDP wire format")?;
-    let sock = UdpSocket::bind(opts.bind).map_err(|e| format!("--bind {}: {e}", opts.bind))?;
+    let proto = wire_protocol(&cfg)
+        .ok_or_else(|| PerfError::Flow(FieldError::new("protocol", "no UDP wire format")))?;
+    let sock = UdpSocket::bind(opts.bind).map_err(|source| PerfError::Bind {
+        addr: opts.bind,
+        source,
+    })?;
     grow_buffers(&sock, 4 << 20);
     let clock = Clock::new();
     let start = clock.now();
@@ -271,10 +299,11 @@ pub fn run_client(
     sender.close(now);
     if let Err(e) = result {
         return Err(match e {
-            NetError::PeerSilent { .. } => {
-                format!("{e}; after {:.1} s", (now - start).as_secs_f64())
-            }
-            _ => e.to_string(),
+            NetError::PeerSilent { .. } => PerfError::Silent {
+                source: e,
+                after_s: (now - start).as_secs_f64(),
+            },
+            _ => PerfError::Net(e),
         });
     }
     let c = conn.counters();

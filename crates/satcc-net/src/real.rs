@@ -43,10 +43,10 @@ use satcc_sim::report::{
 };
 use satcc_sim::scenario::{AppSpec, Scenario};
 use satcc_sim::topology::{LinkRole, NetDef};
-use satcc_sim::RunOutput;
+use satcc_sim::{FieldError, RunOutput};
 
 use crate::clock::{grow_buffers, Clock, Socket};
-use crate::conn::{Conn, ConnConfig, Counters};
+use crate::conn::{wire_protocol, Conn, ConnConfig, Counters};
 use crate::emu::{DirStats, LinkDir};
 use crate::emu::{Direction, DEFAULT_OVERHEAD};
 
@@ -61,28 +61,12 @@ pub struct RealOptions {
     pub series: bool,
 }
 
-/// Why a scenario cannot run for real; `field` names the scenario field.
-#[derive(Debug)]
-pub struct RealError {
-    /// Field at fault (or `--real`).
-    pub field: String,
-    /// Problem.
-    pub message: String,
-}
-
-impl std::fmt::Display for RealError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for RealError {}
+/// Why a scenario cannot run for real: the scenario field at fault (or
+/// `--real`) and the problem, as the simulator reports its own.
+pub type RealError = FieldError;
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> RealError {
-    RealError {
-        field: field.into(),
-        message: message.into(),
-    }
+    FieldError::new(field, message)
 }
 
 /// One flow instance as the runner sets it up.
@@ -151,7 +135,7 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                 ));
             };
             let config = ProtocolConfig::from_spec(spec, routes.base_rtt(net, id));
-            let wire = crate::perf::wire_protocol(&config)
+            let wire = wire_protocol(&config)
                 .ok_or_else(|| err(format!("flows[{fi}].protocol"), "no UDP wire format"))?;
             out.push(FlowPlan {
                 id,

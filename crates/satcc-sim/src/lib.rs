@@ -6,10 +6,14 @@
 //! state machines of `satcc-proto`, configured by [`protocols`]. [`Sim`]
 //! runs the events in (time, insertion) order ([`engine`]) and
 //! [`Sim::finish`] reports ([`report`]). Dependencies point one way:
-//! `scenario` <- `topology`/`net`/`protocols` <- `sim` <- `run`.
+//! [`error`] <- `scenario` <- `topology`/`net`/`protocols` <- `report` <-
+//! `sim` <- `run`/`store`. [`RunOptions`] and [`RunOutput`] live beside the
+//! simulator ([`sim`]) and [`SimError`] in [`error`], so that the layers
+//! below `run` can name them.
 #![warn(missing_docs)]
 
 pub mod engine;
+pub mod error;
 pub mod net;
 pub mod partial;
 pub mod protocols;
@@ -20,5 +24,7 @@ pub mod sim;
 pub mod store;
 pub mod topology;
 
-pub use run::{run, RunOptions, RunOutput, SimError};
+pub use error::{FieldError, SimError};
+pub use run::run;
 pub use sim::Sim;
+pub use sim::{RunOptions, RunOutput};

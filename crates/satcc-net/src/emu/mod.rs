@@ -22,11 +22,61 @@ mod link;
 mod relay;
 
 pub use link::{DirStats, LinkDir};
-pub use relay::{Relay, RelayConfig, CLIENT_IDLE};
+pub use relay::{CaptureError, Relay, RelayConfig, CLIENT_IDLE};
 
 use satcc_proto::Duration;
-use satcc_sim::scenario::{check_link, Dur, ErrorSpec, LinkSpec, QueueSpec, Rate};
+use satcc_sim::scenario::{
+    check_link, parse_table, parse_value, Dur, ErrorSpec, FieldError, LinkSpec, QueueSpec, Rate,
+    ScenarioError,
+};
 use serde::Deserialize;
+
+/// Why a link description (a link file, a preset, a trace) cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    /// No preset has that name.
+    #[error("unknown preset '{name}' (expected one of {expected})")]
+    UnknownPreset {
+        /// The name asked for.
+        name: String,
+        /// The presets, comma-separated.
+        expected: String,
+    },
+    /// The link file is not TOML.
+    #[error("{file}: not valid TOML: {message}")]
+    Toml {
+        /// The file.
+        file: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A field of the link file (or of the schedule a trace makes) is
+    /// wrong: `FILE: FIELD: PROBLEM`.
+    #[error(transparent)]
+    Field(#[from] ScenarioError),
+    /// A line of a trace file is wrong.
+    #[error("{file}: line {line}: {message}")]
+    Line {
+        /// The trace file.
+        file: String,
+        /// Line number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A CSV trace without a single trace line.
+    #[error("{file}: no trace lines (expected time_s,rate,delay)")]
+    NoTraceLines {
+        /// The trace file.
+        file: String,
+    },
+    /// A mahimahi trace without a single delivery opportunity.
+    #[error("{file}: empty mahimahi trace")]
+    EmptyMahimahi {
+        /// The trace file.
+        file: String,
+    },
+}
 
 /// Bytes a datagram occupies on the emulated link beyond its UDP payload:
 /// the IPv4 (20) and UDP (8) headers. The link rate is a rate of IP
@@ -89,27 +139,32 @@ pub struct Params {
 }
 
 impl Schedule {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), FieldError> {
         if let Some(r) = self.repeat {
             if r.0 == Duration::ZERO {
-                return Err("schedule.repeat: must be greater than zero".into());
+                return Err(FieldError::new(
+                    "schedule.repeat",
+                    "must be greater than zero",
+                ));
             }
             if let Some(last) = self.steps.last() {
                 if last.at.0 >= r.0 {
-                    return Err(format!(
-                        "schedule.steps[{}].at: {:.3} s is not before schedule.repeat ({:.3} s)",
-                        self.steps.len() - 1,
-                        last.at.0.as_secs_f64(),
-                        r.0.as_secs_f64()
+                    return Err(FieldError::new(
+                        format!("schedule.steps[{}].at", self.steps.len() - 1),
+                        format!(
+                            "{:.3} s is not before schedule.repeat ({:.3} s)",
+                            last.at.0.as_secs_f64(),
+                            r.0.as_secs_f64()
+                        ),
                     ));
                 }
             }
         }
         for (i, w) in self.steps.windows(2).enumerate() {
             if w[1].at.0 < w[0].at.0 {
-                return Err(format!(
-                    "schedule.steps[{}].at: earlier than the step before it (steps must be in time order)",
-                    i + 1
+                return Err(FieldError::new(
+                    format!("schedule.steps[{}].at", i + 1),
+                    "earlier than the step before it (steps must be in time order)",
                 ));
             }
         }
@@ -252,54 +307,15 @@ steps = [
     ),
 ];
 
-/// One line, without the " in `key`" context the toml crate appends (the
-/// path names the field already).
-pub(crate) fn tidy(msg: &str) -> String {
-    let one = msg.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut m = one.as_str();
-    while let Some(i) = m.rfind(" in `") {
-        if m.ends_with('`') {
-            m = &m[..i];
-        } else {
-            break;
-        }
-    }
-    m.to_string()
-}
-
-/// `PATH: MESSAGE` from a serde path and an error message, which the
-/// scenario parser may have prefixed with a nested path as
-/// `\u{1}inner\u{1}message`.
-fn field_msg(path: &str, msg: &str) -> String {
-    let msg = tidy(msg);
-    let msg = msg.as_str();
-    let join = |a: &str, b: &str| match (a.is_empty() || a == ".", b.is_empty()) {
-        (true, _) => b.to_string(),
-        (false, true) => a.to_string(),
-        (false, false) => format!("{a}.{b}"),
-    };
-    if let Some(rest) = msg.strip_prefix('\u{1}') {
-        if let Some((inner, m)) = rest.split_once('\u{1}') {
-            return format!("{}: {m}", join(path, inner));
-        }
-    }
-    let p = join(path, "");
-    if p.is_empty() {
-        msg.to_string()
-    } else {
-        format!("{p}: {msg}")
-    }
-}
-
 impl LinkConfig {
     /// A preset by name (see [`PRESETS`]).
-    pub fn preset(name: &str) -> Result<LinkConfig, String> {
+    pub fn preset(name: &str) -> Result<LinkConfig, LinkError> {
         match PRESETS.iter().find(|p| p.0 == name) {
             Some(p) => LinkConfig::from_toml_str(p.2, &format!("preset {name}")),
-            None => Err(format!(
-                "unknown preset '{name}' (expected one of {})",
-                PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", ")
-            )),
+            None => Err(LinkError::UnknownPreset {
+                name: name.to_string(),
+                expected: PRESETS.iter().map(|p| p.0).collect::<Vec<_>>().join(", "),
+            }),
         }
     }
 
@@ -311,49 +327,44 @@ impl LinkConfig {
     /// Parses a link file: the keys of a scenario link, at top level or
     /// under `[link]`, and an optional `[schedule]`. Errors read
     /// `FILE: FIELD: PROBLEM`.
-    pub fn from_toml_str(text: &str, file: &str) -> Result<LinkConfig, String> {
-        let mut t: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| format!("{file}: not valid TOML: {}", e.message()))?;
+    pub fn from_toml_str(text: &str, file: &str) -> Result<LinkConfig, LinkError> {
+        let mut t: toml::Table = text.parse().map_err(|e: toml::de::Error| LinkError::Toml {
+            file: file.to_string(),
+            message: e.message().to_string(),
+        })?;
         let schedule = match t.remove("schedule") {
             None => Schedule::default(),
-            Some(v) => serde_path_to_error::deserialize::<_, Schedule>(v).map_err(|e| {
-                let p = format!("schedule.{}", e.path());
-                let p = p.trim_end_matches('.');
-                format!("{file}: {}", field_msg(p, &e.into_inner().to_string()))
-            })?,
+            Some(v) => parse_value::<Schedule>(v).map_err(|e| e.under("schedule").in_file(file))?,
         };
         let (prefix, link) = match t.remove("link") {
-            Some(toml::Value::Table(l)) if t.is_empty() => ("link.", l),
+            Some(toml::Value::Table(l)) if t.is_empty() => ("link", l),
             Some(_) => {
-                return Err(format!(
-                "{file}: link: give the link's keys either under [link] or at top level, not both"
-            ))
+                return Err(FieldError::new(
+                    "link",
+                    "give the link's keys either under [link] or at top level, not both",
+                )
+                .in_file(file)
+                .into())
             }
             None => ("", t),
         };
-        let spec: LinkSpec =
-            serde_path_to_error::deserialize(toml::Value::Table(link)).map_err(|e| {
-                let p = e.path().to_string();
-                let p = if p == "." { String::new() } else { p };
-                let p = format!("{prefix}{p}");
-                format!(
-                    "{file}: {}",
-                    field_msg(p.trim_end_matches('.'), &e.into_inner().to_string())
-                )
-            })?;
-        check_link(&spec, prefix.trim_end_matches('.')).map_err(|e| {
-            format!(
-                "{file}: {}",
-                field_msg(e.field.trim_start_matches('.'), &e.message)
-            )
+        let spec: LinkSpec = parse_table(link).map_err(|e| e.under(prefix).in_file(file))?;
+        check_link(&spec, prefix).map_err(|e| {
+            // check_link joins its own paths, with a leading '.' under an
+            // empty prefix.
+            let field = e.field.trim_start_matches('.').to_string();
+            FieldError::new(field, e.message).in_file(file)
         })?;
-        schedule.validate().map_err(|e| format!("{file}: {e}"))?;
+        schedule.validate().map_err(|e| e.in_file(file))?;
         for (f, s) in [("from", &spec.from), ("to", &spec.to)] {
             if s.is_some() {
-                return Err(format!(
-                    "{file}: {prefix}{f}: a link file describes one link; `from` and `to` belong to graph scenarios"
-                ));
+                return Err(FieldError::new(
+                    f,
+                    "a link file describes one link; `from` and `to` belong to graph scenarios",
+                )
+                .under(prefix)
+                .in_file(file)
+                .into());
             }
         }
         Ok(LinkConfig { spec, schedule })
@@ -402,7 +413,7 @@ impl LinkConfig {
         text: &str,
         file: &str,
         repeat: Option<Duration>,
-    ) -> Result<(), String> {
+    ) -> Result<(), LinkError> {
         use satcc_sim::scenario::units::{parse_duration, parse_rate_bps};
         let mut steps = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -440,19 +451,23 @@ impl LinkConfig {
                     reverse_rate: opt_rate(cols.get(3))?,
                 })
             })()
-            .map_err(|e| format!("{file}: line {}: {e}", i + 1))?;
+            .map_err(|message| LinkError::Line {
+                file: file.to_string(),
+                line: i + 1,
+                message,
+            })?;
             steps.push(step);
         }
         if steps.is_empty() {
-            return Err(format!(
-                "{file}: no trace lines (expected time_s,rate,delay)"
-            ));
+            return Err(LinkError::NoTraceLines {
+                file: file.to_string(),
+            });
         }
         let s = Schedule {
             repeat: repeat.map(Dur),
             steps,
         };
-        s.validate().map_err(|e| format!("{file}: {e}"))?;
+        s.validate().map_err(|e| e.in_file(file))?;
         self.schedule = s;
         Ok(())
     }
@@ -465,29 +480,30 @@ impl LinkConfig {
     /// window is then evenly paced rather than at the trace's exact
     /// milliseconds. A window without opportunities gets 1 b/s (the link
     /// holds its packets until the next window).
-    pub fn set_mahimahi(&mut self, text: &str, file: &str, bin: Duration) -> Result<(), String> {
+    pub fn set_mahimahi(&mut self, text: &str, file: &str, bin: Duration) -> Result<(), LinkError> {
         let mut ms = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let l = line.trim();
             if l.is_empty() {
                 continue;
             }
-            let v: u64 = l.parse().map_err(|_| {
-                format!(
-                    "{file}: line {}: '{l}' is not a whole number of milliseconds",
-                    i + 1
-                )
-            })?;
+            let line_err = |message: String| LinkError::Line {
+                file: file.to_string(),
+                line: i + 1,
+                message,
+            };
+            let v: u64 = l
+                .parse()
+                .map_err(|_| line_err(format!("'{l}' is not a whole number of milliseconds")))?;
             if ms.last().is_some_and(|&p| v < p) {
-                return Err(format!(
-                    "{file}: line {}: {v} ms is earlier than the line before",
-                    i + 1
-                ));
+                return Err(line_err(format!("{v} ms is earlier than the line before")));
             }
             ms.push(v);
         }
         let Some(&last) = ms.last() else {
-            return Err(format!("{file}: empty mahimahi trace"));
+            return Err(LinkError::EmptyMahimahi {
+                file: file.to_string(),
+            });
         };
         let bin_ms = (bin.as_nanos() / 1_000_000).max(1);
         let period_ms = last.max(1);
@@ -532,35 +548,40 @@ mod tests {
         assert_eq!(d.reverse().rate_bps, 38_400);
         assert!(LinkConfig::preset("meo")
             .unwrap_err()
+            .to_string()
             .contains("geo, dmc, ipstar, leo"));
     }
 
     #[test]
     fn errors_name_the_field() {
-        let e =
-            LinkConfig::from_toml_str("rate = \"fast\"\ndelay = \"1ms\"", "l.toml").unwrap_err();
+        let e = LinkConfig::from_toml_str("rate = \"fast\"\ndelay = \"1ms\"", "l.toml")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("l.toml: rate") && e.contains("fast"), "{e}");
         let e = LinkConfig::from_toml_str(
             "rate = \"1Mbps\"\ndelay = \"1ms\"\nqueue = { kind = \"droptail\", limit = 0 }",
             "l.toml",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("queue.limit") && e.contains("at least 1"), "{e}");
         let e = LinkConfig::from_toml_str(
             "rate = \"1Mbps\"\ndelay = \"1ms\"\nerror = { kind = \"uniform\", per = 2 }",
             "l.toml",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("error") && e.contains("per"), "{e}");
         let e =
             LinkConfig::from_toml_str("rate = \"1Mbps\"\ndelay = \"1ms\"\ncolour = 1", "l.toml")
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
         assert!(e.contains("colour"), "{e}");
         let e = LinkConfig::from_toml_str(
             "rate = \"1Mbps\"\ndelay = \"1ms\"\n[schedule]\nrepeat = \"1s\"\nsteps = [{ at = \"2s\" }]",
             "l.toml",
         )
-        .unwrap_err();
+        .unwrap_err().to_string();
         assert!(e.contains("schedule.steps[0].at"), "{e}");
     }
 
@@ -600,7 +621,8 @@ mod tests {
         assert_eq!(at(11).delay, Duration::from_millis(300));
         let e = l
             .set_trace_csv("0,10Mbps,250ms\n1,abc,1ms\n", "t.csv", None)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 2") && e.contains("abc"), "{e}");
         // mahimahi: 10 opportunities in each of two 100 ms bins.
         let lines: String = (0..20).map(|i| format!("{}\n", i * 10 + 5)).collect();

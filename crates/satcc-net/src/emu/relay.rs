@@ -86,12 +86,23 @@ struct Shared {
     error: Option<String>,
 }
 
+/// The relay's pcap capture could not be written completely.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("pcap {}: {message}", path.display())]
+pub struct CaptureError {
+    /// The file being written when it failed (the temporary name while
+    /// capturing, the final one when finishing).
+    pub path: std::path::PathBuf,
+    /// What failed.
+    pub message: String,
+}
+
 /// The emulator's capture: the writer and the two names.
 struct Capture {
     w: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
     tmp: std::path::PathBuf,
     path: std::path::PathBuf,
-    error: Option<String>,
+    error: Option<CaptureError>,
 }
 
 impl Capture {
@@ -128,13 +139,16 @@ impl Capture {
             payload_len: 0,
         };
         if let Err(e) = w.write_udp_payload(now.as_nanos(), &hdr, data) {
-            self.error = Some(format!("pcap {}: {e}", self.tmp.display()));
+            self.error = Some(CaptureError {
+                path: self.tmp.clone(),
+                message: e.to_string(),
+            });
             self.w = None;
         }
     }
 
     /// Flushes and renames into place; a failed capture is removed.
-    fn finish(&mut self) -> Result<(), String> {
+    fn finish(&mut self) -> Result<(), CaptureError> {
         let Some(w) = self.w.take() else {
             let _ = std::fs::remove_file(&self.tmp);
             return match self.error.take() {
@@ -148,9 +162,12 @@ impl Capture {
             .and_then(|b| b.into_inner().map_err(|e| e.to_string()))
             .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
             .and_then(|_| std::fs::rename(&self.tmp, &self.path).map_err(|e| e.to_string()));
-        if let Err(e) = r {
+        if let Err(message) = r {
             let _ = std::fs::remove_file(&self.tmp);
-            return Err(format!("pcap {}: {e}", self.path.display()));
+            return Err(CaptureError {
+                path: self.path.clone(),
+                message,
+            });
         }
         Ok(())
     }
@@ -647,7 +664,7 @@ impl Relay {
     /// Stops both directions and finishes the capture, if any: its file
     /// appears under its name only now, complete (an error says why it
     /// could not be written; nothing is left under either name then).
-    pub fn finish(mut self) -> Result<[DirStats; 2], String> {
+    pub fn finish(mut self) -> Result<[DirStats; 2], CaptureError> {
         self.halt();
         let stats = self.stats();
         if let Some(c) = self.capture.take() {

@@ -29,6 +29,7 @@ use satcc_proto::rng::Rng;
 use satcc_proto::Instant;
 use serde::{Deserialize, Serialize};
 
+use crate::error::SimError;
 use crate::net::hook::{HookVerdict, LinkHook, LinkView};
 use crate::net::packet::{Message, Packet, INITIAL_TTL};
 use crate::scenario::{Scenario, Topology};
@@ -147,7 +148,7 @@ pub(crate) struct LinkInfo<'a> {
 pub(crate) fn build(
     sc: &Scenario,
     links: &[LinkInfo<'_>],
-) -> Result<(Vec<(String, Shared)>, Vec<(usize, RefwaHook)>), crate::SimError> {
+) -> Result<(Vec<(String, Shared)>, Vec<(usize, RefwaHook)>), SimError> {
     let Some(spec) = sc.refwa.as_ref().filter(|r| r.enabled) else {
         return Ok((Vec::new(), Vec::new()));
     };
@@ -162,7 +163,7 @@ pub(crate) fn build(
                 let i = links
                     .iter()
                     .position(|l| l.name == n)
-                    .ok_or_else(|| crate::SimError {
+                    .ok_or_else(|| SimError {
                         field: format!("refwa.links[{k}]"),
                         message: format!("unknown link '{n}'"),
                     })?;
@@ -180,7 +181,7 @@ pub(crate) fn build(
             })
             .collect(),
         (None, None) => {
-            return Err(crate::SimError {
+            return Err(SimError {
                 field: "refwa.links".into(),
                 message: "required outside constellation topologies".into(),
             })
@@ -205,7 +206,7 @@ pub(crate) fn build(
         let l = &links[li];
         // Eq. 2's ψ(B − Q) needs the buffer in packets.
         let Some(buffer_pkts) = l.limit_pkts else {
-            return Err(crate::SimError {
+            return Err(SimError {
                 field: "refwa.links".into(),
                 message: format!(
                     "link '{}' has no packet limit (REFWA needs its buffer B in packets)",

@@ -1,9 +1,10 @@
 //! The TOML scenario schema (documented for users in `docs/scenario.md`).
 //!
 //! Parsing goes TOML text -> `toml::Value` -> command-line overrides applied
-//! -> typed [`Scenario`] through `serde_path_to_error`, so that every error
-//! names the field path at fault, then [`Scenario::validate`] checks what
-//! types cannot (cross-references, ranges).
+//! -> typed [`Scenario`] through `serde_path_to_error` ([`parse_value`]), so
+//! that every error names the field path at fault, then
+//! [`Scenario::validate`] checks what types cannot (cross-references,
+//! ranges).
 
 pub mod constellation;
 pub mod flow;
@@ -12,6 +13,7 @@ pub mod refwa;
 pub mod snapshot;
 pub mod units;
 
+use std::cell::RefCell;
 use std::fmt;
 use std::path::Path;
 
@@ -24,65 +26,8 @@ pub use flow::{
     TcpOptions, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
 };
 
-/// A scenario file could not be used. Displays as one line:
-/// `FILE: FIELD: PROBLEM`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct ScenarioError {
-    /// The file (or `<string>`/`--set`).
-    pub file: String,
-    /// Dotted path of the field at fault, empty if the whole file.
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            write!(f, "{}: {}", self.file, self.message)
-        } else {
-            write!(f, "{}: {}: {}", self.file, self.field, self.message)
-        }
-    }
-}
-
-/// A field of a scenario is wrong: its dotted path and the problem.
-/// [`FieldError::in_file`] makes it a [`ScenarioError`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct FieldError {
-    /// Dotted path of the field at fault, empty if the whole scenario.
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl FieldError {
-    /// The problem `message` with `field`.
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> FieldError {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The same error with `prefix` in front of its path.
-    pub fn under(self, prefix: &str) -> FieldError {
-        FieldError {
-            field: join_path(prefix, &self.field),
-            message: self.message,
-        }
-    }
-
-    /// The error as found in `file`.
-    pub fn in_file(self, file: &str) -> ScenarioError {
-        ScenarioError {
-            file: file.into(),
-            field: self.field,
-            message: self.message,
-        }
-    }
-}
+use crate::error::join_path;
+pub use crate::error::{FieldError, ScenarioError};
 
 /// A rate in bits per second, written `10Mbps` or as a number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -765,10 +710,7 @@ impl Scenario {
     pub fn from_tree(root: toml::Value, file: &str) -> Result<Scenario, ScenarioError> {
         let mut warnings = Vec::new();
         bare_rates(&root, "", &mut warnings);
-        let mut sc: Scenario = serde_path_to_error::deserialize(root).map_err(|e| {
-            let field = e.path().to_string();
-            let field = if field == "." { String::new() } else { field };
-            let mut fe = split_nested(field, e.into_inner().to_string());
+        let mut sc: Scenario = parse_value(root).map_err(|mut fe| {
             fe.message = suggest_field(&fe.message);
             fe.in_file(file)
         })?;
@@ -1043,29 +985,42 @@ fn one_line(s: &str) -> String {
 // serde's internally tagged enums buffer their content and lose the path of
 // an error inside it ("topology: invalid rate" instead of
 // "topology.bottleneck.rate: invalid rate"). These impls read `kind`
-// themselves and deserialize the rest with its own path tracker, then splice
-// the inner path into the message; `Scenario::from_toml_str` unsplices it.
+// themselves and deserialize the rest with its own path tracker. The inner
+// path cannot ride in the error they return: a `Deserialize` impl returns
+// its deserializer's error type, which is made from a message only. So the
+// path goes beside it, in `NESTED`, and `parse_value` joins it to the path
+// tracked outside. (Typed by any other route, e.g. `toml::Value::try_into`,
+// these tables' errors still carry the message, only without the inner
+// path.)
 
-/// Marks an error message that carries a nested field path:
-/// `NESTED path NESTED message`.
-const NESTED: char = '\u{1}';
-
-fn join_path(a: &str, b: &str) -> String {
-    match (a.is_empty() || a == ".", b.is_empty() || b == ".") {
-        (true, _) => b.trim_start_matches('.').to_string(),
-        (false, true) => a.to_string(),
-        (false, false) => format!("{a}.{b}"),
-    }
+thread_local! {
+    /// The last error a kind-tagged table's deserializer returned, with
+    /// its path inside that table (joined with the paths inside the tables
+    /// around it as it propagates out through their deserializers).
+    static NESTED: RefCell<Option<FieldError>> = const { RefCell::new(None) };
 }
 
+/// Takes the recorded nested error out of `NESTED`, and returns its path
+/// if it is the error whose message reads `msg` (the deserializer may
+/// append context to the message; a record an impl swallowed is another
+/// error's, and dropped).
+fn take_nested(msg: &str) -> Option<String> {
+    NESTED
+        .with(|n| n.borrow_mut().take())
+        .filter(|e| msg.starts_with(&e.message))
+        .map(|e| e.field)
+}
+
+/// The error `msg` at `path` inside a kind-tagged table, as its
+/// deserializer returns it; the path is recorded for `parse_value`.
 fn nested_error<E: serde::de::Error>(path: &str, msg: &str) -> E {
     // An inner error that is itself nested: join the paths.
-    if let Some(rest) = msg.strip_prefix(NESTED) {
-        if let Some((p, m)) = rest.split_once(NESTED) {
-            return E::custom(format!("{NESTED}{}{NESTED}{m}", join_path(path, p)));
-        }
-    }
-    E::custom(format!("{NESTED}{path}{NESTED}{msg}"))
+    let field = match take_nested(msg) {
+        Some(inner) => join_path(path, &inner),
+        None => path.to_string(),
+    };
+    NESTED.with(|n| *n.borrow_mut() = Some(FieldError::new(field, msg)));
+    E::custom(msg)
 }
 
 /// Drops the " in `key`" context the toml crate appends: we name the field
@@ -1082,15 +1037,28 @@ fn strip_toml_context(m: &str) -> &str {
     m
 }
 
-fn split_nested(field: String, msg: String) -> FieldError {
-    let msg = one_line(&msg);
-    let msg = strip_toml_context(&msg).to_string();
-    if let Some(rest) = msg.strip_prefix(NESTED) {
-        if let Some((p, m)) = rest.split_once(NESTED) {
-            return FieldError::new(join_path(&field, p), strip_toml_context(m));
-        }
-    }
-    FieldError::new(field, msg)
+/// Types a TOML value as `T`: a whole scenario, or any part of the schema
+/// (a flow's keys, a link, ...). An error names the field at fault by its
+/// dotted path from `v` (empty for `v` itself), inside kind-tagged tables
+/// too, and its message is one line without the toml crate's context.
+pub fn parse_value<T: serde::de::DeserializeOwned>(v: toml::Value) -> Result<T, FieldError> {
+    // A record left by a deserialization that did not come through here
+    // belongs to no error of this one.
+    NESTED.with(|n| n.borrow_mut().take());
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let field = e.path().to_string();
+        let raw = e.into_inner().to_string();
+        let field = match take_nested(&raw) {
+            Some(inner) => join_path(&field, &inner),
+            None => join_path(&field, ""),
+        };
+        FieldError::new(field, strip_toml_context(&one_line(&raw)))
+    })
+}
+
+/// [`parse_value`] of a table.
+pub fn parse_table<T: serde::de::DeserializeOwned>(t: toml::Table) -> Result<T, FieldError> {
+    parse_value(toml::Value::Table(t))
 }
 
 fn nested<T: serde::de::DeserializeOwned, E: serde::de::Error>(t: toml::Table) -> Result<T, E> {

@@ -8,8 +8,9 @@ use satcc_proto::{Duration, Instant};
 
 use super::flows::{Flow, TxBytes};
 use super::links::{Link, PacketStore};
-use super::{Sim, STREAM_FLOW, STREAM_JITTER};
+use super::{RunOptions, Sim, STREAM_FLOW, STREAM_JITTER};
 use crate::engine::{AppAction, Event, EventQueue};
+use crate::error::SimError;
 use crate::net::routing::Routes;
 use crate::protocols::ProtocolConfig;
 use crate::report::series::Series;
@@ -41,7 +42,7 @@ pub fn flow_starts(sc: &Scenario) -> Vec<Duration> {
 
 impl Sim {
     /// Builds the network and flows of a validated scenario.
-    pub fn new(sc: &Scenario, opts: &crate::RunOptions) -> Result<Sim, crate::SimError> {
+    pub fn new(sc: &Scenario, opts: &RunOptions) -> Result<Sim, SimError> {
         let net = NetDef::build(sc);
         let routes = Routes::build(&net, &vec![true; net.links.len()]);
         let mut links: Vec<Link> = Vec::with_capacity(net.links.len());
@@ -54,15 +55,16 @@ impl Sim {
             Some(names) => {
                 let mut v = Vec::new();
                 for (k, name) in names.iter().enumerate() {
-                    let i = links.iter().position(|l| &l.name == name).ok_or_else(|| {
-                        crate::SimError {
+                    let i = links
+                        .iter()
+                        .position(|l| &l.name == name)
+                        .ok_or_else(|| SimError {
                             field: format!("record.links[{k}]"),
                             message: format!(
                                 "unknown link '{name}' (links: {})",
                                 link_names_hint(&links)
                             ),
-                        }
-                    })?;
+                        })?;
                     v.push(i);
                 }
                 v
@@ -76,17 +78,16 @@ impl Sim {
             let i = links
                 .iter()
                 .position(|l| &l.name == name)
-                .ok_or_else(|| crate::SimError {
+                .ok_or_else(|| SimError {
                     field: "--pcap".into(),
                     message: format!("unknown link '{name}' (links: {})", link_names_hint(&links)),
                 })?;
             let dir = opts.pcap_dir.clone().unwrap_or_else(|| ".".into());
-            let cap = crate::report::capture::LinkCapture::create(&dir, name).map_err(|e| {
-                crate::SimError {
+            let cap =
+                crate::report::capture::LinkCapture::create(&dir, name).map_err(|e| SimError {
                     field: "--pcap".into(),
                     message: format!("cannot write capture for '{name}': {e}"),
-                }
-            })?;
+                })?;
             pcap.push((i, cap));
         }
         let mut sim = Sim {
@@ -152,7 +153,7 @@ impl Sim {
                 // word; snapshots may bring a path up later, so only a
                 // static graph is refused.
                 if graph && base_rtt.is_none() && sc.snapshots.is_empty() {
-                    return Err(crate::SimError {
+                    return Err(SimError {
                         field: format!("flows[{fi}].dst"),
                         message: format!(
                             "node '{}' cannot be reached from '{}': no path of links joins them",

@@ -5,8 +5,8 @@
 //!   snapshots and the packet store;
 //! - [`flows`](self::flows): the generic endpoint driver and the
 //!   applications;
-//! - `build`: the run built from a scenario;
-//! - `summary`: the report at the end.
+//! - `build`: the run built from a scenario ([`RunOptions`]);
+//! - `summary`: the report at the end ([`RunOutput`]).
 //!
 //! The event loop dispatches events to those parts and never names a
 //! protocol: endpoints are `satcc_proto::endpoint` trait objects.
@@ -14,6 +14,7 @@
 mod build;
 pub(crate) mod flows;
 pub(crate) mod links;
+mod options;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ use crate::topology::NetDef;
 pub use build::flow_starts;
 pub(crate) use flows::Flow;
 pub(crate) use links::Link;
+pub use options::{RunOptions, RunOutput};
 
 // Random stream ids: each component draws from its own stream of the run
 // seed, so adding a flow never changes the draws of a link.

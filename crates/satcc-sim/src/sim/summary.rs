@@ -1,12 +1,12 @@
 //! The report at the end of a run, built from the flows' statistics views
 //! and the links' counters.
 
-use super::Sim;
+use super::{RunOutput, Sim};
 use crate::report::{DummySummary, FlowSummary, LinkSummary, Summary};
 
 impl Sim {
     /// Ends the run and computes the summary.
-    pub fn finish(mut self, wall_s: Option<f64>) -> crate::RunOutput {
+    pub fn finish(mut self, wall_s: Option<f64>) -> RunOutput {
         let end = self.end();
         self.run_until(end);
         let dur = self.duration.as_secs_f64();
@@ -130,7 +130,7 @@ impl Sim {
                     .map(|e| format!("{}: {e}", self.links[*li].name))
             })
             .collect();
-        crate::RunOutput {
+        RunOutput {
             summary,
             series: self.series.take(),
             capture_errors,

@@ -6,9 +6,13 @@ use std::path::PathBuf;
 
 use satcc_proto::{Duration, Instant};
 
-use super::Sim;
+use super::{RunOptions, RunOutput, Sim};
 use crate::scenario::Scenario;
-use crate::RunOptions;
+
+/// A whole run, as `crate::run` makes it (which sits above this module).
+fn run(sc: &Scenario, opts: &RunOptions) -> RunOutput {
+    Sim::new(sc, opts).expect("runs").finish(None)
+}
 
 fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
@@ -90,14 +94,13 @@ rate = "500kbps"
 
 #[test]
 fn different_protocols_share_one_driver() {
-    let out = crate::run(
+    let out = run(
         &load(MIXED),
         &RunOptions {
             series: true,
             ..RunOptions::default()
         },
-    )
-    .expect("runs");
+    );
     let s = &out.summary;
     for f in &s.flows {
         assert!(
@@ -149,8 +152,8 @@ fn different_protocols_share_one_driver() {
 /// deterministic.
 #[test]
 fn mixed_run_is_deterministic() {
-    let a = crate::run(&load(MIXED), &RunOptions::default()).expect("runs");
-    let b = crate::run(&load(MIXED), &RunOptions::default()).expect("runs");
+    let a = run(&load(MIXED), &RunOptions::default());
+    let b = run(&load(MIXED), &RunOptions::default());
     assert_eq!(a.summary, b.summary);
 }
 

@@ -4,9 +4,9 @@
 
 use satcc_proto::Instant;
 
+use crate::error::SimError;
 use crate::scenario::snapshot::SnapshotSpec;
 use crate::topology::LinkDef;
-use crate::SimError;
 
 /// A snapshot with its links resolved to indices (both directions).
 #[derive(Clone, Debug)]
