@@ -10,6 +10,7 @@ use satcc_proto::{Duration, Instant};
 
 use super::link::{DirStats, LinkDir};
 use super::{LinkConfig, Params, DEFAULT_OVERHEAD};
+use satcc_sim::partial::Partial;
 use satcc_sim::report::pcap::{PcapWriter, UdpPcap};
 
 use crate::clock::{Clock, Socket};
@@ -97,11 +98,13 @@ pub struct CaptureError {
     pub message: String,
 }
 
-/// The emulator's capture: the writer and the two names.
+/// The emulator's capture: the writer and the file it is written through
+/// (`.NAME.partial` beside the final name until it is complete).
 struct Capture {
     w: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
-    tmp: std::path::PathBuf,
-    path: std::path::PathBuf,
+    /// After `w`: dropping closes the file before the partial is removed.
+    /// `None` once [`Capture::finish`] renamed or removed it.
+    file: Option<Partial>,
     error: Option<CaptureError>,
 }
 
@@ -111,13 +114,11 @@ impl Capture {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "capture.pcap".into());
-        let tmp = path.with_file_name(format!(".{name}.partial"));
-        let f = std::fs::File::create(&tmp)?;
-        let w = PcapWriter::new(std::io::BufWriter::new(f))?;
+        let file = Partial::with_partial(path, path.with_file_name(format!(".{name}.partial")));
+        let w = PcapWriter::new(std::io::BufWriter::new(file.create()?))?;
         Ok(Capture {
             w: Some(w),
-            tmp,
-            path: path.to_path_buf(),
+            file: Some(file),
             error: None,
         })
     }
@@ -140,7 +141,10 @@ impl Capture {
         };
         if let Err(e) = w.write_udp_payload(now.as_nanos(), &hdr, data) {
             self.error = Some(CaptureError {
-                path: self.tmp.clone(),
+                path: self
+                    .file
+                    .as_ref()
+                    .map_or_else(Default::default, |f| f.partial().to_path_buf()),
                 message: e.to_string(),
             });
             self.w = None;
@@ -149,27 +153,24 @@ impl Capture {
 
     /// Flushes and renames into place; a failed capture is removed.
     fn finish(&mut self) -> Result<(), CaptureError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
         let Some(w) = self.w.take() else {
-            let _ = std::fs::remove_file(&self.tmp);
+            file.abandon();
             return match self.error.take() {
                 Some(e) => Err(e),
                 None => Ok(()),
             };
         };
+        let path = file.path().to_path_buf();
         let r = w
             .into_inner()
             .map_err(|e| e.to_string())
             .and_then(|b| b.into_inner().map_err(|e| e.to_string()))
             .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
-            .and_then(|_| std::fs::rename(&self.tmp, &self.path).map_err(|e| e.to_string()));
-        if let Err(message) = r {
-            let _ = std::fs::remove_file(&self.tmp);
-            return Err(CaptureError {
-                path: self.path.clone(),
-                message,
-            });
-        }
-        Ok(())
+            .and_then(|()| file.commit().map_err(|e| e.to_string()));
+        r.map_err(|message| CaptureError { path, message })
     }
 }
 
