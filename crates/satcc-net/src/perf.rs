@@ -46,7 +46,7 @@ pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, String> {
                 format!("{field}: {msg}")
             }
         })?;
-    if spec.protocol.is_tcp() {
+    if spec.protocol.wire_protocol().is_none() {
         return Err(format!(
             "protocol: '{}' has no UDP wire format (perf runs {})",
             spec.protocol,

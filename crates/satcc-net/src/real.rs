@@ -120,7 +120,7 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
     let mut out = Vec::new();
     let mut id = 0u32;
     for (fi, spec) in sc.flows.iter().enumerate() {
-        if spec.protocol.is_tcp() {
+        if spec.protocol.wire_protocol().is_none() {
             return Err(err(
                 format!("flows[{fi}].protocol"),
                 format!(
