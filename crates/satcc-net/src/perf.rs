@@ -72,9 +72,15 @@ pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, String> {
     Ok(ProtocolConfig::from_spec(&spec, None))
 }
 
-/// The wire format of a configured flow ([`ProtocolConfig::wire_protocol`]).
+/// The wire format of a configured flow.
 pub fn wire_protocol(cfg: &ProtocolConfig) -> Option<WireProtocol> {
-    cfg.wire_protocol()
+    match cfg {
+        ProtocolConfig::Tfrc { .. } => Some(WireProtocol::Dccp),
+        ProtocolConfig::Tfrcp { .. } => Some(WireProtocol::Tfrcp),
+        ProtocolConfig::Cbr(_) => Some(WireProtocol::Datagram),
+        ProtocolConfig::Saratoga { .. } => Some(WireProtocol::Saratoga),
+        ProtocolConfig::Tcp { .. } => None,
+    }
 }
 
 /// A receiver factory for a [`crate::Server`]: the receiver a scenario
