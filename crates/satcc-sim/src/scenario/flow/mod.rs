@@ -9,7 +9,7 @@
 //!
 //! Each protocol family has its own file here (`tcp`, `tfrc`, `tfrcp`,
 //! `saratoga`, `cbr`): its options, their keys, defaults and checks, behind
-//! [`FamilyOptions`]. This file holds what every flow shares, the
+//! `FamilyOptions`. This file holds what every flow shares, the
 //! [`Protocol`] list and the dispatch, whose matches have no catch-all arm
 //! so that a new protocol does not compile until each of them places it.
 
