@@ -5,7 +5,7 @@ use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::process::ExitCode;
 
 use clap::Args;
-use satcc_net::perf::{receiver_factory, run_client, ClientOptions, Interval, PROTOCOLS};
+use satcc_net::perf::{protocol_names, receiver_factory, run_client, ClientOptions, Interval};
 use satcc_net::{grow_buffers, Clock, PeerReport, Server, ServerConfig};
 use satcc_proto::Duration;
 use satcc_sim::scenario::units::parse_duration;
@@ -124,11 +124,12 @@ pub fn perf(a: PerfArgs) -> ExitCode {
 }
 
 fn flow_keys(a: &PerfArgs) -> Result<toml::Table, String> {
-    if !PROTOCOLS.contains(&a.protocol.as_str()) {
+    let protocols = protocol_names();
+    if !protocols.contains(&a.protocol.as_str()) {
         return Err(format!(
             "--protocol: '{}' is not one of {}",
             a.protocol,
-            PROTOCOLS.join(", ")
+            protocols.join(", ")
         ));
     }
     if a.feedback != "standard" {

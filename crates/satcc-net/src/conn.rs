@@ -7,7 +7,6 @@ use std::net::{SocketAddr, UdpSocket};
 use satcc_proto::endpoint::{Endpoint, Event, Transmit};
 use satcc_proto::wire::{self, WireProtocol, MAX_HEADER_LEN};
 use satcc_proto::{Duration, Instant};
-use satcc_sim::protocols::ProtocolConfig;
 
 use crate::clock::{Clock, Socket};
 
@@ -107,18 +106,6 @@ pub enum NetError {
         /// How long it has been silent.
         silent: Duration,
     },
-}
-
-/// The wire format of a configured flow (none for TCP, which has no UDP
-/// wire format).
-pub fn wire_protocol(cfg: &ProtocolConfig) -> Option<WireProtocol> {
-    match cfg {
-        ProtocolConfig::Tfrc { .. } => Some(WireProtocol::Dccp),
-        ProtocolConfig::Tfrcp { .. } => Some(WireProtocol::Tfrcp),
-        ProtocolConfig::Cbr(_) => Some(WireProtocol::Datagram),
-        ProtocolConfig::Saratoga { .. } => Some(WireProtocol::Saratoga),
-        ProtocolConfig::Tcp { .. } => None,
-    }
 }
 
 /// Encodes `t` into `out` and sends it; counts the outcome.

@@ -12,40 +12,46 @@ use satcc_proto::rng::Rng;
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::{Duration, Instant};
 use satcc_sim::protocols::ProtocolConfig;
-use satcc_sim::scenario::{parse_table, FieldError, FlowSpec};
+use satcc_sim::scenario::{parse_table, FieldError, FlowSpec, Protocol};
 use serde::Serialize;
 
 use crate::clock::{grow_buffers, Clock};
-pub use crate::conn::wire_protocol;
 use crate::conn::{Conn, ConnConfig, Counters, NetError};
 use crate::server::ReceiverFactory;
 
-/// Protocols `perf` runs (those with a UDP wire format).
-pub const PROTOCOLS: &[&str] = &["tfrc", "ccid3", "tfrcp", "stfrc", "saratoga", "cbr"];
+/// Protocols `perf` runs: those with a UDP wire format, in
+/// [`Protocol::ALL`]'s order except that those which need `--rate` come
+/// last (as `satcc perf --help` lists them).
+pub fn protocols() -> Vec<Protocol> {
+    let (own_rate, fixed_rate): (Vec<Protocol>, Vec<Protocol>) = Protocol::ALL
+        .into_iter()
+        .filter(|p| p.wire_protocol().is_some())
+        .partition(|p| !p.requires_rate());
+    [own_rate, fixed_rate].concat()
+}
+
+/// The names of [`protocols`], as `--protocol` takes them.
+pub fn protocol_names() -> Vec<&'static str> {
+    protocols().into_iter().map(Protocol::name).collect()
+}
 
 /// A flow's configuration from its scenario keys (`protocol`, `mss`, and
 /// any option a `[[flows]]` table takes, e.g. `feedback`, `rate`). Errors
 /// name the key.
 pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, PerfError> {
     let spec: FlowSpec = parse_table(keys).map_err(PerfError::Flow)?;
-    if spec.protocol.is_tcp() {
+    if spec.protocol.wire_protocol().is_none() {
         return Err(PerfError::Flow(FieldError::new(
             "protocol",
             format!(
                 "'{}' has no UDP wire format (perf runs {})",
                 spec.protocol,
-                PROTOCOLS.join(", ")
+                protocol_names().join(", ")
             ),
         )));
     }
-    // The scenario's own range check (FlowSpec::validate) is crate-private;
-    // mss is the one range a perf flow sets.
-    if spec.mss == 0 || spec.mss > 65_000 {
-        return Err(PerfError::Flow(FieldError::new(
-            "mss",
-            format!("{} outside 1..=65000", spec.mss),
-        )));
-    }
+    // The checks a scenario's flow gets (ranges such as mss's).
+    spec.validate().map_err(PerfError::Flow)?;
     Ok(ProtocolConfig::from_spec(&spec, None))
 }
 
@@ -56,7 +62,7 @@ pub fn flow_config(keys: toml::Table) -> Result<ProtocolConfig, PerfError> {
 pub fn receiver_factory(feedback: &str) -> Result<ReceiverFactory, PerfError> {
     // Checked once here so that the factory cannot fail later.
     let mut probe = toml::Table::new();
-    probe.insert("protocol".into(), "ccid3".into());
+    probe.insert("protocol".into(), Protocol::Ccid3.name().into());
     probe.insert("feedback".into(), feedback.into());
     flow_config(probe).map_err(|e| match e {
         PerfError::Flow(e) => PerfError::Feedback(e),
@@ -64,29 +70,43 @@ pub fn receiver_factory(feedback: &str) -> Result<ReceiverFactory, PerfError> {
     })?;
     let feedback = feedback.to_string();
     Ok(Box::new(move |proto: WireProtocol, first: &Message| {
-        let (name, len) = match (proto, first) {
-            (WireProtocol::Dccp, Message::TfrcData(d)) => ("ccid3", d.len),
-            (WireProtocol::Tfrcp, Message::TfrcpData(d)) => ("tfrcp", d.len),
-            (WireProtocol::Datagram, Message::Datagram { len, .. }) => ("cbr", *len),
+        // The protocol whose receiver serves a peer of each wire format
+        // (no catch-all: a new format must name one), and the segment
+        // size; `None` if the first datagram is not one that opens a flow.
+        let (protocol, len) = match proto {
+            // CCID3's receiver: the one that takes a feedback policy
+            // (TFRC's is CCID3's with the standard one).
+            WireProtocol::Dccp => match first {
+                Message::TfrcData(d) => (Protocol::Ccid3, d.len),
+                _ => return None,
+            },
+            WireProtocol::Tfrcp => match first {
+                Message::TfrcpData(d) => (Protocol::Tfrcp, d.len),
+                _ => return None,
+            },
+            WireProtocol::Datagram => match first {
+                Message::Datagram { len, .. } => (Protocol::Cbr, *len),
+                _ => return None,
+            },
             // A Saratoga PUT opens with METADATA (or DATA if that was
             // lost); the receiver is the same for plain Saratoga and STFRC
             // (paper 000 changes the sender only), and learns the size
             // from METADATA.
-            (WireProtocol::Saratoga, Message::SaraMetadata(_)) => ("stfrc", 1000),
-            (WireProtocol::Saratoga, Message::SaraData(d)) => ("stfrc", d.len),
-            _ => return None,
+            WireProtocol::Saratoga => match first {
+                Message::SaraMetadata(_) => (Protocol::Stfrc, 1000),
+                Message::SaraData(d) => (Protocol::Stfrc, d.len),
+                _ => return None,
+            },
         };
         let mut t = toml::Table::new();
-        t.insert("protocol".into(), name.into());
+        t.insert("protocol".into(), protocol.name().into());
         t.insert("mss".into(), i64::from(len.clamp(1, 65_000)).into());
-        match name {
-            "ccid3" => {
-                t.insert("feedback".into(), feedback.clone().into());
-            }
-            "cbr" => {
-                t.insert("rate".into(), "1Mbps".into());
-            }
-            _ => {}
+        if protocol == Protocol::Ccid3 {
+            t.insert("feedback".into(), feedback.clone().into());
+        }
+        if protocol.requires_rate() {
+            // Any rate: the receiver does not use it.
+            t.insert("rate".into(), "1Mbps".into());
         }
         let cfg = flow_config(t).ok()?;
         let (_, rx) = cfg.instantiate(Instant::ZERO, &mut Rng::new(0));
@@ -234,7 +254,8 @@ pub fn run_client(
     mut each: impl FnMut(&Interval),
 ) -> Result<ClientReport, PerfError> {
     let cfg = flow_config(opts.flow.clone())?;
-    let proto = wire_protocol(&cfg)
+    let proto = cfg
+        .wire_protocol()
         .ok_or_else(|| PerfError::Flow(FieldError::new("protocol", "no UDP wire format")))?;
     let sock = UdpSocket::bind(opts.bind).map_err(|source| PerfError::Bind {
         addr: opts.bind,

@@ -46,7 +46,7 @@ use satcc_sim::topology::{LinkRole, NetDef};
 use satcc_sim::{FieldError, RunOutput};
 
 use crate::clock::{grow_buffers, Clock, Socket};
-use crate::conn::{wire_protocol, Conn, ConnConfig, Counters};
+use crate::conn::{Conn, ConnConfig, Counters};
 use crate::emu::{DirStats, LinkDir};
 use crate::emu::{Direction, DEFAULT_OVERHEAD};
 
@@ -104,7 +104,7 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
     let mut out = Vec::new();
     let mut id = 0u32;
     for (fi, spec) in sc.flows.iter().enumerate() {
-        if spec.protocol.is_tcp() {
+        if spec.protocol.wire_protocol().is_none() {
             return Err(err(
                 format!("flows[{fi}].protocol"),
                 format!(
@@ -135,7 +135,8 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                 ));
             };
             let config = ProtocolConfig::from_spec(spec, routes.base_rtt(net, id));
-            let wire = wire_protocol(&config)
+            let wire = config
+                .wire_protocol()
                 .ok_or_else(|| err(format!("flows[{fi}].protocol"), "no UDP wire format"))?;
             out.push(FlowPlan {
                 id,

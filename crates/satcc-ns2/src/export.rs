@@ -15,7 +15,7 @@ use satcc_proto::Duration;
 use satcc_sim::net::routing::Routes;
 use satcc_sim::protocols::{ProtocolConfig, DEFAULT_TFRCP_K, DEFAULT_TFRCP_M};
 use satcc_sim::scenario::{
-    AppSpec, ErrorSpec, LinkSpec, Protocol, QueueSpec, RedMode, Scenario, Topology,
+    AppSpec, ErrorSpec, LinkSpec, Protocol, ProtocolOptions, QueueSpec, RedMode, Scenario, Topology,
 };
 use satcc_sim::topology::{LinkRole, NetDef};
 
@@ -616,7 +616,17 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                 "only kind = \"bulk\" (and \"onoff\" on cbr flows) is supported by the ns-2 export",
             )),
         };
-        if f.send_jitter.is_some() && !f.protocol.is_tcp() {
+        // TcpAgent::output holds packets for overhead_; the agents the
+        // other protocols export to do not. A match without a catch-all,
+        // so that a new protocol's export says whether it can.
+        let overhead = match f.options {
+            ProtocolOptions::Tcp(_) => true,
+            ProtocolOptions::Tfrc(_)
+            | ProtocolOptions::Tfrcp(_)
+            | ProtocolOptions::Cbr(_)
+            | ProtocolOptions::Saratoga(_) => false,
+        };
+        if f.send_jitter.is_some() && !overhead {
             return Err(Ns2Error::unsupported(
                 at("send_jitter"),
                 "the ns-2 export sets overhead_ on TCP agents only",

@@ -1,7 +1,8 @@
 //! What an ns-2 run reports, and reading it from the script's output.
 
+use satcc_sim::protocols::FriendlinessRole;
 use satcc_sim::report::metrics::{self, Friendliness};
-use satcc_sim::scenario::{FlowSpec, Protocol, Scenario};
+use satcc_sim::scenario::{FlowSpec, Scenario};
 
 use crate::{Ns2Error, Ns2Script};
 
@@ -148,13 +149,11 @@ impl Ns2Result {
         let (mut tcp, mut other) = (Vec::new(), Vec::new());
         for fl in &self.flows {
             match specs.get(fl.id as usize) {
-                Some(f) if f.measured && f.protocol != Protocol::Cbr => {
-                    if f.protocol.is_tcp() {
-                        tcp.push(fl.goodput_bps);
-                    } else {
-                        other.push(fl.goodput_bps);
-                    }
-                }
+                Some(f) if f.measured => match f.protocol.friendliness_role() {
+                    FriendlinessRole::Tcp => tcp.push(fl.goodput_bps),
+                    FriendlinessRole::Compared => other.push(fl.goodput_bps),
+                    FriendlinessRole::Background => {}
+                },
                 _ => {}
             }
         }

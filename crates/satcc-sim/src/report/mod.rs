@@ -11,6 +11,7 @@ pub mod series;
 use satcc_proto::Instant;
 use serde::{Deserialize, Serialize};
 
+use crate::protocols::FriendlinessRole;
 use crate::scenario::Protocol;
 
 /// Per-flow results.
@@ -220,7 +221,12 @@ pub fn flow_loss_event_rate(
     receiver_p: Option<f64>,
     sender_p: Option<f64>,
 ) -> Option<f64> {
-    receiver_p.or_else(|| protocol.is_saratoga().then_some(sender_p).flatten())
+    receiver_p.or_else(|| {
+        protocol
+            .loss_event_rate_at_sender()
+            .then_some(sender_p)
+            .flatten()
+    })
 }
 
 /// What a run's flows add up to: shares, per-protocol classes, Jain's
@@ -281,9 +287,9 @@ pub fn aggregate(flows: &mut [FlowSummary], measured: &[bool]) -> Aggregates {
     let (tcp, other): (Vec<&FlowSummary>, Vec<&FlowSummary>) = flows
         .iter()
         .zip(measured)
-        .filter(|(f, &m)| m && f.protocol != Protocol::Cbr)
+        .filter(|(f, &m)| m && f.protocol.friendliness_role() != FriendlinessRole::Background)
         .map(|(f, _)| f)
-        .partition(|f| f.protocol.is_tcp());
+        .partition(|f| f.protocol.friendliness_role() == FriendlinessRole::Tcp);
     let tcp_g: Vec<f64> = tcp.iter().map(|f| f.goodput_bps).collect();
     let other_g: Vec<f64> = other.iter().map(|f| f.goodput_bps).collect();
     let (normalized_tcp_throughput, friendliness) = if tcp.is_empty() || other.is_empty() {

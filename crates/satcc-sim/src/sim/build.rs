@@ -261,7 +261,7 @@ fn make_flow(
         slow_start_exit: None,
         recovery: spec
             .protocol
-            .is_tfrc()
+            .has_loss_recovery_metric()
             .then(|| Box::new(crate::report::recovery::LossRecovery::new())),
     }
 }

@@ -1,0 +1,106 @@
+//! TCP (Reno, NewReno, SACK) and TCP-Peach: configuration from the flow
+//! line, instantiation, capabilities.
+
+use satcc_proto::tcp::{
+    self, PeachConfig, RtoSsthresh, RttTiming, TcpReceiver, TcpSender, Variant,
+};
+use satcc_proto::wire::WireProtocol;
+use satcc_proto::{Duration, Instant};
+
+use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
+use crate::scenario::flow::tcp_variant;
+use crate::scenario::{
+    FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
+};
+
+/// What [`Protocol::wire_protocol`] answers: none, satcc's TCP runs in
+/// the simulator only (it has no UDP encoding).
+pub(super) const WIRE: Option<WireProtocol> = None;
+
+/// TCP's answers for protocol `p`.
+pub(super) fn capabilities(_p: Protocol) -> Capabilities {
+    Capabilities {
+        wire: WIRE,
+        loss_recovery_metric: false,
+        loss_event_rate_at_sender: false,
+        friendliness: FriendlinessRole::Tcp,
+    }
+}
+
+/// The configuration of a TCP flow.
+pub(super) fn config(
+    spec: &FlowSpec,
+    o: &TcpOptions,
+    base_rtt: Option<Duration>,
+) -> ProtocolConfig {
+    let mss = spec.mss;
+    let (variant, _) = tcp_variant(spec.protocol).expect("TCP options on a TCP flow");
+    let peach = o.peach.as_ref().map(|p| {
+        let pd = PeachConfig::default();
+        PeachConfig {
+            initial_rtt: p
+                .handshake_rtt
+                .map(|d| d.0)
+                .or(base_rtt)
+                .unwrap_or(pd.initial_rtt),
+            adsn_factor: p.peach_adsn.unwrap_or(pd.adsn_factor),
+            wdsn_factor: p.peach_wdsn.unwrap_or(pd.wdsn_factor),
+            dummies_per_ack: p.peach_dummies_per_ack.unwrap_or(pd.dummies_per_ack),
+            rr_timeout_rtts: p.peach_rr_timeout.unwrap_or(pd.rr_timeout_rtts),
+            ..pd
+        }
+    });
+    let d = tcp::SenderConfig::default();
+    let sender = tcp::SenderConfig {
+        variant,
+        mss,
+        // RFC 3390 §1 unless the flow says otherwise.
+        initial_window: o.initial_window.unwrap_or(tcp::rfc3390_initial_window(mss)),
+        initial_ssthresh: o.initial_ssthresh.unwrap_or(d.initial_ssthresh),
+        max_window: d.max_window,
+        dupack_threshold: o.dupack_threshold.unwrap_or(d.dupack_threshold),
+        min_rto: o.min_rto.map_or(d.min_rto, |x| x.0),
+        max_rto: o.max_rto.map_or(d.max_rto, |x| x.0),
+        initial_rto: o.initial_rto.map_or(d.initial_rto, |x| x.0),
+        clock_granularity: d.clock_granularity,
+        newreno_impatient: o.newreno_impatient,
+        limited_transmit: o.limited_transmit,
+        rto_ssthresh: match o.rto_ssthresh {
+            RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
+            RtoSsthreshSpec::Window => RtoSsthresh::Window,
+        },
+        rtt_timing: match o.rtt_timing {
+            RttTimingSpec::Timestamps => RttTiming::Timestamps,
+            RttTimingSpec::Karn => RttTiming::Karn,
+        },
+        peach,
+        // The handshake tells the sender the receiver's window.
+        initial_rwnd: o.rwnd,
+        sack_recovery: match o.sack_recovery {
+            SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
+            SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
+        },
+    };
+    let receiver = tcp::ReceiverConfig {
+        rwnd: o.rwnd,
+        sack: variant == Variant::Sack,
+        echo_dummy: o.echo_dummy,
+        delayed_ack: o.delayed_ack,
+        delack_timeout: o
+            .delack_timeout
+            .map_or(tcp::ReceiverConfig::default().delack_timeout, |x| x.0),
+    };
+    ProtocolConfig::Tcp { sender, receiver }
+}
+
+/// A fresh TCP sender and receiver at `now`.
+pub(super) fn instantiate(
+    sender: &tcp::SenderConfig,
+    receiver: &tcp::ReceiverConfig,
+    now: Instant,
+) -> (AnySender, AnyReceiver) {
+    (
+        AnySender::Tcp(Box::new(TcpSender::new(sender.clone(), now))),
+        AnyReceiver::Tcp(Box::new(TcpReceiver::new(receiver.clone()))),
+    )
+}

@@ -1,0 +1,879 @@
+//! `[[flows]]`: one line of traffic. The fields every flow has sit on
+//! [`FlowSpec`]; those of one protocol sit in its [`ProtocolOptions`]
+//! variant, so that an option a protocol does not have cannot be held.
+//!
+//! In the file both are flat keys of the same table. The deserializer takes
+//! `protocol`, routes every other key to the common fields or to that
+//! protocol's options, and names a key another protocol owns (`flows[1].k:
+//! applies to protocol "tfrcp" only`).
+//!
+//! Each protocol family has its own file here (`tcp`, `tfrc`, `tfrcp`,
+//! `saratoga`, `cbr`): its options, their keys, defaults and checks, behind
+//! `FamilyOptions`. This file holds what every flow shares, the
+//! [`Protocol`] list and the dispatch, whose matches have no catch-all arm
+//! so that a new protocol does not compile until each of them places it.
+
+mod cbr;
+mod saratoga;
+mod tcp;
+mod tfrc;
+mod tfrcp;
+
+use satcc_proto::Duration;
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::{nested, nested_error, AppSpec, Dur, FieldError, FileMode, Rate};
+
+pub use cbr::CbrOptions;
+pub use saratoga::{SaratogaOptions, StfrcOptions};
+pub(crate) use tcp::variant as tcp_variant;
+pub use tcp::{PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions};
+pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
+pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
+
+/// A flow's protocol.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// TCP Reno.
+    Reno,
+    /// TCP NewReno (RFC 6582).
+    NewReno,
+    /// TCP with SACK loss recovery (RFC 6675).
+    Sack,
+    /// UDP constant bit rate.
+    Cbr,
+    /// TFRC (RFC 5348) with a bulk source; feedback once per RTT.
+    Tfrc,
+    /// DCCP CCID3 (RFC 4342: TFRC profile); `feedback` chooses the
+    /// standard or paper 001's dynamic feedback policy.
+    Ccid3,
+    /// TFRCP (paper 004): rate recomputed every M seconds from the full
+    /// PFTK model.
+    Tfrcp,
+    /// TCP-Peach (paper 002) over NewReno: Sudden Start, Rapid Recovery
+    /// and low-priority dummy segments.
+    Peach,
+    /// TCP-Peach over SACK loss recovery.
+    #[serde(rename = "peach-sack")]
+    PeachSack,
+    /// Saratoga (draft-wood-tsvwg-saratoga-22) file transfer at a fixed
+    /// rate, as deployed.
+    Saratoga,
+    /// Saratoga with the sender-based TFRC of paper 000 (STFRC).
+    Stfrc,
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A protocol family: the protocols that share one options type, one file
+/// in this directory and one in `crate::protocols`. The dispatch matches
+/// it; what the rest of satcc asks of a protocol it asks through named
+/// methods of [`Protocol`] (capabilities), never through the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// Every TCP, TCP-Peach included ([`TcpOptions`]).
+    Tcp,
+    /// TFRC and CCID3 ([`TfrcOptions`]).
+    Tfrc,
+    /// TFRCP ([`TfrcpOptions`]).
+    Tfrcp,
+    /// Saratoga and STFRC ([`SaratogaOptions`]).
+    Saratoga,
+    /// CBR ([`CbrOptions`]).
+    Cbr,
+}
+
+impl Protocol {
+    /// Every protocol, in the order error messages list them. A test
+    /// checks that it holds every variant.
+    pub const ALL: [Protocol; 11] = [
+        Protocol::Reno,
+        Protocol::NewReno,
+        Protocol::Sack,
+        Protocol::Peach,
+        Protocol::PeachSack,
+        Protocol::Tfrc,
+        Protocol::Ccid3,
+        Protocol::Tfrcp,
+        Protocol::Saratoga,
+        Protocol::Stfrc,
+        Protocol::Cbr,
+    ];
+
+    /// Name as written in scenario files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Reno => "reno",
+            Protocol::NewReno => "newreno",
+            Protocol::Sack => "sack",
+            Protocol::Cbr => "cbr",
+            Protocol::Tfrc => "tfrc",
+            Protocol::Ccid3 => "ccid3",
+            Protocol::Tfrcp => "tfrcp",
+            Protocol::Peach => "peach",
+            Protocol::PeachSack => "peach-sack",
+            Protocol::Saratoga => "saratoga",
+            Protocol::Stfrc => "stfrc",
+        }
+    }
+
+    /// The family `self` belongs to: the one map from protocols to
+    /// families.
+    pub(crate) fn family(self) -> Family {
+        match self {
+            Protocol::Reno
+            | Protocol::NewReno
+            | Protocol::Sack
+            | Protocol::Peach
+            | Protocol::PeachSack => Family::Tcp,
+            Protocol::Tfrc | Protocol::Ccid3 => Family::Tfrc,
+            Protocol::Tfrcp => Family::Tfrcp,
+            Protocol::Saratoga | Protocol::Stfrc => Family::Saratoga,
+            Protocol::Cbr => Family::Cbr,
+        }
+    }
+
+    /// A flow of this protocol must give `rate` (CBR and plain Saratoga
+    /// send at a fixed rate; the others choose their own, or take it only
+    /// with some applications).
+    pub fn requires_rate(self) -> bool {
+        match self.family() {
+            Family::Tcp => TcpOptions::requires_rate(self),
+            Family::Tfrc => TfrcOptions::requires_rate(self),
+            Family::Tfrcp => TfrcpOptions::requires_rate(self),
+            Family::Saratoga => SaratogaOptions::requires_rate(self),
+            Family::Cbr => CbrOptions::requires_rate(self),
+        }
+    }
+}
+
+/// What a protocol family's options type does for the reader and the
+/// checks; one implementation per file of this directory. No method has a
+/// default, so that a new family is told by the compiler all it must say.
+trait FamilyOptions: Sized {
+    /// Header bytes added to every packet on the wire when the flow does
+    /// not give `header_bytes`.
+    const HEADER_BYTES: u32;
+    /// The option keys protocol `p` of the family takes (besides the
+    /// common ones).
+    fn keys(p: Protocol) -> Vec<&'static str>;
+    /// A plainer reason than "applies to protocol ... only" why protocol
+    /// `p` does not take `key`, which other protocols take.
+    fn refusal(key: &str, p: Protocol) -> Option<&'static str>;
+    /// Whether a flow of protocol `p` must give `rate`.
+    fn requires_rate(p: Protocol) -> bool;
+    /// Reads protocol `p`'s options from their keys (only keys that
+    /// [`FamilyOptions::keys`] lists are in `t`).
+    fn read<E: de::Error>(p: Protocol, t: toml::Table) -> Result<Self, E>;
+    /// Whether these are options of `p`, a protocol of the family.
+    fn fits(&self, p: Protocol) -> bool;
+    /// The rate the flow offers, if it is given one.
+    fn rate(&self) -> Option<Rate>;
+    /// Checks ranges and the application the protocol can carry; field
+    /// paths relative to the flow.
+    fn validate(&self, app: &AppSpec) -> Result<(), FieldError>;
+}
+
+/// One line of traffic: `count` identical flows.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    /// Protocol.
+    pub protocol: Protocol,
+    /// Number of identical flows.
+    pub count: u32,
+    /// Label in reports (default: the protocol).
+    pub name: Option<String>,
+    /// Graph topologies: source node.
+    pub src: Option<String>,
+    /// Graph topologies: destination node.
+    pub dst: Option<String>,
+    /// Start time.
+    pub start: Dur,
+    /// Starts are spread uniformly over [start, start + start_spread].
+    pub start_spread: Dur,
+    /// Stop time (default: end of run).
+    pub stop: Option<Dur>,
+    /// Constellation topologies: the RTT group (1-based, default 1).
+    pub group: Option<u32>,
+    /// Payload bytes per packet (TCP segment, TFRC/TFRCP packet size s;
+    /// CBR: the default `packet_size`).
+    pub mss: u32,
+    /// Header bytes added to every packet on the wire (IP + TCP/UDP).
+    pub header_bytes: Option<u32>,
+    /// Hold each packet the sender emits for a random time uniform in
+    /// [0, send_jitter] before it enters the network, as ns-2's Agent
+    /// `overhead_` does: paper 004 §III-A adds such a processing time to
+    /// break the phase effects of deterministic drop-tail simulations.
+    /// Packets may leave out of order. Default: none.
+    pub send_jitter: Option<Dur>,
+    /// Count this flow in the class comparisons (normalized TCP
+    /// throughput, F/E/FC). Paper 004's scenarios C.3 and C.4 monitor one
+    /// TCP and one TFRCP flow among background traffic: set it false on
+    /// the background.
+    pub measured: bool,
+    /// What the application offers.
+    pub app: AppSpec,
+    /// The options of `protocol`; the variant matches it (checked by
+    /// [`super::Scenario::validate`]).
+    pub options: ProtocolOptions,
+}
+
+/// The options of a flow's protocol.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProtocolOptions {
+    /// `reno`, `newreno`, `sack`, `peach`, `peach-sack`.
+    Tcp(TcpOptions),
+    /// `tfrc`, `ccid3`.
+    Tfrc(TfrcOptions),
+    /// `tfrcp`.
+    Tfrcp(TfrcpOptions),
+    /// `cbr`.
+    Cbr(CbrOptions),
+    /// `saratoga`, `stfrc`.
+    Saratoga(SaratogaOptions),
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl FlowSpec {
+    /// Header bytes on the wire: as given, else the protocol's (40 for
+    /// IPv4 + TCP, or IPv4 + UDP + the TFRC/DCCP or TFRCP header; 28 for
+    /// CBR and Saratoga, IPv4 + UDP).
+    pub fn wire_header_bytes(&self) -> u32 {
+        self.header_bytes.unwrap_or(match self.protocol.family() {
+            Family::Tcp => TcpOptions::HEADER_BYTES,
+            Family::Tfrc => TfrcOptions::HEADER_BYTES,
+            Family::Tfrcp => TfrcpOptions::HEADER_BYTES,
+            Family::Saratoga => SaratogaOptions::HEADER_BYTES,
+            Family::Cbr => CbrOptions::HEADER_BYTES,
+        })
+    }
+
+    /// Checks what the types cannot (ranges, the application a protocol
+    /// can carry); field paths are relative to the flow. Whole scenarios
+    /// are checked by [`super::Scenario::validate`], which calls it; a
+    /// flow made on its own (`satcc perf`) calls it directly.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if !self.options.fits(self.protocol) {
+            return Err(FieldError::new(
+                "protocol",
+                format!("options of another protocol on a {} flow", self.protocol),
+            ));
+        }
+        if self.count == 0 {
+            return Err(FieldError::new("count", "must be at least 1"));
+        }
+        if self.mss == 0 || self.mss > 65_000 {
+            return Err(FieldError::new(
+                "mss",
+                format!("{} outside 1..=65000", self.mss),
+            ));
+        }
+        if let Some(stop) = self.stop {
+            if stop.0 <= self.start.0 {
+                return Err(FieldError::new("stop", "must be after start"));
+            }
+        }
+        match &self.options {
+            ProtocolOptions::Tcp(o) => o.validate(&self.app)?,
+            ProtocolOptions::Tfrc(o) => o.validate(&self.app)?,
+            ProtocolOptions::Tfrcp(o) => o.validate(&self.app)?,
+            ProtocolOptions::Cbr(o) => o.validate(&self.app)?,
+            ProtocolOptions::Saratoga(o) => o.validate(&self.app)?,
+        }
+        self.app.validate()
+    }
+}
+
+impl ProtocolOptions {
+    /// The rate a flow offers: a CBR flow's rate, a TCP ON/OFF source's
+    /// rate while ON, plain Saratoga's fixed rate.
+    pub fn rate(&self) -> Option<Rate> {
+        match self {
+            ProtocolOptions::Tcp(o) => o.rate(),
+            ProtocolOptions::Tfrc(o) => o.rate(),
+            ProtocolOptions::Tfrcp(o) => o.rate(),
+            ProtocolOptions::Cbr(o) => o.rate(),
+            ProtocolOptions::Saratoga(o) => o.rate(),
+        }
+    }
+
+    /// Whether these are options of protocol `p`.
+    fn fits(&self, p: Protocol) -> bool {
+        match (self, p.family()) {
+            (ProtocolOptions::Tcp(o), Family::Tcp) => o.fits(p),
+            (ProtocolOptions::Tfrc(o), Family::Tfrc) => o.fits(p),
+            (ProtocolOptions::Tfrcp(o), Family::Tfrcp) => o.fits(p),
+            (ProtocolOptions::Cbr(o), Family::Cbr) => o.fits(p),
+            (ProtocolOptions::Saratoga(o), Family::Saratoga) => o.fits(p),
+            // Options of one family on a protocol of another. (Listed so
+            // that a new family is flagged here too.)
+            (
+                ProtocolOptions::Tcp(_)
+                | ProtocolOptions::Tfrc(_)
+                | ProtocolOptions::Tfrcp(_)
+                | ProtocolOptions::Cbr(_)
+                | ProtocolOptions::Saratoga(_),
+                Family::Tcp | Family::Tfrc | Family::Tfrcp | Family::Cbr | Family::Saratoga,
+            ) => false,
+        }
+    }
+}
+
+impl AppSpec {
+    /// Checks an application's own fields (paths relative to the flow).
+    fn validate(&self) -> Result<(), FieldError> {
+        match self {
+            AppSpec::Files {
+                size,
+                size_max,
+                mode,
+                mean_interarrival,
+                new_connection,
+                gap_mean,
+                ..
+            } => {
+                if gap_mean.is_some() && *mode == FileMode::Poisson {
+                    return Err(FieldError::new(
+                        "app.gap_mean",
+                        "applies to mode = \"sequential\" only",
+                    ));
+                }
+                if *new_connection && *mode == FileMode::Poisson {
+                    return Err(FieldError::new(
+                        "app.new_connection",
+                        "needs mode = \"sequential\" (one connection at a time per flow)",
+                    ));
+                }
+                if size.0 == 0 {
+                    return Err(FieldError::new("app.size", "must be greater than zero"));
+                }
+                if size_max.is_some_and(|m| m.0 < size.0) {
+                    return Err(FieldError::new("app.size_max", "must be at least size"));
+                }
+                if *mode == FileMode::Poisson
+                    && mean_interarrival.is_none_or(|d| d.0 == Duration::ZERO)
+                {
+                    return Err(FieldError::new(
+                        "app.mean_interarrival",
+                        "required (and > 0) for mode = \"poisson\"",
+                    ));
+                }
+            }
+            AppSpec::OnOff {
+                on_mean,
+                off_mean,
+                shape,
+            } => {
+                if !(*shape > 1.0 && shape.is_finite()) {
+                    return Err(FieldError::new("app.shape", format!("{shape} must be > 1")));
+                }
+                if on_mean.0 == Duration::ZERO || off_mean.0 == Duration::ZERO {
+                    return Err(FieldError::new("app", "on_mean and off_mean must be > 0"));
+                }
+            }
+            AppSpec::Bulk => {}
+        }
+        Ok(())
+    }
+}
+
+// ---- reading a `[[flows]]` table ----
+
+/// The fields every flow has, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommonFields {
+    #[serde(default = "CommonFields::default_count")]
+    count: u32,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    src: Option<String>,
+    #[serde(default)]
+    dst: Option<String>,
+    #[serde(default)]
+    start: Dur,
+    #[serde(default)]
+    start_spread: Dur,
+    #[serde(default)]
+    stop: Option<Dur>,
+    #[serde(default)]
+    group: Option<u32>,
+    #[serde(default = "CommonFields::default_mss")]
+    mss: u32,
+    #[serde(default)]
+    header_bytes: Option<u32>,
+    #[serde(default)]
+    send_jitter: Option<Dur>,
+    #[serde(default = "yes")]
+    measured: bool,
+    #[serde(default)]
+    app: AppSpec,
+}
+
+impl CommonFields {
+    fn default_count() -> u32 {
+        1
+    }
+    fn default_mss() -> u32 {
+        1000
+    }
+}
+
+/// The keys of a struct read with `#[derive(Deserialize)]`: the field list
+/// serde's derive hands to `deserialize_struct`.
+fn keys_of<T: de::DeserializeOwned>() -> &'static [&'static str] {
+    struct Probe<'a>(&'a mut &'static [&'static str]);
+    impl<'de> Deserializer<'de> for Probe<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("probed"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut keys: &'static [&'static str] = &[];
+    let _ = T::deserialize(Probe(&mut keys));
+    keys
+}
+
+/// The option keys protocol `p` takes.
+fn option_keys(p: Protocol) -> Vec<&'static str> {
+    match p.family() {
+        Family::Tcp => TcpOptions::keys(p),
+        Family::Tfrc => TfrcOptions::keys(p),
+        Family::Tfrcp => TfrcpOptions::keys(p),
+        Family::Saratoga => SaratogaOptions::keys(p),
+        Family::Cbr => CbrOptions::keys(p),
+    }
+}
+
+/// Why `key` cannot be written on a flow of protocol `p`.
+fn misplaced(key: &str, p: Protocol) -> String {
+    let owners: Vec<&str> = Protocol::ALL
+        .into_iter()
+        .filter(|&q| option_keys(q).contains(&key))
+        .map(|q| q.name())
+        .collect();
+    if owners.is_empty() {
+        let expected: Vec<String> = ["protocol"]
+            .iter()
+            .chain(keys_of::<CommonFields>())
+            .chain(&option_keys(p))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        return format!(
+            "unknown field `{key}`, expected one of {}",
+            expected.join(", ")
+        );
+    }
+    let refusal = match p.family() {
+        Family::Tcp => TcpOptions::refusal(key, p),
+        Family::Tfrc => TfrcOptions::refusal(key, p),
+        Family::Tfrcp => TfrcpOptions::refusal(key, p),
+        Family::Saratoga => SaratogaOptions::refusal(key, p),
+        Family::Cbr => CbrOptions::refusal(key, p),
+    };
+    if let Some(r) = refusal {
+        return r.into();
+    }
+    let quoted: Vec<String> = owners.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => format!("applies to protocol {last} only"),
+        Some((last, rest)) => format!("applies to protocols {} and {last} only", rest.join(", ")),
+        None => unreachable!("owners is not empty"),
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        let protocol: Protocol = t
+            .remove("protocol")
+            .ok_or_else(|| <D::Error as de::Error>::missing_field("protocol"))?
+            .try_into()
+            .map_err(|e: toml::de::Error| nested_error::<D::Error>("protocol", e.message()))?;
+        let common = keys_of::<CommonFields>();
+        let own = option_keys(protocol);
+        let mut options = toml::Table::new();
+        let keys: Vec<String> = t.keys().cloned().collect();
+        for key in keys {
+            if common.contains(&key.as_str()) {
+                continue;
+            }
+            if !own.contains(&key.as_str()) {
+                return Err(nested_error(&key, &misplaced(&key, protocol)));
+            }
+            let v = t.remove(&key).expect("a listed key");
+            options.insert(key, v);
+        }
+        let c: CommonFields = nested(t)?;
+        let options = match protocol.family() {
+            Family::Tcp => ProtocolOptions::Tcp(TcpOptions::read(protocol, options)?),
+            Family::Tfrc => ProtocolOptions::Tfrc(TfrcOptions::read(protocol, options)?),
+            Family::Tfrcp => ProtocolOptions::Tfrcp(TfrcpOptions::read(protocol, options)?),
+            Family::Saratoga => {
+                ProtocolOptions::Saratoga(SaratogaOptions::read(protocol, options)?)
+            }
+            Family::Cbr => ProtocolOptions::Cbr(CbrOptions::read(protocol, options)?),
+        };
+        Ok(FlowSpec {
+            protocol,
+            count: c.count,
+            name: c.name,
+            src: c.src,
+            dst: c.dst,
+            start: c.start,
+            start_spread: c.start_spread,
+            stop: c.stop,
+            group: c.group,
+            mss: c.mss,
+            header_bytes: c.header_bytes,
+            send_jitter: c.send_jitter,
+            measured: c.measured,
+            app: c.app,
+            options,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Scenario, ScenarioError};
+
+    /// A dumbbell with one flow line `flow`.
+    fn load(flow: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::from_toml_str(
+            &format!(
+                "duration = \"10s\"\n[topology]\nkind = \"dumbbell\"\n\
+                 [topology.bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n\
+                 [[flows]]\n{flow}\n"
+            ),
+            "t.toml",
+            &[],
+        )
+    }
+
+    fn options(flow: &str) -> ProtocolOptions {
+        load(flow).unwrap().flows[0].options.clone()
+    }
+
+    fn error(flow: &str) -> (String, String) {
+        let e = load(flow).unwrap_err();
+        (e.field, e.message)
+    }
+
+    /// The names serde's derive gives `Protocol`'s variants: the list
+    /// `deserialize_enum` is handed, which has every variant.
+    fn variant_names() -> &'static [&'static str] {
+        struct Probe<'a>(&'a mut &'static [&'static str]);
+        impl<'de> Deserializer<'de> for Probe<'_> {
+            type Error = de::value::Error;
+            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+                Err(de::Error::custom("not an enum"))
+            }
+            fn deserialize_enum<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                variants: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                *self.0 = variants;
+                Err(de::Error::custom("probed"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+                bytes byte_buf option unit unit_struct newtype_struct seq tuple
+                tuple_struct map struct identifier ignored_any
+            }
+        }
+        let mut names: &'static [&'static str] = &[];
+        let _ = Protocol::deserialize(Probe(&mut names));
+        names
+    }
+
+    #[test]
+    fn all_holds_every_protocol_once_under_its_name() {
+        // ALL is the one list the compiler cannot check (an array of any
+        // length compiles): a new variant left out of it would be missing
+        // from error messages and from `satcc perf`.
+        let mut names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        for p in Protocol::ALL {
+            let read: Protocol = toml::Value::String(p.name().into()).try_into().unwrap();
+            assert_eq!(read, p, "name() and serde disagree on {p:?}");
+        }
+        names.sort_unstable();
+        let mut variants = variant_names().to_vec();
+        variants.sort_unstable();
+        assert_eq!(names, variants);
+    }
+
+    #[test]
+    fn key_sets_do_not_overlap() {
+        let common = keys_of::<CommonFields>();
+        assert!(common.contains(&"app") && common.len() == 13);
+        for p in Protocol::ALL {
+            let own = option_keys(p);
+            assert!(!own.is_empty(), "{p}");
+            assert!(own.iter().all(|k| !common.contains(k)), "{p}: {own:?}");
+        }
+        let peach = keys_of::<PeachOptions>();
+        assert!(peach.iter().all(|k| !keys_of::<TcpOptions>().contains(k)));
+        assert!(!option_keys(Protocol::Sack).contains(&"peach_adsn"));
+        assert!(option_keys(Protocol::PeachSack).contains(&"peach_adsn"));
+        assert!(!option_keys(Protocol::Tfrc).contains(&"feedback"));
+        assert!(option_keys(Protocol::Ccid3).contains(&"rtt_ref"));
+    }
+
+    #[test]
+    fn options_are_typed_by_protocol() {
+        let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"\nrwnd = 64") else {
+            panic!()
+        };
+        assert_eq!((o.rwnd, o.peach), (64, None));
+        let ProtocolOptions::Tcp(o) = options("protocol = \"peach\"\npeach_adsn = 0.5") else {
+            panic!()
+        };
+        assert_eq!(o.peach.unwrap().peach_adsn, Some(0.5));
+        assert_eq!(
+            options("protocol = \"ccid3\"\nfeedback = \"dynamic\"\nrtt_ref = \"50ms\""),
+            ProtocolOptions::Tfrc(TfrcOptions {
+                feedback: FeedbackSpec::Dynamic {
+                    rtt_ref: Some(Dur(Duration::from_millis(50)))
+                },
+                ..TfrcOptions::default()
+            })
+        );
+        let ProtocolOptions::Tfrcp(o) =
+            options("protocol = \"tfrcp\"\nstrategy = \"s3\"\nm_base = 1\nm_spread = 2")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            o.strategy,
+            StrategySpec::S3 {
+                base: Dur(Duration::from_secs(1)),
+                spread: Dur(Duration::from_secs(2))
+            }
+        );
+        let ProtocolOptions::Tfrcp(o) = options("protocol = \"tfrcp\"") else {
+            panic!()
+        };
+        assert_eq!(o.strategy, StrategySpec::S1 { m: None });
+        let cbr = options("protocol = \"cbr\"\nrate = \"1Mbps\"\nlow_priority = true");
+        assert_eq!(cbr.rate(), Some(Rate(1_000_000)));
+    }
+
+    #[test]
+    fn sack_recovery_is_parsed_and_checked() {
+        let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"") else {
+            panic!()
+        };
+        assert_eq!(o.sack_recovery, SackRecoverySpec::Rfc6675);
+        for p in ["sack", "peach-sack"] {
+            let ProtocolOptions::Tcp(o) =
+                options(&format!("protocol = \"{p}\"\nsack_recovery = \"ns2\""))
+            else {
+                panic!()
+            };
+            assert_eq!(o.sack_recovery, SackRecoverySpec::Ns2, "{p}");
+        }
+        let (field, message) = error("protocol = \"newreno\"\nsack_recovery = \"ns2\"");
+        assert_eq!(field, "flows[0].sack_recovery");
+        assert!(message.contains("\"newreno\""), "{message}");
+        let (field, message) = error("protocol = \"sack\"\nsack_recovery = \"fack\"");
+        assert_eq!(field, "flows[0].sack_recovery");
+        assert!(
+            message.contains("fack") && message.contains("ns2"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_key_of_another_protocol_names_its_protocols() {
+        for (flow, field, message) in [
+            (
+                "protocol = \"sack\"\nk = 3",
+                "k",
+                "applies to protocol \"tfrcp\" only",
+            ),
+            (
+                "protocol = \"sack\"\npeach_adsn = 1",
+                "peach_adsn",
+                "applies to protocols \"peach\" and \"peach-sack\" only",
+            ),
+            (
+                "protocol = \"tfrc\"\nrwnd = 64",
+                "rwnd",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\" and \
+                 \"peach-sack\" only",
+            ),
+            (
+                "protocol = \"cbr\"\nrate = 1000\nmin_rto = 1",
+                "min_rto",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\", \
+                 \"peach-sack\" and \"tfrcp\" only",
+            ),
+            (
+                "protocol = \"newreno\"\nlow_priority = true",
+                "low_priority",
+                "applies to protocol \"cbr\" only",
+            ),
+            (
+                "protocol = \"tfrc\"\nfeedback = \"dynamic\"",
+                "feedback",
+                "applies to protocol \"ccid3\" only (tfrc is RFC 5348's once-per-RTT feedback)",
+            ),
+            (
+                "protocol = \"tfrcp\"\nrate = 1000",
+                "rate",
+                "TFRCP chooses its own rate",
+            ),
+            (
+                "protocol = \"ccid3\"\nrate = 1000",
+                "rate",
+                "TFRC and CCID3 choose their own rate",
+            ),
+            (
+                "protocol = \"cbr\"",
+                "rate",
+                "required for protocol \"cbr\"",
+            ),
+            (
+                "protocol = \"sack\"\nrate = 1000",
+                "rate",
+                "applies to protocol \"cbr\" and to app kind \"onoff\" only",
+            ),
+            (
+                "protocol = \"ccid3\"\nrtt_ref = 1",
+                "rtt_ref",
+                "applies to feedback = \"dynamic\" only",
+            ),
+            (
+                "protocol = \"tfrcp\"\nstrategy = \"s2\"",
+                "k",
+                "required for strategy \"s2\"",
+            ),
+            (
+                "protocol = \"tfrcp\"\nk = 4",
+                "k",
+                "does not apply to strategy \"s1\" (it uses m)",
+            ),
+            (
+                "protocol = \"tfrcp\"\nstrategy = \"s3\"\nm_spread = 1",
+                "m_base",
+                "required for strategy \"s3\"",
+            ),
+            (
+                "protocol = \"tfrcp\"\napp = { kind = \"onoff\", on_mean = 1, off_mean = 1 }",
+                "app",
+                "TFRCP flows are bulk sources",
+            ),
+            (
+                "protocol = \"cbr\"\nrate = 1000\napp = { kind = \"files\", size = 1000 }",
+                "app",
+                "files run over TCP and Saratoga flows only",
+            ),
+            (
+                "protocol = \"stfrc\"\nrate = 1000",
+                "rate",
+                "STFRC chooses its own rate",
+            ),
+            (
+                "protocol = \"saratoga\"",
+                "rate",
+                "required for protocol \"saratoga\" (plain Saratoga sends at a fixed rate; \"stfrc\" chooses its own)",
+            ),
+            (
+                "protocol = \"saratoga\"\nrate = 1000\nsymmetry_ratio = 0.5",
+                "symmetry_ratio",
+                "applies to protocol \"stfrc\" only",
+            ),
+            (
+                "protocol = \"stfrc\"\nsymmetry_ratio = 1.5",
+                "symmetry_ratio",
+                "must be in [0, 1], got 1.5",
+            ),
+            (
+                "protocol = \"stfrc\"\nstatus_per_rtt = 0",
+                "status_per_rtt",
+                "must be a number > 0, got 0",
+            ),
+            (
+                "protocol = \"stfrc\"\napp = { kind = \"onoff\", on_mean = 1, off_mean = 1 }",
+                "app",
+                "Saratoga flows carry bulk data or sequential files",
+            ),
+        ] {
+            assert_eq!(
+                error(flow),
+                (format!("flows[0].{field}"), message.to_string()),
+                "{flow}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_suggests_what_the_protocol_takes() {
+        // The full list is what misplaced() hands on; the scenario error
+        // rewrites it as the nearest name, or a pointer to the docs.
+        let m = misplaced("bogus", Protocol::Cbr);
+        assert!(
+            m.starts_with("unknown field `bogus`, expected one of `protocol`, `count`"),
+            "{m}"
+        );
+        assert!(m.ends_with("`rate`, `packet_size`, `low_priority`"), "{m}");
+        let (field, message) = error("protocol = \"cbr\"\nrate = 1000\nbogus = 1");
+        assert_eq!(field, "flows[0].bogus");
+        assert_eq!(
+            message,
+            "unknown field `bogus` (docs/scenario.md lists the fields)"
+        );
+        let (field, message) = error("protocol = \"cbr\"\nrate = 1000\npacket_sise = 1");
+        assert_eq!(field, "flows[0].packet_sise");
+        assert_eq!(
+            message,
+            "unknown field `packet_sise`; did you mean `packet_size`?"
+        );
+        let (_, message) = error("protocol = \"sack\"\nmin_rtoo = 1");
+        assert_eq!(message, "unknown field `min_rtoo`; did you mean `min_rto`?");
+        let (field, message) = error("protocol = \"newrenno\"");
+        assert_eq!(field, "flows[0].protocol");
+        assert!(message.contains("unknown variant `newrenno`"), "{message}");
+        assert_eq!(error("count = 2").1, "missing field `protocol`");
+    }
+
+    #[test]
+    fn options_must_match_the_protocol() {
+        let mut sc = load("protocol = \"sack\"").unwrap();
+        sc.flows[0].protocol = Protocol::Peach;
+        let e = sc.validate().unwrap_err();
+        assert_eq!(e.field, "flows[0].protocol");
+        sc.flows[0].protocol = Protocol::Tfrc;
+        assert!(sc.validate().is_err());
+        sc.flows[0].options = ProtocolOptions::Tfrc(TfrcOptions::default());
+        assert!(sc.validate().is_ok());
+    }
+}

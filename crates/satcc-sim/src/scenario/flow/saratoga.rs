@@ -1,0 +1,188 @@
+//! The Saratoga family's options: `saratoga` (draft-wood-tsvwg-saratoga-22
+//! at a fixed rate, as deployed) and `stfrc` (paper 000's sender-based
+//! TFRC).
+
+use satcc_proto::Duration;
+use serde::de;
+use serde::Deserialize;
+
+use super::{keys_of, tfrc, FamilyOptions, Protocol};
+use crate::scenario::{nested, nested_error, AppSpec, Dur, FieldError, FileMode, Rate};
+
+/// Options of a Saratoga flow. Each `None` takes the protocol's default
+/// (`satcc_proto::saratoga::SaratogaConfig`, `satcc_proto::stfrc::StfrcConfig`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaratogaOptions {
+    /// `saratoga`: the fixed sending rate, on the wire (required).
+    pub rate: Option<Rate>,
+    /// `stfrc`: the rate controller's parameters.
+    pub stfrc: Option<StfrcOptions>,
+    /// Timestamps in DATA frames that request a STATUS (draft §4.4 bit 12).
+    pub timestamps: Option<bool>,
+    /// Request a STATUS at least this often while sending.
+    pub status_request_interval: Option<Dur>,
+    /// Request a STATUS at least every this many DATA frames (0: never by
+    /// count).
+    pub status_every_frames: Option<u32>,
+    /// Give up after hearing nothing from the peer this long.
+    pub inactivity_timeout: Option<Dur>,
+}
+
+/// STFRC's parameters (paper 000 §3-§5, Table 1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StfrcOptions {
+    /// Average forward delay over the average RTT (Table 1: 0.75 with
+    /// Drop-Tail, 0.65 with RED).
+    pub symmetry_ratio: f64,
+    /// STATUS requests per RTT (§5 recommends 1).
+    pub status_per_rtt: f64,
+    /// RFC 5348 §5.5 history discounting (Table 1: yes).
+    pub history_discounting: bool,
+    /// RFC 5348 §4.5 oscillation damping.
+    pub oscillation_damping: bool,
+}
+
+/// A Saratoga or STFRC flow's keys as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaratogaFields {
+    #[serde(default)]
+    rate: Option<Rate>,
+    #[serde(default)]
+    timestamps: Option<bool>,
+    #[serde(default)]
+    status_request_interval: Option<Dur>,
+    #[serde(default)]
+    status_every_frames: Option<u32>,
+    #[serde(default)]
+    inactivity_timeout: Option<Dur>,
+    #[serde(default)]
+    symmetry_ratio: Option<f64>,
+    #[serde(default)]
+    status_per_rtt: Option<f64>,
+    #[serde(default)]
+    history_discounting: Option<bool>,
+    #[serde(default)]
+    oscillation_damping: Option<bool>,
+}
+
+/// Keys of [`SaratogaFields`] that only `stfrc` takes.
+const STFRC_KEYS: [&str; 4] = [
+    "symmetry_ratio",
+    "status_per_rtt",
+    "history_discounting",
+    "oscillation_damping",
+];
+
+impl SaratogaFields {
+    fn into_options(self, protocol: Protocol) -> Result<SaratogaOptions, FieldError> {
+        let stfrc = (protocol == Protocol::Stfrc).then(|| {
+            let d = satcc_proto::stfrc::StfrcConfig::default();
+            StfrcOptions {
+                symmetry_ratio: self.symmetry_ratio.unwrap_or(d.symmetry_ratio),
+                status_per_rtt: self.status_per_rtt.unwrap_or(d.status_per_rtt),
+                history_discounting: self.history_discounting.unwrap_or(d.history_discounting),
+                // Our RFC 5348 TFRC's default, so that STFRC and TFRC on the
+                // same scenario differ only where the paper makes them.
+                oscillation_damping: self.oscillation_damping.unwrap_or(tfrc::damping_default()),
+            }
+        });
+        if protocol == Protocol::Saratoga && self.rate.is_none() {
+            return Err(FieldError::new(
+                "rate",
+                "required for protocol \"saratoga\" (plain Saratoga sends at a fixed rate; \"stfrc\" chooses its own)",
+            ));
+        }
+        Ok(SaratogaOptions {
+            rate: self.rate,
+            stfrc,
+            timestamps: self.timestamps,
+            status_request_interval: self.status_request_interval,
+            status_every_frames: self.status_every_frames,
+            inactivity_timeout: self.inactivity_timeout,
+        })
+    }
+}
+
+impl FamilyOptions for SaratogaOptions {
+    // IPv4 + UDP: a Saratoga frame's own header counts as UDP payload,
+    // since its size varies from frame to frame.
+    const HEADER_BYTES: u32 = 28;
+
+    fn keys(p: Protocol) -> Vec<&'static str> {
+        let all = keys_of::<SaratogaFields>().iter().copied();
+        if p == Protocol::Stfrc {
+            all.filter(|k| *k != "rate").collect()
+        } else {
+            all.filter(|k| !STFRC_KEYS.contains(k)).collect()
+        }
+    }
+
+    fn refusal(key: &str, p: Protocol) -> Option<&'static str> {
+        (key == "rate" && p == Protocol::Stfrc).then_some("STFRC chooses its own rate")
+    }
+
+    fn requires_rate(p: Protocol) -> bool {
+        p == Protocol::Saratoga
+    }
+
+    fn read<E: de::Error>(p: Protocol, t: toml::Table) -> Result<Self, E> {
+        nested::<SaratogaFields, _>(t)?
+            .into_options(p)
+            .map_err(|e| nested_error(&e.field, &e.message))
+    }
+
+    fn fits(&self, p: Protocol) -> bool {
+        if p == Protocol::Stfrc {
+            self.rate.is_none() && self.stfrc.is_some()
+        } else {
+            self.rate.is_some() && self.stfrc.is_none()
+        }
+    }
+
+    fn rate(&self) -> Option<Rate> {
+        self.rate
+    }
+
+    fn validate(&self, app: &AppSpec) -> Result<(), FieldError> {
+        match app {
+            AppSpec::Bulk => {}
+            AppSpec::Files {
+                mode: FileMode::Sequential,
+                ..
+            } => {}
+            _ => {
+                return Err(FieldError::new(
+                    "app",
+                    "Saratoga flows carry bulk data or sequential files",
+                ))
+            }
+        }
+        if self.rate == Some(Rate(0)) {
+            return Err(FieldError::new("rate", "must be greater than zero"));
+        }
+        for (k, d) in [
+            ("status_request_interval", self.status_request_interval),
+            ("inactivity_timeout", self.inactivity_timeout),
+        ] {
+            if d == Some(Dur(Duration::ZERO)) {
+                return Err(FieldError::new(k, "must be greater than zero"));
+            }
+        }
+        if let Some(s) = &self.stfrc {
+            if !(s.symmetry_ratio.is_finite() && (0.0..=1.0).contains(&s.symmetry_ratio)) {
+                return Err(FieldError::new(
+                    "symmetry_ratio",
+                    format!("must be in [0, 1], got {}", s.symmetry_ratio),
+                ));
+            }
+            if !(s.status_per_rtt.is_finite() && s.status_per_rtt > 0.0) {
+                return Err(FieldError::new(
+                    "status_per_rtt",
+                    format!("must be a number > 0, got {}", s.status_per_rtt),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,283 @@
+//! The TCP family's options: `reno`, `newreno`, `sack`, and TCP-Peach
+//! (paper 002) over NewReno (`peach`) or SACK (`peach-sack`).
+
+use satcc_proto::tcp::{self, Variant};
+use serde::de;
+use serde::Deserialize;
+
+use super::{keys_of, FamilyOptions, Protocol};
+use crate::scenario::{nested, nested_error, AppSpec, Dur, FieldError, Rate};
+
+/// What TCP protocol `p` runs: its loss recovery, and whether TCP-Peach
+/// runs over it.
+///
+/// The one place the TCP variants are told apart. It lists every protocol,
+/// not only TCP's, so that a new variant of [`Protocol`] does not compile
+/// until it is placed here (a new TCP must say what it runs; any other
+/// protocol says `None`).
+pub(crate) fn variant(p: Protocol) -> Option<(Variant, bool)> {
+    match p {
+        Protocol::Reno => Some((Variant::Reno, false)),
+        Protocol::NewReno => Some((Variant::NewReno, false)),
+        Protocol::Sack => Some((Variant::Sack, false)),
+        Protocol::Peach => Some((Variant::NewReno, true)),
+        Protocol::PeachSack => Some((Variant::Sack, true)),
+        Protocol::Tfrc
+        | Protocol::Ccid3
+        | Protocol::Tfrcp
+        | Protocol::Saratoga
+        | Protocol::Stfrc
+        | Protocol::Cbr => None,
+    }
+}
+
+/// Whether `p` is TCP-Peach (over either base).
+fn is_peach(p: Protocol) -> bool {
+    variant(p).is_some_and(|(_, peach)| peach)
+}
+
+/// Options of a TCP flow.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Initial window in segments (default RFC 3390 from the MSS).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
+    /// Receiver's advertised window in segments.
+    #[serde(default = "TcpOptions::default_rwnd")]
+    pub rwnd: u32,
+    /// Receiver delays ACKs (RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout.
+    #[serde(default)]
+    pub delack_timeout: Option<Dur>,
+    /// Lower bound on RTO (RFC 6298 §2.4 says 1 s; ns-2 and Linux 200 ms).
+    #[serde(default)]
+    pub min_rto: Option<Dur>,
+    /// RTO before the first sample.
+    #[serde(default)]
+    pub initial_rto: Option<Dur>,
+    /// Upper bound on RTO.
+    #[serde(default)]
+    pub max_rto: Option<Dur>,
+    /// Initial slow-start threshold in segments.
+    #[serde(default)]
+    pub initial_ssthresh: Option<u32>,
+    /// Duplicate-ACK threshold.
+    #[serde(default)]
+    pub dupack_threshold: Option<u32>,
+    /// What a retransmission timeout halves into ssthresh: `"flightsize"`
+    /// (RFC 5681 §3.1 eq. 4, the default) or `"window"` (ns-2 2.35: the
+    /// congestion window without fast-recovery inflation).
+    #[serde(default)]
+    pub rto_ssthresh: RtoSsthreshSpec,
+    /// Which segments give RTT samples: `"timestamps"` (every ACK of new
+    /// data, the default) or `"karn"` (one new segment timed at a time,
+    /// none retransmitted: ns-2 2.35 and the TCPs the papers ran).
+    #[serde(default)]
+    pub rtt_timing: RttTimingSpec,
+    /// NewReno: restart the retransmission timer only on the first partial
+    /// ACK of a recovery (RFC 6582 §4 "Impatient", ns-2's default); false
+    /// restarts it on every partial ACK ("Slow-but-Steady").
+    #[serde(default = "TcpOptions::default_impatient")]
+    pub newreno_impatient: bool,
+    /// RFC 3042 Limited Transmit (ns-2 `singledup_`, on by default).
+    #[serde(default = "TcpOptions::default_limited_transmit")]
+    pub limited_transmit: bool,
+    /// SACK loss recovery: `"rfc6675"` (the default) or `"ns2"` (ns-2
+    /// 2.35 `Agent/TCP/Sack1`: holes before new data, pipe counted per ACK
+    /// and cut again on partial ACKs, cwnd halved with a floor of 1; see
+    /// [`satcc_proto::tcp::SackRecovery`]). Only `sack` and `peach-sack`
+    /// use it.
+    #[serde(default)]
+    pub sack_recovery: SackRecoverySpec,
+    /// The receiver echoes TCP-Peach's dummy mark (default true; false
+    /// models a receiver without the paper 002 modification, against which
+    /// a Peach sender falls back to its base variant).
+    #[serde(default = "TcpOptions::default_echo_dummy")]
+    pub echo_dummy: bool,
+    /// With app kind `onoff`: the rate offered while ON.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// TCP-Peach's options: `Some` exactly for `peach` and `peach-sack`.
+    #[serde(skip)]
+    pub peach: Option<PeachOptions>,
+}
+
+/// Options of a TCP-Peach flow (paper 002).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PeachOptions {
+    /// The RTT the first Sudden Start spaces its dummies over (default:
+    /// the path's base RTT, what the handshake would measure).
+    #[serde(default)]
+    pub handshake_rtt: Option<Dur>,
+    /// adsn as a fraction of the window W at loss detection (paper 002
+    /// eq. 4, lost; default 1.0 per docs/papers.md).
+    #[serde(default)]
+    pub peach_adsn: Option<f64>,
+    /// wdsn as a fraction of W (paper 002 §III-C; default 0.5).
+    #[serde(default)]
+    pub peach_wdsn: Option<f64>,
+    /// Dummies per data ACK in Rapid Recovery (default 2).
+    #[serde(default)]
+    pub peach_dummies_per_ack: Option<u32>,
+    /// Rapid Recovery expires into Sudden Start after this many RTTs
+    /// without the retransmission's ACK (default 1).
+    #[serde(default)]
+    pub peach_rr_timeout: Option<f64>,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::RttTiming`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RttTimingSpec {
+    /// A sample from every ACK of new data (RFC 7323 timestamps).
+    #[default]
+    Timestamps,
+    /// Karn's algorithm, one segment timed per RTT (ns-2 2.35).
+    Karn,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::RtoSsthresh`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoSsthreshSpec {
+    /// RFC 5681: half the FlightSize.
+    #[default]
+    FlightSize,
+    /// ns-2: half the window.
+    Window,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::SackRecovery`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SackRecoverySpec {
+    /// RFC 6675.
+    #[default]
+    Rfc6675,
+    /// ns-2 2.35 Sack1.
+    Ns2,
+}
+
+// TCP's defaults live with the protocol (satcc_proto::tcp): written once.
+impl TcpOptions {
+    fn default_rwnd() -> u32 {
+        tcp::ReceiverConfig::default().rwnd
+    }
+    fn default_impatient() -> bool {
+        tcp::SenderConfig::default().newreno_impatient
+    }
+    fn default_limited_transmit() -> bool {
+        tcp::SenderConfig::default().limited_transmit
+    }
+    fn default_echo_dummy() -> bool {
+        tcp::ReceiverConfig::default().echo_dummy
+    }
+}
+
+impl FamilyOptions for TcpOptions {
+    // IPv4 + TCP.
+    const HEADER_BYTES: u32 = 40;
+
+    fn keys(p: Protocol) -> Vec<&'static str> {
+        let mut keys = keys_of::<TcpOptions>().to_vec();
+        if is_peach(p) {
+            keys.extend(keys_of::<PeachOptions>());
+        }
+        keys
+    }
+
+    fn refusal(_key: &str, _p: Protocol) -> Option<&'static str> {
+        None
+    }
+
+    fn requires_rate(_p: Protocol) -> bool {
+        // Only with app kind "onoff", which validate() checks.
+        false
+    }
+
+    fn read<E: de::Error>(p: Protocol, mut t: toml::Table) -> Result<Self, E> {
+        // The flat table holds Peach's keys beside TCP's: they fill their
+        // own struct.
+        let peach_keys = keys_of::<PeachOptions>();
+        let mut peach = toml::Table::new();
+        for key in peach_keys {
+            if let Some(v) = t.remove(*key) {
+                peach.insert(key.to_string(), v);
+            }
+        }
+        let mut o: TcpOptions = nested(t)?;
+        let sack = variant(p).is_some_and(|(v, _)| v == Variant::Sack);
+        if o.sack_recovery != SackRecoverySpec::Rfc6675 && !sack {
+            return Err(nested_error(
+                "sack_recovery",
+                &format!(
+                    "\"ns2\" applies to protocols \"sack\" and \"peach-sack\" only, \
+                     not \"{}\"",
+                    p.name()
+                ),
+            ));
+        }
+        if is_peach(p) {
+            o.peach = Some(nested(peach)?);
+        }
+        Ok(o)
+    }
+
+    fn fits(&self, p: Protocol) -> bool {
+        self.peach.is_some() == is_peach(p)
+    }
+
+    fn rate(&self) -> Option<Rate> {
+        self.rate
+    }
+
+    fn validate(&self, app: &AppSpec) -> Result<(), FieldError> {
+        if self.rwnd == 0 {
+            return Err(FieldError::new("rwnd", "must be at least 1 segment"));
+        }
+        if self.initial_window == Some(0) {
+            return Err(FieldError::new(
+                "initial_window",
+                "must be at least 1 segment (a window of 0 never sends)",
+            ));
+        }
+        let onoff = matches!(app, AppSpec::OnOff { .. });
+        if self.rate.is_some() && !onoff {
+            return Err(FieldError::new(
+                "rate",
+                "applies to protocol \"cbr\" and to app kind \"onoff\" only",
+            ));
+        }
+        if onoff && self.rate.is_none() {
+            return Err(FieldError::new(
+                "rate",
+                "required with app kind \"onoff\" (the rate offered while ON)",
+            ));
+        }
+        if let Some(p) = &self.peach {
+            for (k, v) in [
+                ("peach_adsn", p.peach_adsn),
+                ("peach_wdsn", p.peach_wdsn),
+                ("peach_rr_timeout", p.peach_rr_timeout),
+            ] {
+                if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= 0.0)) {
+                    return Err(FieldError::new(
+                        k,
+                        format!("must be a finite number >= 0, got {v}"),
+                    ));
+                }
+            }
+            if p.peach_rr_timeout == Some(0.0) {
+                return Err(FieldError::new(
+                    "peach_rr_timeout",
+                    "must be greater than zero",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
