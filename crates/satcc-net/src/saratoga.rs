@@ -993,7 +993,7 @@ impl SendSide {
     fn pump(&mut self, now: Instant, sock: &Socket, to: SocketAddr, out: &mut [u8]) {
         let floor = Instant(now.as_nanos().saturating_sub(BURST.as_nanos())).max(self.last_passed);
         for _ in 0..MAX_BURST {
-            let Some(due) = self.sender.next_timeout() else {
+            let Some(due) = self.sender.poll_timeout() else {
                 break;
             };
             if due >= now {
@@ -1006,8 +1006,8 @@ impl SendSide {
             self.last_passed = t;
         }
         self.last_passed = now;
-        if self.sender.next_timeout().is_some_and(|t| t <= now) {
-            self.sender.on_timeout(now);
+        if self.sender.poll_timeout().is_some_and(|t| t <= now) {
+            self.sender.handle_timeout(now);
         }
         for _ in 0..MAX_BURST {
             if !self.send_one(now, sock, to, out) {
@@ -1055,7 +1055,7 @@ impl SendSide {
     }
 
     fn next_wake(&self) -> Option<Instant> {
-        let t = self.sender.next_timeout();
+        let t = self.sender.poll_timeout();
         match (t, self.meta_retry) {
             (Some(a), Some(b)) if self.size == 0 => Some(a.min(b)),
             (None, Some(b)) if self.size == 0 => Some(b),
@@ -1439,8 +1439,8 @@ pub fn get(
     let mut last_rx = start;
     loop {
         let now = clock.now();
-        if side.receiver.next_timeout().is_some_and(|t| t <= now) {
-            side.receiver.on_timeout(now);
+        if side.receiver.poll_timeout().is_some_and(|t| t <= now) {
+            side.receiver.handle_timeout(now);
         }
         for _ in 0..MAX_BURST {
             let Some(m) = side.receiver.poll_message(now) else {
@@ -1494,7 +1494,7 @@ pub fn get(
             next_progress = now + PROGRESS_EVERY;
         }
         let mut deadline = now + PROGRESS_EVERY;
-        if let Some(t) = side.receiver.next_timeout() {
+        if let Some(t) = side.receiver.poll_timeout() {
             deadline = deadline.min(t);
         }
         let got = sock
@@ -1859,7 +1859,7 @@ impl SaratogaServer {
             let mut deadline = now + Duration::from_millis(50);
             for s in self.sessions.values() {
                 let t = match &s.side {
-                    Side::Put(r) if s.ended.is_none() => r.receiver.next_timeout(),
+                    Side::Put(r) if s.ended.is_none() => r.receiver.poll_timeout(),
                     Side::Get(g) if s.ended.is_none() => g.next_wake(),
                     _ => None,
                 };
@@ -2303,7 +2303,7 @@ impl SaratogaServer {
             } else if let (Side::Put(r), Some(Ok(()))) = (&mut s.side, &s.outcome) {
                 // Finished: keep answering STATUS requests (its last
                 // STATUS may have been lost).
-                r.receiver.on_timeout(now);
+                r.receiver.handle_timeout(now);
                 send_all_from_receiver(r, now, sock, peer, out, &[]);
             }
             if s.ended.is_none() {
@@ -2369,8 +2369,8 @@ fn put_step(
     peer: SocketAddr,
     out: &mut [u8],
 ) -> Outcome {
-    if r.receiver.next_timeout().is_some_and(|t| t <= now) {
-        r.receiver.on_timeout(now);
+    if r.receiver.poll_timeout().is_some_and(|t| t <= now) {
+        r.receiver.handle_timeout(now);
     }
     if r.receiver.failure().is_some() {
         r.resumable_fail = true;
