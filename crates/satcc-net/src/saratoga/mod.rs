@@ -37,6 +37,7 @@ mod server;
 mod session;
 mod types;
 
+pub use crate::signal::stop_on_signals;
 pub use client::{get, put};
 pub use files::{check_name, checksum_file};
 pub use frames::parse_checksum;
@@ -45,8 +46,6 @@ pub use types::{
     error_text, Progress, Rate, ServeConfig, ServerCounters, SessionReport, TransferConfig,
     TransferError, TransferReport,
 };
-
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use satcc_proto::saratoga::wire;
 
@@ -60,28 +59,3 @@ pub const MAX_NAME: usize = 200;
 /// Largest DATA payload accepted in configuration (a frame must fit a
 /// UDP datagram with the largest header).
 pub const MAX_PAYLOAD: u32 = 65_000;
-
-/// Set by SIGINT or SIGTERM once [`stop_on_signals`] has run.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-#[cfg(unix)]
-extern "C" fn on_signal(_: libc::c_int) {
-    // Async-signal-safe: one atomic store.
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Makes SIGINT and SIGTERM set the returned flag instead of killing the
-/// process, so that a server or client interrupted by Ctrl-C stops its
-/// loop and removes its temporary files. (SIGKILL cannot be caught: a
-/// killed receiver leaves `.NAME.partial`, never a file under the final
-/// name.)
-pub fn stop_on_signals() -> &'static AtomicBool {
-    #[cfg(unix)]
-    // SAFETY: installs a handler that only stores to an atomic.
-    unsafe {
-        let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::signal(libc::SIGINT, h);
-        libc::signal(libc::SIGTERM, h);
-    }
-    &STOP
-}
