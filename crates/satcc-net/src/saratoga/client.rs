@@ -28,7 +28,7 @@ pub fn put(
     cfg: &TransferConfig,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<TransferReport, TransferError> {
-    check_name(name.as_bytes()).map_err(TransferError::Local)?;
+    check_name(name.as_bytes()).map_err(|e| TransferError::Local(e.to_string()))?;
     let file =
         File::open(path).map_err(|e| TransferError::Local(format!("{}: {e}", path.display())))?;
     let md = file
@@ -105,14 +105,14 @@ pub fn get(
     cfg: &TransferConfig,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<TransferReport, TransferError> {
-    check_name(name.as_bytes()).map_err(TransferError::Local)?;
+    check_name(name.as_bytes()).map_err(|e| TransferError::Local(e.to_string()))?;
     if !cfg.overwrite && std::fs::symlink_metadata(dest).is_ok() {
         return Err(TransferError::Local(format!(
             "{}: exists (--overwrite to replace it)",
             dest.display()
         )));
     }
-    let temp = TempFile::create(dest).map_err(TransferError::Local)?;
+    let temp = TempFile::create(dest).map_err(|e| TransferError::Local(e.to_string()))?;
     let mut link = ClientLink::open(server)?;
     let start = link.start;
     let session = new_session_id();
@@ -187,7 +187,7 @@ pub fn get(
             Repr::Data(d) if d.session == session => {
                 last_rx = now;
                 side.on_data(now, d, payload)
-                    .map_err(TransferError::Local)?;
+                    .map_err(|e| TransferError::Local(e.to_string()))?;
                 side.hash_ahead(HASH_AHEAD);
             }
             _ => continue,
@@ -196,7 +196,7 @@ pub fn get(
             match side.try_commit() {
                 Some(Ok(())) => finished = Some(now),
                 Some(Err(e)) => {
-                    let e = e.clone();
+                    let e = e.to_string();
                     link.send(&error_status(session, error_code::CANT_RECEIVE));
                     return Err(TransferError::Integrity(e));
                 }

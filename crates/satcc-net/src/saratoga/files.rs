@@ -19,28 +19,100 @@ use super::MAX_NAME;
 /// 1 to [`MAX_NAME`] bytes of UTF-8, without `/`, `\`, NUL or other
 /// control characters, and not start with `.` (which rules out `.`, `..`,
 /// hidden files and our own `.NAME.partial` temporaries).
-pub fn check_name(name: &[u8]) -> Result<&str, String> {
+pub fn check_name(name: &[u8]) -> Result<&str, NameError> {
     let shown = String::from_utf8_lossy(&name[..name.len().min(60)]).into_owned();
     if name.is_empty() {
-        return Err("name: empty".into());
+        return Err(NameError::Empty);
     }
     if name.len() > MAX_NAME {
-        return Err(format!(
-            "name '{shown}...': {} bytes, over the limit of {MAX_NAME}",
-            name.len()
-        ));
+        return Err(NameError::TooLong {
+            shown,
+            len: name.len(),
+        });
     }
-    let s = std::str::from_utf8(name).map_err(|_| format!("name '{shown}': not UTF-8"))?;
+    let s = std::str::from_utf8(name).map_err(|_| NameError::NotUtf8(shown))?;
     if s.starts_with('.') {
-        return Err(format!("name '{s}': starts with '.'"));
+        return Err(NameError::Hidden(s.to_string()));
     }
     if let Some(c) = s.chars().find(|&c| c == '/' || c == '\\' || c.is_control()) {
-        return Err(format!(
-            "name '{}': contains {c:?} (one file name, no directories)",
-            s.escape_debug()
-        ));
+        return Err(NameError::Forbidden {
+            name: s.to_string(),
+            c,
+        });
     }
     Ok(s)
+}
+
+/// Why [`check_name`] refused a name (the text shows its first 60 bytes).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// No bytes.
+    #[error("name: empty")]
+    Empty,
+    /// Over [`MAX_NAME`] bytes.
+    #[error("name '{shown}...': {len} bytes, over the limit of {}", MAX_NAME)]
+    TooLong {
+        /// The name's start.
+        shown: String,
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Not UTF-8 (shown with replacement characters).
+    #[error("name '{0}': not UTF-8")]
+    NotUtf8(String),
+    /// Starts with `.`.
+    #[error("name '{0}': starts with '.'")]
+    Hidden(String),
+    /// Contains `/`, `\\`, NUL or another control character `c`.
+    #[error("name '{}': contains {c:?} (one file name, no directories)", .name.escape_debug())]
+    Forbidden {
+        /// The name.
+        name: String,
+        /// The first character refused.
+        c: char,
+    },
+}
+
+/// Why a received file's temporary could not be created, written or
+/// committed (the texts are those users see).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FileError {
+    /// The destination has no file name.
+    #[error("{}: not a file name", .0.display())]
+    NotAFileName(PathBuf),
+    /// The temporary file could not be created; `hint` when one exists.
+    #[error("{}: cannot create: {source}{hint}", .path.display())]
+    Create {
+        path: PathBuf,
+        source: io::Error,
+        hint: &'static str,
+    },
+    /// Reading, writing or syncing the temporary file; `what` says which
+    /// ("", "write: " or "sync: ").
+    #[error("{}: {what}{source}", .path.display())]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        source: io::Error,
+    },
+    /// Every byte arrived, but not the file METADATA described.
+    #[error("{kind} checksum of the {size} bytes received does not match METADATA's")]
+    Mismatch { kind: &'static str, size: u64 },
+    /// The final name appeared meanwhile (and is not to be replaced).
+    #[error("{}: exists", .0.display())]
+    Exists(PathBuf),
+    /// Renaming into place failed.
+    #[error("{}: rename: {source}", .path.display())]
+    Rename { path: PathBuf, source: io::Error },
+}
+
+impl FileError {
+    /// An I/O error on the temporary file `path`, `what` ("", "write: ",
+    /// "sync: ") going first in the text.
+    pub(super) fn io(path: &Path, what: &'static str) -> impl FnOnce(io::Error) -> FileError {
+        let path = path.to_path_buf();
+        move |source| FileError::Io { path, what, source }
+    }
 }
 
 /// A checksum computed piece by piece.
@@ -160,11 +232,11 @@ pub(super) struct TempFile {
 impl TempFile {
     /// Creates `.NAME.partial` beside `dest` exclusively (`O_EXCL`: an
     /// existing file or symlink there is never followed or reused).
-    pub(super) fn create(dest: &Path) -> Result<TempFile, String> {
+    pub(super) fn create(dest: &Path) -> Result<TempFile, FileError> {
         let dir = dest.parent().unwrap_or(Path::new("."));
         let name = dest
             .file_name()
-            .ok_or_else(|| format!("{}: not a file name", dest.display()))?;
+            .ok_or_else(|| FileError::NotAFileName(dest.to_path_buf()))?;
         let tmp = dir.join(format!(".{}.partial", name.to_string_lossy()));
         let file = OpenOptions::new()
             .read(true)
@@ -177,7 +249,11 @@ impl TempFile {
                 } else {
                     ""
                 };
-                format!("{}: cannot create: {e}{hint}", tmp.display())
+                FileError::Create {
+                    path: tmp.clone(),
+                    source: e,
+                    hint,
+                }
             })?;
         Ok(TempFile {
             file,
@@ -264,31 +340,33 @@ impl TempFile {
         sum: &Checksum,
         overwrite: bool,
         hashed: Option<(Hasher, u64)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), FileError> {
         self.file
             .set_len(size)
-            .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
+            .map_err(FileError::io(&self.tmp, ""))?;
         let got = match hashed {
             Some((mut h, at)) if h_kind(&h) == sum.kind() && at <= size => h
                 .feed(&self.file, at, size, &mut vec![0u8; 1 << 20])
                 .map(|()| h.finish()),
             _ => checksum_file(&self.file, size, sum.kind()),
         }
-        .map_err(|e| format!("{}: {e}", self.tmp.display()))?;
+        .map_err(FileError::io(&self.tmp, ""))?;
         if got != *sum {
-            return Err(format!(
-                "{} checksum of the {size} bytes received does not match METADATA's",
-                checksum_name(sum.kind())
-            ));
+            return Err(FileError::Mismatch {
+                kind: checksum_name(sum.kind()),
+                size,
+            });
         }
         self.file
             .sync_all()
-            .map_err(|e| format!("{}: sync: {e}", self.tmp.display()))?;
+            .map_err(FileError::io(&self.tmp, "sync: "))?;
         if !overwrite && std::fs::symlink_metadata(&self.dest).is_ok() {
-            return Err(format!("{}: exists", self.dest.display()));
+            return Err(FileError::Exists(self.dest.clone()));
         }
-        rename_into_place(&self.tmp, &self.dest)
-            .map_err(|e| format!("{}: rename: {e}", self.dest.display()))?;
+        rename_into_place(&self.tmp, &self.dest).map_err(|source| FileError::Rename {
+            path: self.dest.clone(),
+            source,
+        })?;
         self.committed = true;
         if let Some(r) = resume_path(&self.dest) {
             let _ = std::fs::remove_file(r);
@@ -598,6 +676,62 @@ mod tests {
             "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\n",
         ] {
             assert_eq!(ResumeInfo::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    /// The error types print what the `String`s they replaced said (the
+    /// CLI's tests and users read these texts).
+    #[test]
+    fn error_texts_are_unchanged() {
+        let text = |n: &[u8]| check_name(n).unwrap_err().to_string();
+        assert_eq!(text(b""), "name: empty");
+        assert_eq!(
+            text(&[b'a'; 201]),
+            format!(
+                "name '{}...': 201 bytes, over the limit of 200",
+                "a".repeat(60)
+            )
+        );
+        assert_eq!(text(&[b'x', 0xff]), "name 'x\u{fffd}': not UTF-8");
+        assert_eq!(text(b".x"), "name '.x': starts with '.'");
+        assert_eq!(
+            text(b"a\n/b"),
+            "name 'a\\n/b': contains '\\n' (one file name, no directories)"
+        );
+        let tmp = Path::new("d/.f.partial");
+        let e = || io::Error::other("boom");
+        let cases: Vec<(FileError, &str)> =
+            vec![
+            (FileError::NotAFileName("d/..".into()), "d/..: not a file name"),
+            (
+                FileError::Create {
+                    path: tmp.into(),
+                    source: e(),
+                    hint: " (left by an interrupted transfer? remove it)",
+                },
+                "d/.f.partial: cannot create: boom (left by an interrupted transfer? remove it)",
+            ),
+            (FileError::io(tmp, "")(e()), "d/.f.partial: boom"),
+            (FileError::io(tmp, "write: ")(e()), "d/.f.partial: write: boom"),
+            (FileError::io(tmp, "sync: ")(e()), "d/.f.partial: sync: boom"),
+            (
+                FileError::Mismatch {
+                    kind: "sha1",
+                    size: 5,
+                },
+                "sha1 checksum of the 5 bytes received does not match METADATA's",
+            ),
+            (FileError::Exists("d/f".into()), "d/f: exists"),
+            (
+                FileError::Rename {
+                    path: "d/f".into(),
+                    source: e(),
+                },
+                "d/f: rename: boom",
+            ),
+        ];
+        for (err, want) in cases {
+            assert_eq!(err.to_string(), want);
         }
     }
 }

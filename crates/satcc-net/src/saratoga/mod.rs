@@ -39,7 +39,7 @@ mod types;
 
 pub use crate::signal::stop_on_signals;
 pub use client::{get, put};
-pub use files::{check_name, checksum_file};
+pub use files::{check_name, checksum_file, NameError};
 pub use frames::parse_checksum;
 pub use server::SaratogaServer;
 pub use types::{

@@ -293,7 +293,7 @@ impl SaratogaServer {
             (Side::Put(r), Repr::Data(d)) => {
                 s.last_heard = now;
                 if let Err(e) = r.on_data(now, d, payload) {
-                    fail = Some((error_code::CANT_RECEIVE, e));
+                    fail = Some((error_code::CANT_RECEIVE, e.to_string()));
                 }
             }
             (Side::Get(g), Repr::Status(st)) => {
@@ -644,7 +644,10 @@ fn put_step(
     }
     r.maybe_save(now);
     r.hash_ahead(HASH_AHEAD);
-    match r.try_commit().cloned() {
+    match r
+        .try_commit()
+        .map(|res| res.as_ref().map_err(ToString::to_string))
+    {
         Some(Err(e)) => {
             // Drop the STATUS that would say "all received".
             while r.receiver.poll_message(now).is_some() {}
@@ -652,7 +655,7 @@ fn put_step(
             let _ = sock.send_to(&b, peer);
             Some(Err((error_code::CANT_RECEIVE, e)))
         }
-        Some(Ok(())) => {
+        Some(Ok(&())) => {
             send_all_from_receiver(r, now, sock, peer, out, &[]);
             Some(Ok(()))
         }

@@ -15,7 +15,7 @@ use satcc_proto::saratoga::{
 use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::{Duration, Endpoint, Instant, Message};
 
-use super::files::{write_all_at, Hasher, ResumeInfo, TempFile};
+use super::files::{write_all_at, FileError, Hasher, ResumeInfo, TempFile};
 use super::frames::{
     checksum_name, encode, encode_status_or, feed_status, metadata_message, parse, MAX_WIRE_HOLES,
 };
@@ -323,7 +323,7 @@ pub(super) struct RecvSide {
     pub(super) overwrite: bool,
     pub(super) data_frames: u64,
     /// Set once complete: Ok after the rename, Err why not.
-    pub(super) result: Option<Result<(), String>>,
+    pub(super) result: Option<Result<(), FileError>>,
     /// Keep a resume record while receiving, and the temporary file when
     /// the peer goes silent (a server's PUT).
     pub(super) keep: bool,
@@ -404,7 +404,7 @@ impl RecvSide {
         now: Instant,
         d: &wire::Data,
         payload: &[u8],
-    ) -> Result<(), String> {
+    ) -> Result<(), FileError> {
         let Some(end) = d.offset.checked_add(payload.len() as u64) else {
             return Ok(());
         };
@@ -418,7 +418,7 @@ impl RecvSide {
         if self.result.is_none() && end > hashed {
             let skip = hashed.saturating_sub(d.offset) as usize;
             write_all_at(&self.temp.file, &payload[skip..], d.offset + skip as u64)
-                .map_err(|e| format!("{}: write: {e}", self.temp.tmp.display()))?;
+                .map_err(FileError::io(&self.temp.tmp, "write: "))?;
         }
         if let Ok(msg) = from_repr(&Repr::Data(*d)) {
             self.data_frames += 1;
@@ -502,7 +502,7 @@ impl RecvSide {
     }
 
     /// Once every byte is there and METADATA seen: verify and rename.
-    pub(super) fn try_commit(&mut self) -> Option<&Result<(), String>> {
+    pub(super) fn try_commit(&mut self) -> Option<&Result<(), FileError>> {
         if self.result.is_none() && self.receiver.is_complete() {
             if let Some((size, sum)) = self.meta {
                 let hashed = self.hash.take();
