@@ -140,9 +140,9 @@ pub struct SaratogaSender {
 
 impl SaratogaSender {
     /// A PUT sender at a fixed rate of `rate_bps` bits per second on the
-    /// wire. It sends nothing until [`crate::Sender::offer`] (a file of that many
-    /// bytes) or [`crate::Sender::set_unlimited`] (an endless transfer of
-    /// [`UNLIMITED_SIZE`] bytes with 64-bit offsets).
+    /// wire. It sends nothing until [`crate::Sender::offer`] (a file of
+    /// that many bytes) or [`crate::Sender::set_unlimited`] (an endless
+    /// transfer of [`UNLIMITED_SIZE`] bytes with 64-bit offsets).
     pub fn new(cfg: SaratogaConfig, rate_bps: u64, now: Instant) -> SaratogaSender {
         SaratogaSender::with_rate_controller(cfg, Box::new(FixedRate::new(rate_bps)), now)
     }
