@@ -331,7 +331,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
     cfg.pcap = a.pcap.clone();
     // Ctrl-C and SIGTERM end the run like --duration does: the summary is
     // printed and the capture finished.
-    let interrupted = satcc_net::saratoga::stop_on_signals();
+    let interrupted = satcc_net::signal::stop_on_signals();
     let relay = Relay::start(cfg).map_err(|e| match &a.pcap {
         Some(p) if e.kind() != std::io::ErrorKind::AddrInUse => {
             format!("--listen {listen} / --pcap {}: {e}", p.display())

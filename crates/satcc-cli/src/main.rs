@@ -275,9 +275,12 @@ fn run(a: RunArgs) -> ExitCode {
     if a.real {
         return run_real(&a, &sc, &out_dir, no_files);
     }
-    // Before any partial file exists: an interrupt from here on is noted,
-    // and the run stops at its first slice boundary and cleans up.
-    catch_interrupts();
+    // Before any partial file exists: from here on the first Ctrl-C
+    // (SIGINT) or SIGTERM does not kill the process: it is noted, and the
+    // run stops at its first slice boundary, removes its partial files and
+    // exits 128 + the signal, as a killed process would. A second one
+    // kills at once.
+    satcc_net::signal::catch_interrupts(satcc_net::signal::Repeat::Kill);
     let opts = RunOptions {
         series: !no_files,
         pcap_links: a.pcap.clone(),
@@ -310,7 +313,7 @@ fn run(a: RunArgs) -> ExitCode {
         }
     });
     if !complete {
-        let sig = interrupted().unwrap_or(libc::SIGINT);
+        let sig = satcc_net::signal::caught().unwrap_or(libc::SIGINT);
         eprintln!(
             "satcc: interrupted at {:.1} of {:.1} simulated seconds: no files written",
             sim.now().as_secs_f64(),
@@ -454,7 +457,8 @@ pub(crate) fn default_out_dir(
 /// terminal, writing a line every 5 s (`SATCC_PROGRESS_SECS` to change).
 /// `after_slice` is called after each slice (to hand new samples to a
 /// writer). Returns false if it stopped early on an interrupt caught by
-/// [`catch_interrupts`] (checked between slices: within 1/200 of the run).
+/// [`satcc_net::signal::catch_interrupts`] (checked between slices:
+/// within 1/200 of the run).
 pub(crate) fn run_with_progress(
     sim: &mut Sim,
     quiet: bool,
@@ -479,7 +483,7 @@ pub(crate) fn run_with_progress(
         t = (t + step).min(end.as_nanos());
         sim.run_until(satcc_proto::Instant(t));
         after_slice(sim);
-        if interrupted().is_some() {
+        if satcc_net::signal::caught().is_some() {
             if let Some(b) = bar {
                 b.finish_and_clear();
             }
@@ -514,40 +518,4 @@ pub(crate) fn run_with_progress(
         b.finish_and_clear();
     }
     true
-}
-
-/// The signal caught by [`catch_interrupts`], 0 for none.
-static INTERRUPT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-extern "C" fn on_interrupt(sig: libc::c_int) {
-    // Only an atomic store: all a signal handler may safely do.
-    INTERRUPT.store(sig, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// From here on, the first Ctrl-C (SIGINT) or SIGTERM does not kill the
-/// process: it is noted, and [`run_with_progress`] stops at the end of
-/// its slice so that the caller can remove its partial files and exit
-/// 128 + the signal, as a killed process would. A second one kills at
-/// once (the handler is reset after the first: `SA_RESETHAND`).
-fn catch_interrupts() {
-    // SAFETY: `sigaction` is given a zeroed (valid) struct whose handler
-    // is an `extern "C"` function that only stores to an atomic, and a
-    // null pointer for the old action, which it accepts.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        sa.sa_flags = libc::SA_RESTART | libc::SA_RESETHAND;
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
-}
-
-/// The signal [`catch_interrupts`] caught, if one was.
-fn interrupted() -> Option<i32> {
-    match INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
-        0 => None,
-        sig => Some(sig),
-    }
 }

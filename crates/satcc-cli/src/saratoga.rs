@@ -456,7 +456,7 @@ fn put(a: PutArgs) -> Outcome {
             })?,
     };
     sar::check_name(name.as_bytes()).map_err(|e| bad(format!("--as: {e}")))?;
-    let stop = sar::stop_on_signals();
+    let stop = satcc_net::signal::stop_on_signals();
     let mut line = ProgressLine::new(a.common.quiet || a.common.json);
     let r = sar::put(&a.file, server, &name, &cfg, &mut |p| {
         line.update(p);
@@ -476,7 +476,7 @@ fn get(a: GetArgs) -> Outcome {
     } else {
         dest
     };
-    let stop = sar::stop_on_signals();
+    let stop = satcc_net::signal::stop_on_signals();
     let mut line = ProgressLine::new(a.common.quiet || a.common.json);
     let r = sar::get(server, &a.name, &dest, &cfg, &mut |p| {
         line.update(p);
@@ -541,7 +541,7 @@ fn serve(a: ServeArgs) -> Outcome {
             "satcc saratoga: kept {kept} interrupted transfer(s) (.NAME.partial with .NAME.resume): a PUT of the same file resumes"
         );
     }
-    let stop = sar::stop_on_signals();
+    let stop = satcc_net::signal::stop_on_signals();
     let mut report = |r: &SessionReport| {
         if json {
             println!("{}", serde_json::to_string(r).unwrap_or_default());
@@ -598,7 +598,7 @@ fn willing(what: &str, s: &str) -> Result<u8, (u8, String)> {
 
 fn beacon(a: BeaconArgs) -> Outcome {
     use satcc_net::saratoga::beacon as b;
-    let stop = sar::stop_on_signals();
+    let stop = satcc_net::signal::stop_on_signals();
     match a.cmd {
         BeaconCmd::Send {
             to,

@@ -10,13 +10,21 @@ use satcc_proto::{Duration, Instant};
 
 use crate::clock::{Clock, Socket};
 
-/// The largest UDP payload over IPv4.
+/// The largest UDP payload over IPv4: the most a flow sends in one
+/// datagram, and (plus one byte, to notice a longer one) its receive
+/// buffer.
 pub(crate) const MAX_DATAGRAM: usize = 65_507;
+
+/// A receive buffer that holds any datagram whole, whatever the IP
+/// version (the 16-bit length bound; over IPv6 a UDP payload reaches
+/// 65 527 bytes, beyond [`MAX_DATAGRAM`]). Saratoga reads into it: its
+/// frames are parsed from whatever arrives, not from this crate's codec.
+pub(crate) const MAX_RECEIVE: usize = 65_535;
 
 /// Transmits taken from an endpoint in one pass before the driver checks
 /// the socket again: bounds the work of one step even if an endpoint that
 /// was starved of CPU has a long backlog of due packets.
-const MAX_BURST: usize = 4_096;
+pub(crate) const MAX_BURST: usize = 4_096;
 
 /// Events kept for [`Conn::take_events`]; older ones are dropped.
 const MAX_EVENTS: usize = 1_024;

@@ -26,6 +26,8 @@
 //!   process.
 //! - [`saratoga`] runs real Saratoga file transfers (PUT, GET, a server
 //!   for a directory) with STFRC or a fixed rate.
+//! - [`signal`] is the one SIGINT/SIGTERM handler: a flag a loop checks to
+//!   stop cleanly.
 #![warn(missing_docs)]
 
 mod clock;
@@ -35,6 +37,7 @@ pub mod perf;
 pub mod real;
 pub mod saratoga;
 mod server;
+pub mod signal;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
 pub use conn::{Conn, ConnConfig, Counters, NetError, WakeStats, DEFAULT_BURST};

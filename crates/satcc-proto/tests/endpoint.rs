@@ -2,14 +2,16 @@
 //!
 //! `Path::run` below is one generic driver — a bottleneck of fixed rate
 //! and buffer, a fixed one-way delay, and a deterministic loss pattern — and
-//! it knows no protocol: TCP (NewReno, SACK, Peach), TFRC, TFRCP and CBR all
-//! go through the same code, as they do in the simulator and will in the
-//! UDP runtime.
+//! it knows no protocol: TCP (NewReno, SACK, Peach), TFRC, TFRCP, Saratoga
+//! (fixed rate and STFRC) and CBR all go through the same code, as they do
+//! in the simulator and will in the UDP runtime.
 
 use std::collections::VecDeque;
 
 use satcc_proto::cbr::{CbrConfig, CbrSource, Sink};
 use satcc_proto::endpoint::{Endpoint, Event, Message, Sender, Stats};
+use satcc_proto::saratoga::{SaratogaConfig, SaratogaReceiver, SaratogaSender};
+use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::tcp::{self, PeachConfig, TcpReceiver, TcpSender, Variant};
 use satcc_proto::tfrc::{self, TfrcReceiver, TfrcSender};
 use satcc_proto::tfrcp::{self, TfrcpReceiver, TfrcpSender};
@@ -280,6 +282,42 @@ fn tfrcp_runs_its_rounds() {
     assert!(o.receiver.delivered_bytes > 500_000, "{:?}", o.receiver);
 }
 
+/// A Saratoga PUT at a fixed rate (`None`) or under STFRC.
+fn saratoga_pair(fixed_bps: Option<u64>) -> (SaratogaSender, SaratogaReceiver) {
+    let cfg = SaratogaConfig::default();
+    let s = match fixed_bps {
+        Some(bps) => SaratogaSender::new(cfg.clone(), bps, Instant::ZERO),
+        None => SaratogaSender::with_rate_controller(
+            cfg.clone(),
+            Box::new(StfrcController::new(StfrcConfig::default(), Instant::ZERO)),
+            Instant::ZERO,
+        ),
+    };
+    (s, SaratogaReceiver::new(cfg, Instant::ZERO))
+}
+
+#[test]
+fn saratoga_file_is_acknowledged_through_events() {
+    // A 200 kB file with three DATA frames lost: the hole list repairs
+    // them, and the sender learns it through events alone.
+    let path = Path {
+        drop: vec![20, 21, 60],
+        ..Path::geo()
+    };
+    for fixed in [Some(1_000_000), None] {
+        let (mut s, mut r) = saratoga_pair(fixed);
+        let o = path.run(&mut s, &mut r, 60, |s| s.offer(Instant::ZERO, 200_000));
+        assert_eq!(o.dropped, 3, "{fixed:?}");
+        assert_eq!(acked_sum(&o), 200_000, "{fixed:?}: {:?}", o.events);
+        assert_eq!(count(&o, Event::AllAcked), 1, "{fixed:?}");
+        assert_eq!(o.sender.acked_bytes, 200_000);
+        assert_eq!(o.receiver.delivered_bytes, 200_000);
+        assert!(o.sender.retransmits >= 3, "{:?}", o.sender);
+        assert!(o.feedback > 0);
+        assert_eq!(o.receiver.foreign + o.sender.foreign, 0);
+    }
+}
+
 #[test]
 fn cbr_ignores_the_path() {
     let cfg = CbrConfig::new(972, 1000, 1_000_000, true);
@@ -317,6 +355,14 @@ fn the_same_driver_runs_any_protocol() {
             )),
             Box::new(TfrcpReceiver::new(tfrcp::ReceiverConfig::default())),
         ),
+        {
+            let (s, r) = saratoga_pair(Some(1_000_000));
+            (Box::new(s), Box::new(r))
+        },
+        {
+            let (s, r) = saratoga_pair(None);
+            (Box::new(s), Box::new(r))
+        },
     ];
     for (s, r) in &mut pairs {
         let o = Path::geo().run(s.as_mut(), r.as_mut(), 30, |s| {

@@ -4,8 +4,10 @@
 //! Layout: [`wire`] (frames ⇄ bytes, §4), [`sender`] (the side that sends
 //! a file: a PUT's initiator or a GET's responder), [`receiver`] (a PUT's
 //! destination or a GET's requester), [`ranges`] (the bounded received-
-//! range set), [`rate`] (the pluggable sending rate: fixed, or STFRC
-//! later). See `docs/saratoga.md` for the implemented subset and the
+//! range set), [`rate`] (the pluggable sending rate: fixed, or STFRC via
+//! [`crate::stfrc::StfrcController`]), and `endpoint.rs` (the sender and
+//! receiver behind [`crate::Endpoint`] and [`crate::Sender`]). See
+//! `docs/saratoga.md` for the implemented subset and the
 //! choices made where the draft leaves one.
 //!
 //! The sans-IO messages of [`msg`] are what the simulator carries
@@ -16,6 +18,7 @@
 
 use crate::time::{Duration, Instant};
 
+mod endpoint;
 pub mod msg;
 pub mod ranges;
 pub mod rate;

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use super::wire::{Checksum, DescriptorSize, RequestType};
 use super::{Failure, RangeSet, SaraData, SaraMetadata, SaraRequest, SaraStatus, SaratogaConfig};
-use crate::endpoint::{Endpoint, Message, Stats, Transmit};
+use crate::endpoint::Message;
 use crate::time::Instant;
 
 /// STATUS frames queued at most (older ones are dropped: a newer STATUS
@@ -71,8 +71,8 @@ pub struct SaratogaReceiver {
     heard: bool,
     last_heard: Instant,
     completed_reported: bool,
-    failure: Option<Failure>,
-    stats: SaratogaReceiverStats,
+    pub(super) failure: Option<Failure>,
+    pub(super) stats: SaratogaReceiverStats,
 }
 
 impl SaratogaReceiver {
@@ -193,7 +193,7 @@ impl SaratogaReceiver {
         self.get = None;
     }
 
-    fn on_metadata(&mut self, now: Instant, m: &SaraMetadata) {
+    pub(super) fn on_metadata(&mut self, now: Instant, m: &SaraMetadata) {
         if m.session != self.session {
             self.stats.foreign += 1;
             return;
@@ -217,7 +217,7 @@ impl SaratogaReceiver {
         self.check_complete();
     }
 
-    fn on_data(&mut self, now: Instant, d: &SaraData) {
+    pub(super) fn on_data(&mut self, now: Instant, d: &SaraData) {
         if d.session != self.session {
             self.stats.foreign += 1;
             return;
@@ -310,7 +310,7 @@ impl SaratogaReceiver {
     }
 
     /// Timers: REQUEST retransmission and inactivity.
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, now: Instant) {
         if self.failure.is_some() || self.is_complete() {
             return;
         }
@@ -331,7 +331,7 @@ impl SaratogaReceiver {
     }
 
     /// When the receiver next needs waking.
-    pub fn next_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         if self.failure.is_some() || self.is_complete() {
             return None;
         }
@@ -346,46 +346,5 @@ impl SaratogaReceiver {
             t = Some(t.map_or(r, |t| t.min(r)));
         }
         t
-    }
-}
-
-impl Endpoint for SaratogaReceiver {
-    fn handle_input(&mut self, now: Instant, message: &Message) {
-        if self.failure.is_some() {
-            return;
-        }
-        match message {
-            Message::SaraData(d) => self.on_data(now, d),
-            Message::SaraMetadata(m) => self.on_metadata(now, m),
-            _ => self.stats.foreign += 1,
-        }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        self.on_timeout(now);
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        self.poll_message(now).map(|message| Transmit {
-            message,
-            // The whole STATUS frame (see the sender's poll_transmit).
-            payload_len: super::msg::udp_payload_len(&message),
-            low_priority: false,
-            overhead: false,
-        })
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.next_timeout()
-    }
-
-    fn stats(&self) -> Stats {
-        Stats {
-            delivered_bytes: self.stats.delivered_bytes,
-            feedback_sent: Some(self.stats.status_sent),
-            timeouts: u64::from(self.failure.is_some()),
-            foreign: self.stats.foreign,
-            ..Stats::default()
-        }
     }
 }

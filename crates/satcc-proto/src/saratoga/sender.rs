@@ -32,7 +32,7 @@ use super::wire::{check_holes, DescriptorSize, RequestType, TIMESTAMP_LEN};
 use super::{
     Failure, RangeSet, SaraData, SaraMetadata, SaraStatus, SaratogaConfig, UNLIMITED_SIZE,
 };
-use crate::endpoint::{Endpoint, Event, Message, RateStats, Sender, Stats, Transmit};
+use crate::endpoint::{Event, Message};
 use crate::pacer::{Ipi, Pacer};
 use crate::time::{Duration, Instant};
 
@@ -90,7 +90,7 @@ pub struct SaratogaSenderStats {
 
 /// What starts the transfer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Role {
+pub(super) enum Role {
     /// PUT: starts when the application offers data.
     Put,
     /// GET responder: starts on a REQUEST for this file.
@@ -101,18 +101,18 @@ enum Role {
 #[derive(Debug)]
 pub struct SaratogaSender {
     cfg: SaratogaConfig,
-    rc: Box<dyn RateController>,
-    role: Role,
+    pub(super) rc: Box<dyn RateController>,
+    pub(super) role: Role,
     session: u32,
     name: u64,
     /// File size once known.
-    file_size: Option<u64>,
-    descriptor: DescriptorSize,
+    pub(super) file_size: Option<u64>,
+    pub(super) descriptor: DescriptorSize,
     /// Next new offset to send.
     next_new: u64,
     /// No new data past `next_new` (the application closed).
-    closed: bool,
-    metadata_due: bool,
+    pub(super) closed: bool,
+    pub(super) metadata_due: bool,
     /// Progress indicator as last validly reported.
     acked: u64,
     /// Holes queued for retransmission.
@@ -128,21 +128,21 @@ pub struct SaratogaSender {
     last_frame: Option<(u64, u32)>,
     probe_due: bool,
     started: bool,
-    failure: Option<Failure>,
-    all_acked_reported: bool,
+    pub(super) failure: Option<Failure>,
+    pub(super) all_acked_reported: bool,
     /// A resume offer was accepted ([`SaratogaSender::try_resume`]).
     resumed: bool,
     /// [`Event::SlowStartExit`] has been reported.
     slow_start_exit_reported: bool,
-    events: VecDeque<Event>,
-    stats: SaratogaSenderStats,
+    pub(super) events: VecDeque<Event>,
+    pub(super) stats: SaratogaSenderStats,
 }
 
 impl SaratogaSender {
     /// A PUT sender at a fixed rate of `rate_bps` bits per second on the
-    /// wire. It sends nothing until [`Sender::offer`] (a file of that many
-    /// bytes) or [`Sender::set_unlimited`] (an endless transfer of
-    /// [`UNLIMITED_SIZE`] bytes with 64-bit offsets).
+    /// wire. It sends nothing until [`crate::Sender::offer`] (a file of
+    /// that many bytes) or [`crate::Sender::set_unlimited`] (an endless
+    /// transfer of [`UNLIMITED_SIZE`] bytes with 64-bit offsets).
     pub fn new(cfg: SaratogaConfig, rate_bps: u64, now: Instant) -> SaratogaSender {
         SaratogaSender::with_rate_controller(cfg, Box::new(FixedRate::new(rate_bps)), now)
     }
@@ -247,7 +247,7 @@ impl SaratogaSender {
         }
     }
 
-    fn start(&mut self, size: u64, now: Instant) {
+    pub(super) fn start(&mut self, size: u64, now: Instant) {
         self.file_size = Some(size);
         self.descriptor = DescriptorSize::smallest_for(size);
         self.started = true;
@@ -591,7 +591,7 @@ impl SaratogaSender {
         }
     }
 
-    fn check_complete(&mut self) {
+    pub(super) fn check_complete(&mut self) {
         if self.is_complete() && !self.all_acked_reported {
             self.all_acked_reported = true;
             self.retx.clear();
@@ -601,7 +601,7 @@ impl SaratogaSender {
     }
 
     /// GET responder: a REQUEST arrived.
-    fn on_request(&mut self, now: Instant, kind: RequestType, name: u64, session: u32) {
+    pub(super) fn on_request(&mut self, now: Instant, kind: RequestType, name: u64, session: u32) {
         match self.role {
             Role::GetResponder { name: mine, size }
                 if name == mine && matches!(kind, RequestType::Get | RequestType::GetDelete) =>
@@ -622,7 +622,7 @@ impl SaratogaSender {
     }
 
     /// Timers: inactivity and the end-of-data probe.
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, now: Instant) {
         if !self.active() {
             return;
         }
@@ -656,7 +656,7 @@ impl SaratogaSender {
     }
 
     /// When the sender next needs waking.
-    pub fn next_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         if !self.active() {
             return None;
         }
@@ -673,110 +673,5 @@ impl SaratogaSender {
             t = t.min(probe);
         }
         Some(t)
-    }
-}
-
-impl Endpoint for SaratogaSender {
-    fn handle_input(&mut self, now: Instant, message: &Message) {
-        match message {
-            Message::SaraStatus(s) => self.on_status(now, s),
-            Message::SaraRequest(r) => self.on_request(now, r.kind, r.name, r.session),
-            _ => self.stats.foreign += 1,
-        }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        self.on_timeout(now);
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
-        let m = self.poll_message(now)?;
-        // The UDP payload: the whole Saratoga frame, header included (its
-        // size varies with the descriptor, the timestamp and the hole
-        // list), so a driver adds only the IP and UDP headers.
-        let payload_len = super::msg::udp_payload_len(&m);
-        Some(Transmit {
-            message: m,
-            payload_len,
-            low_priority: false,
-            overhead: false,
-        })
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.next_timeout()
-    }
-
-    fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
-    }
-
-    fn stats(&self) -> Stats {
-        let s = &self.stats;
-        Stats {
-            srtt: s.srtt,
-            rate: Some(RateStats {
-                x_bps: self.rc.rate_bytes_per_sec() * 8.0,
-                x_recv_bps: f64::NAN,
-                p: self.rc.loss_event_rate().unwrap_or(0.0),
-            }),
-            acked_bytes: s.acked_bytes,
-            retransmits: s.retransmits,
-            timeouts: u64::from(matches!(
-                self.failure,
-                Some(Failure::InactivityTimeout { .. })
-            )),
-            rtt_samples: s.rtt_samples,
-            sum_rtt: s.sum_rtt,
-            foreign: s.foreign,
-            ..Stats::default()
-        }
-    }
-}
-
-impl Sender for SaratogaSender {
-    /// PUT: the first offer starts a transfer of a file of `bytes` bytes
-    /// (METADATA announces the size). A later offer grows the file and
-    /// announces the new size in a fresh METADATA (our extension: a file
-    /// still being written). A GET responder ignores it.
-    fn offer(&mut self, now: Instant, bytes: u64) {
-        if self.role != Role::Put || self.closed || bytes == 0 {
-            return;
-        }
-        match self.file_size {
-            None => self.start(bytes, now),
-            Some(s) if s != UNLIMITED_SIZE => {
-                let n = s.saturating_add(bytes);
-                self.file_size = Some(n);
-                self.descriptor = self.descriptor.max(DescriptorSize::smallest_for(n));
-                self.metadata_due = true;
-                if self.all_acked_reported {
-                    self.all_acked_reported = false;
-                }
-            }
-            Some(_) => {}
-        }
-    }
-
-    /// PUT: an endless transfer, a file of [`UNLIMITED_SIZE`] bytes with
-    /// 64-bit offsets (for bulk experiments; it never completes).
-    fn set_unlimited(&mut self, now: Instant) {
-        if self.role != Role::Put || self.closed {
-            return;
-        }
-        if self.file_size.is_none() {
-            self.start(UNLIMITED_SIZE, now);
-        } else {
-            self.file_size = Some(UNLIMITED_SIZE);
-            self.descriptor = DescriptorSize::D64;
-            self.metadata_due = true;
-        }
-    }
-
-    /// Sends no new data; what was sent is still repaired until
-    /// acknowledged, then [`Event::AllAcked`].
-    fn close(&mut self, _now: Instant) {
-        self.closed = true;
-        self.check_complete();
     }
 }

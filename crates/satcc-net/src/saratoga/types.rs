@@ -1,0 +1,267 @@
+//! The public vocabulary of Saratoga transfers: how one runs
+//! ([`TransferConfig`], [`ServeConfig`]), what it measured
+//! ([`TransferReport`], [`SessionReport`], [`ServerCounters`],
+//! [`Progress`]) and why it failed ([`TransferError`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use satcc_proto::saratoga::wire::{error_code, ChecksumType};
+use satcc_proto::Duration;
+use serde::Serialize;
+
+/// The sending rate of a transfer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rate {
+    /// A fixed rate in bits per second on the wire (plain Saratoga, for a
+    /// dedicated link).
+    Fixed(u64),
+    /// STFRC (paper 000): TFRC-friendly, for a shared link.
+    Stfrc,
+}
+
+/// How a transfer runs (client and server side).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferConfig {
+    /// Sending rate (for the side that sends).
+    pub rate: Rate,
+    /// Payload bytes per DATA frame.
+    pub payload: u32,
+    /// Checksum the sender computes over the file and the receiver
+    /// verifies before it renames.
+    pub checksum: ChecksumType,
+    /// Give up after hearing nothing valid from the peer this long.
+    pub inactivity_timeout: Duration,
+    /// Refuse files larger than this.
+    pub max_size: u64,
+    /// Replace an existing file of the same name (else refused).
+    pub overwrite: bool,
+    /// The sender requests a STATUS every this many DATA frames (and at
+    /// least once a second; 0: by time only). The draft leaves the
+    /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
+    /// frequent STATUS frames queue there and delay the last one.
+    pub status_every_frames: u32,
+}
+
+impl Default for TransferConfig {
+    fn default() -> Self {
+        TransferConfig {
+            rate: Rate::Stfrc,
+            payload: 1024,
+            checksum: ChecksumType::Sha1,
+            inactivity_timeout: Duration::from_secs(30),
+            max_size: 10_000_000_000,
+            overwrite: false,
+            status_every_frames: 100,
+        }
+    }
+}
+
+/// What a finished transfer measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TransferReport {
+    /// "put" or "get" (as the client saw it).
+    pub direction: &'static str,
+    /// File name on the wire.
+    pub name: String,
+    /// The peer.
+    pub peer: String,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// From the first frame sent or received to completion, seconds.
+    pub duration_s: f64,
+    /// File bytes per second over that time, in bits per second.
+    pub goodput_bps: f64,
+    /// DATA frames sent (the sending side) or received.
+    pub data_frames: u64,
+    /// Payload bytes sent again (holes and probes); 0 on the receiving side.
+    pub retransmitted_bytes: u64,
+    /// Payload bytes sent in DATA frames, retransmissions included (0 on
+    /// the receiving side).
+    pub sent_bytes: u64,
+    /// Bytes the receiver already held from an interrupted transfer of
+    /// the same file and said so (a resume offer): not sent again.
+    pub resumed_bytes: u64,
+    /// STATUS frames received (sending side) or sent (receiving side).
+    pub status_frames: u64,
+    /// The rate controller's final loss event rate (STFRC), if any.
+    pub loss_event_rate: Option<f64>,
+    /// Smoothed RTT from timestamp echoes (sending side), seconds.
+    pub srtt_s: Option<f64>,
+    /// The checksum verified ("sha1", "md5", "crc32" or "none").
+    pub checksum: &'static str,
+}
+
+/// Why a transfer failed.
+#[derive(Debug)]
+pub enum TransferError {
+    /// A local problem: a file, a name, an argument.
+    Local(String),
+    /// The peer refused or aborted with a STATUS error code.
+    Peer(u8),
+    /// Nothing valid heard from the peer for this long.
+    Timeout(Duration),
+    /// Every byte arrived but the checksum did not match.
+    Integrity(String),
+    /// The progress callback asked to stop.
+    Cancelled,
+}
+
+impl std::fmt::Display for TransferError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransferError::Local(m) => write!(f, "{m}"),
+            TransferError::Peer(c) => {
+                write!(f, "peer reported STATUS error {c} ({})", error_text(*c))
+            }
+            TransferError::Timeout(d) => write!(
+                f,
+                "nothing heard from the peer for {:.1} s (is it running and reachable?)",
+                d.as_secs_f64()
+            ),
+            TransferError::Integrity(m) => write!(f, "integrity check failed: {m}"),
+            TransferError::Cancelled => write!(f, "cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for TransferError {}
+
+/// What a STATUS error code means (draft §4.5), with this server's use.
+pub fn error_text(code: u8) -> &'static str {
+    match code {
+        error_code::UNSPECIFIED => "unspecified error",
+        error_code::CANT_SEND => "cannot send: the server could not read the file",
+        error_code::CANT_RECEIVE => {
+            "cannot receive: checksum mismatch, disk error or session limit reached"
+        }
+        error_code::FILE_NOT_FOUND => "file not found",
+        error_code::ACCESS_DENIED => {
+            "access denied: name refused or the file exists (serve --overwrite)"
+        }
+        error_code::UNKNOWN_ID => "unknown session id",
+        error_code::FILE_TOO_BIG => "file too big for the server's --max-size",
+        error_code::BAD_REQUEST => "request type not supported",
+        error_code::FILE_IN_USE => "file in use by another transfer",
+        _ => "see draft-wood-tsvwg-saratoga §4.5",
+    }
+}
+
+/// Progress of a client transfer, reported about every 100 ms.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Bytes confirmed (PUT: acknowledged by the server; GET: received).
+    pub done: u64,
+    /// File size, once known.
+    pub total: Option<u64>,
+    /// Seconds since the transfer started.
+    pub elapsed_s: f64,
+}
+
+/// How a [`super::SaratogaServer`] runs.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// The directory PUTs land in and GETs are served from.
+    pub dir: PathBuf,
+    /// Rate, payload, checksum (of files served), size limit, timeouts.
+    pub transfer: TransferConfig,
+    /// Sessions in progress at once, all peers together.
+    pub max_sessions: usize,
+    /// Sessions in progress at once from one IP address.
+    pub max_sessions_per_peer: usize,
+    /// How long a finished session is kept to answer late frames (a
+    /// client whose final STATUS was lost probes again).
+    pub linger: Duration,
+    /// Interrupted PUTs kept for resuming (`.NAME.partial` with its
+    /// `.NAME.resume` record) at most; 0 disables resuming (every failure
+    /// removes its temporary file, as does a server restart).
+    pub max_resumable: usize,
+    /// Send a BEACON (§4.1) from the server's socket to this address
+    /// (unicast or broadcast) every so often: willing to send and
+    /// receive, the directory's free space, `eid`.
+    pub announce: Option<(SocketAddr, Duration)>,
+    /// The endpoint identifier announced.
+    pub eid: String,
+}
+
+impl ServeConfig {
+    /// Serving `dir` with default limits: 64 sessions, 8 per peer.
+    pub fn new(dir: PathBuf) -> ServeConfig {
+        ServeConfig {
+            dir,
+            transfer: TransferConfig::default(),
+            max_sessions: 64,
+            max_sessions_per_peer: 8,
+            linger: Duration::from_secs(10),
+            max_resumable: 32,
+            announce: None,
+            eid: "satcc".into(),
+        }
+    }
+}
+
+/// What a server counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ServerCounters {
+    /// Datagrams received.
+    pub datagrams: u64,
+    /// Datagrams that did not parse as Saratoga frames.
+    pub malformed: u64,
+    /// Frames of no session known for their address (and session id).
+    pub unknown_session: u64,
+    /// Sessions refused (name, size, limits, existing file).
+    pub refused: u64,
+    /// Transfers completed (PUTs verified and renamed, GETs confirmed).
+    pub completed: u64,
+    /// Transfers failed (timeout, checksum, disk).
+    pub failed: u64,
+    /// Stale `.NAME.partial` files (of a server killed mid-transfer)
+    /// removed at start: those without a valid resume record, or beyond
+    /// [`ServeConfig::max_resumable`].
+    pub stale_removed: u64,
+    /// STATUS frames of a GET's client rejected as impossible (offsets
+    /// or holes beyond what was sent, out of order, ...; never trusted).
+    pub status_rejected: u64,
+    /// Largest number of sessions held at once (in progress and
+    /// finished, kept to answer late frames): bounded by the limits.
+    pub sessions_peak: u64,
+    /// GETs whose file's checksum was computed in a worker thread (files
+    /// over 4 MB not in the checksum cache).
+    pub checksums_offloaded: u64,
+    /// BEACON frames received (peers announcing themselves; no reply).
+    pub beacons_received: u64,
+    /// BEACON frames sent (`ServeConfig::announce`).
+    pub beacons_sent: u64,
+    /// Interrupted PUTs found at start with a resume record, kept.
+    pub resumable_found: u64,
+    /// PUTs resumed from an interrupted transfer's bytes.
+    pub resumed: u64,
+    /// Resume offers sent (voluntary STATUS frames listing what a resumed
+    /// PUT lacks).
+    pub resume_offers: u64,
+}
+
+/// A finished session, as a server reports it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SessionReport {
+    /// "put" (the peer sent a file) or "get" (the peer fetched one).
+    pub kind: &'static str,
+    /// The peer.
+    pub peer: String,
+    /// Session id.
+    pub session: u32,
+    /// File name.
+    pub name: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Why not, if not.
+    pub error: Option<String>,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Bytes a PUT resumed from (held from an interrupted transfer).
+    pub resumed_bytes: u64,
+    /// Seconds from the session's first frame to its end.
+    pub duration_s: f64,
+    /// Goodput, bits per second.
+    pub goodput_bps: f64,
+}
