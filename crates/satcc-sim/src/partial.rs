@@ -59,6 +59,18 @@ impl Partial {
         File::create(&self.partial)
     }
 
+    /// Creates the partial file exclusively, for reading and writing
+    /// (`O_EXCL`: an existing file or symlink under the partial name is
+    /// never followed or reused; the call fails instead). For files whose
+    /// directory a peer may have written to (Saratoga's received files).
+    pub fn create_new(&self) -> io::Result<File> {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&self.partial)
+    }
+
     /// The final path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -84,6 +96,12 @@ impl Partial {
     /// final path as it was.
     pub fn abandon(mut self) {
         self.remove();
+    }
+
+    /// Leaves the partial file where it is, neither renamed nor removed:
+    /// for a later run to resume (an interrupted Saratoga transfer).
+    pub fn keep(mut self) {
+        self.done = true;
     }
 
     fn remove(&mut self) {
@@ -179,6 +197,21 @@ mod tests {
             assert_eq!(names(&d), [".x.pcap.partial"]);
         }
         assert!(names(&d).is_empty());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn create_new_refuses_a_leftover_and_keep_leaves_the_partial() {
+        let d = dir("excl");
+        let p = d.join("f.bin");
+        let part = Partial::beside(&p);
+        std::fs::write(part.partial(), "left by someone").unwrap();
+        let e = part.create_new().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        // keep(): the file under the partial name is left alone (here it
+        // is somebody else's; for Saratoga, a transfer to resume later).
+        part.keep();
+        assert_eq!(names(&d), [".f.bin.partial"]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use satcc_proto::saratoga::wire::{Checksum, ChecksumType};
 use satcc_proto::saratoga::RangeSet;
+use satcc_sim::partial::Partial;
 
 use super::frames::{checksum_bytes, checksum_from, checksum_name, parse_checksum, MAX_WIRE_HOLES};
 use super::MAX_NAME;
@@ -191,75 +192,74 @@ pub(super) fn write_all_at(f: &File, buf: &[u8], off: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(f, buf, off)
 }
 
-// Atomic writes: a file is written under a temporary name beside its
-// final one and renamed into place once complete, so that its final name
-// never shows a part of it. `rename_into_place` is the one place where a
-// temporary becomes final: for a received file (`TempFile`, written
-// piecewise, verified, then committed) and for a small file written
-// whole (`write_atomically`: the resume records).
-
-/// Gives the complete temporary file `tmp` its final name `dest`,
-/// replacing what was there: a rename within one directory, atomic.
-pub(super) fn rename_into_place(tmp: &Path, dest: &Path) -> io::Result<()> {
-    std::fs::rename(tmp, dest)
-}
+// Atomic writes go through the workspace's one helper,
+// `satcc_sim::partial::Partial`: a file is written under a temporary name
+// beside its final one and renamed into place once complete, so that its
+// final name never shows a part of it. Here for a received file
+// (`TempFile`, written piecewise, verified, then committed, or kept for a
+// later resume) and for a small file written whole (`write_atomically`:
+// the resume records).
 
 /// Replaces `path` with `bytes` atomically: written to `PATH~` (created
-/// afresh: a leftover is removed, never followed or reused), then
-/// [`rename_into_place`]. Not synced: see [`TempFile::save_resume`].
+/// afresh: a leftover is removed, never followed or reused), then renamed
+/// into place; on an error `PATH~` is removed. Not synced: see
+/// [`TempFile::save_resume`].
 pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push("~");
-    let tmp = PathBuf::from(tmp);
-    let _ = std::fs::remove_file(&tmp);
-    {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        io::Write::write_all(&mut f, bytes)?;
-    }
-    rename_into_place(&tmp, path)
+    let part = Partial::with_partial(path, PathBuf::from(tmp));
+    let _ = std::fs::remove_file(part.partial());
+    let mut f = part.create_new()?;
+    io::Write::write_all(&mut f, bytes)?;
+    drop(f);
+    part.commit()
 }
 
 /// A temporary file removed on drop unless committed (renamed to its
-/// final name): no failure path can leave it, or a partial final file.
+/// final name) or suspended (kept for a resume): no failure path can
+/// leave it, or a partial final file.
 #[derive(Debug)]
 pub(super) struct TempFile {
     pub(super) file: File,
-    pub(super) tmp: PathBuf,
-    pub(super) dest: PathBuf,
-    pub(super) committed: bool,
+    /// The final name and the temporary one; `None` once committed,
+    /// suspended or discarded.
+    part: Option<Partial>,
+    tmp: PathBuf,
+    dest: PathBuf,
 }
 
 impl TempFile {
     /// Creates `.NAME.partial` beside `dest` exclusively (`O_EXCL`: an
-    /// existing file or symlink there is never followed or reused).
+    /// existing file or symlink there is never followed or reused, nor
+    /// removed: it may be an interrupted transfer's).
     pub(super) fn create(dest: &Path) -> Result<TempFile, FileError> {
         let dir = dest.parent().unwrap_or(Path::new("."));
         let name = dest
             .file_name()
             .ok_or_else(|| FileError::NotAFileName(dest.to_path_buf()))?;
         let tmp = dir.join(format!(".{}.partial", name.to_string_lossy()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| {
+        let part = Partial::with_partial(dest, &tmp);
+        let file = match part.create_new() {
+            Ok(f) => f,
+            Err(e) => {
+                part.keep();
                 let hint = if e.kind() == io::ErrorKind::AlreadyExists {
                     " (left by an interrupted transfer? remove it)"
                 } else {
                     ""
                 };
-                FileError::Create {
-                    path: tmp.clone(),
+                return Err(FileError::Create {
+                    path: tmp,
                     source: e,
                     hint,
-                }
-            })?;
+                });
+            }
+        };
         Ok(TempFile {
             file,
+            part: Some(part),
             tmp,
             dest: dest.to_path_buf(),
-            committed: false,
         })
     }
 
@@ -281,21 +281,25 @@ impl TempFile {
         let file = oo.open(&tmp).ok()?;
         Some(TempFile {
             file,
+            part: Some(Partial::with_partial(dest, &tmp)),
             tmp,
             dest: dest.to_path_buf(),
-            committed: false,
         })
+    }
+
+    /// The temporary file's path.
+    pub(super) fn tmp(&self) -> &Path {
+        &self.tmp
     }
 
     /// Removes the temporary file now (a failed transfer), and its
     /// resume record if any.
     pub(super) fn discard(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let Some(part) = self.part.take() {
+            part.abandon();
             if let Some(r) = resume_path(&self.dest) {
                 let _ = std::fs::remove_file(r);
             }
-            self.committed = true;
         }
     }
 
@@ -320,14 +324,16 @@ impl TempFile {
     /// Keeps the temporary file and its resume record (written now) for
     /// a later transfer of the same file to resume; nothing is renamed.
     pub(super) fn suspend(&mut self, info: &ResumeInfo) -> bool {
-        if self.committed {
+        if self.part.is_none() {
             return false;
         }
         if self.save_resume(info, true).is_err() {
             self.discard();
             return false;
         }
-        self.committed = true;
+        if let Some(part) = self.part.take() {
+            part.keep();
+        }
         true
     }
 
@@ -363,15 +369,19 @@ impl TempFile {
         if !overwrite && std::fs::symlink_metadata(&self.dest).is_ok() {
             return Err(FileError::Exists(self.dest.clone()));
         }
-        rename_into_place(&self.tmp, &self.dest).map_err(|source| FileError::Rename {
-            path: self.dest.clone(),
-            source,
-        })?;
-        self.committed = true;
+        // Renamed or not, the resume record goes: the file is complete
+        // (or, if the rename failed, removed with its partial).
+        let renamed = match self.part.take() {
+            Some(part) => part.commit(),
+            None => Err(io::ErrorKind::NotFound.into()),
+        };
         if let Some(r) = resume_path(&self.dest) {
             let _ = std::fs::remove_file(r);
         }
-        Ok(())
+        renamed.map_err(|source| FileError::Rename {
+            path: self.dest.clone(),
+            source,
+        })
     }
 }
 

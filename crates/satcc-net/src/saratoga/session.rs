@@ -418,7 +418,7 @@ impl RecvSide {
         if self.result.is_none() && end > hashed {
             let skip = hashed.saturating_sub(d.offset) as usize;
             write_all_at(&self.temp.file, &payload[skip..], d.offset + skip as u64)
-                .map_err(FileError::io(&self.temp.tmp, "write: "))?;
+                .map_err(FileError::io(self.temp.tmp(), "write: "))?;
         }
         if let Ok(msg) = from_repr(&Repr::Data(*d)) {
             self.data_frames += 1;
