@@ -1,15 +1,19 @@
 //! The simulator: a network of links and a set of flows, driven by the
 //! event loop below.
 //!
-//! - [`links`](self::links): queues, serialisation, propagation, routing,
-//!   snapshots and the packet store;
-//! - [`flows`](self::flows): the generic endpoint driver and the
-//!   applications;
-//! - `build`: the run built from a scenario ([`RunOptions`]);
-//! - `summary`: the report at the end ([`RunOutput`]).
+//! - `links`: queues, serialisation, propagation, routing, snapshots and
+//!   the packet store;
+//! - `flows`: the generic endpoint driver and the applications;
+//! - `build`: the run built from a scenario;
+//! - `options`: how to run ([`RunOptions`]) and what a run gives back
+//!   ([`RunOutput`]);
+//! - `summary`: the report at the end.
 //!
 //! The event loop dispatches events to those parts and never names a
-//! protocol: endpoints are `satcc_proto::endpoint` trait objects.
+//! protocol: endpoints are `crate::protocols::AnySender` and `AnyReceiver`,
+//! enums over the protocols' endpoints that forward the
+//! `satcc_proto::endpoint` traits' calls (a static switch rather than a
+//! trait object's indirect call).
 
 mod build;
 pub(crate) mod flows;
