@@ -319,7 +319,7 @@ fn measure(a: &BenchArgs, k: u32) -> Result<Measured, ExitCode> {
         }
     };
     // (No interrupt is caught here: `bench` keeps the default Ctrl-C.)
-    crate::run_with_progress(&mut sim, true, |_| {});
+    crate::runner::run_with_progress(&mut sim, true, |_| {});
     let out = sim.finish(None);
     let events = out.summary.events;
     let delivered = out.summary.packets.delivered;

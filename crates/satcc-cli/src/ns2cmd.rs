@@ -30,7 +30,7 @@ pub struct Ns2Args {
 
 /// Runs `satcc ns2`.
 pub fn ns2(a: Ns2Args) -> ExitCode {
-    let sc = match crate::load_scenario(&a.file, &a.set, a.seed) {
+    let sc = match crate::runner::load_scenario(&a.file, &a.set, a.seed) {
         Ok(sc) => sc,
         Err(code) => return code,
     };

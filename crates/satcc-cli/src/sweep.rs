@@ -243,7 +243,7 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let limit = match crate::memory_limit(a.max_memory.as_deref()) {
+    let limit = match crate::runner::memory_limit(a.max_memory.as_deref()) {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -251,7 +251,7 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
     // in the last value fails at once rather than after hours of runs.
     let at_once = (workers as u64).min(runs);
     let jobs = match jobs(&a, &points, seeds, |sc| {
-        crate::memory_problem(&a.file, sc, false, at_once, &limit)
+        crate::runner::memory_problem(&a.file, sc, false, at_once, &limit)
     }) {
         Ok(j) => j,
         Err(e) => {

@@ -19,7 +19,7 @@ use satcc_sim::scenario::{
 };
 use satcc_sim::topology::{LinkRole, NetDef};
 
-use crate::Ns2Error;
+use crate::error::Ns2Error;
 
 /// The OTcl TFRCP sender and receiver (paper 004), `ns2_tfrcp.tcl` as
 /// written: a template in which [`TFRCP_S2_FALLBACK_M`] stands for S2's

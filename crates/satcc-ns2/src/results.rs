@@ -4,7 +4,8 @@ use satcc_sim::protocols::FriendlinessRole;
 use satcc_sim::report::metrics::{self, Friendliness};
 use satcc_sim::scenario::{FlowSpec, Scenario};
 
-use crate::{Ns2Error, Ns2Script};
+use crate::error::Ns2Error;
+use crate::export::Ns2Script;
 
 /// One flow's ns-2 result.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use satcc_sim::scenario::Scenario;
 
-use crate::{export, Ns2Error, Ns2Result, Ns2Script};
+use crate::error::Ns2Error;
+use crate::export::{export, Ns2Script};
+use crate::results::Ns2Result;
 
 /// Whether the `ns` binary can be run.
 pub fn ns_available() -> bool {
