@@ -10,8 +10,6 @@ use satcc_proto::saratoga::wire::{self, Checksum, ChecksumType, DescriptorSize, 
 use satcc_proto::saratoga::{SaraMetadata, SaratogaReceiver, SaratogaSender};
 use satcc_proto::{Instant, Message};
 
-use super::files::read_exact_at;
-
 pub(super) fn checksum_name(k: ChecksumType) -> &'static str {
     match k {
         ChecksumType::None => "none",
@@ -76,7 +74,9 @@ pub(super) fn encode(
         .map_err(|e| io::Error::other(e.to_string()))?;
     if let Repr::Data(d) = &repr {
         let f = file.ok_or_else(|| io::Error::other("DATA without a file"))?;
-        read_exact_at(f, &mut buf[hl..], d.offset)?;
+        // The payload straight from the file (files.rs sits above this
+        // module: it encodes checksums with the helpers here).
+        std::os::unix::fs::FileExt::read_exact_at(f, &mut buf[hl..], d.offset)?;
     }
     Ok(len)
 }
