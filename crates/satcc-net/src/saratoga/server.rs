@@ -413,21 +413,7 @@ impl SaratogaServer {
                 side.offer = Some((RESUME_OFFER_REPEATS, offer));
             }
         }
-        self.counters.sessions_peak = self
-            .counters
-            .sessions_peak
-            .max(self.sessions.len() as u64 + 1);
-        self.sessions.insert(
-            (peer, session),
-            Session {
-                side: Side::Put(Box::new(side)),
-                name,
-                started: now,
-                last_heard: now,
-                ended: None,
-                outcome: None,
-            },
-        );
+        self.open_session(now, (peer, session), Side::Put(Box::new(side)), name);
     }
 
     /// A REQUEST of a new session: a GET of a regular file in the
@@ -531,12 +517,17 @@ impl SaratogaServer {
                 }))
             }
         };
+        self.open_session(now, (peer, session), side, name);
+    }
+
+    /// Starts a session (of a PUT or a GET) at `now`, counting the peak.
+    fn open_session(&mut self, now: Instant, key: (SocketAddr, u32), side: Side, name: String) {
         self.counters.sessions_peak = self
             .counters
             .sessions_peak
             .max(self.sessions.len() as u64 + 1);
         self.sessions.insert(
-            (peer, session),
+            key,
             Session {
                 side,
                 name,

@@ -64,6 +64,26 @@ impl Source {
         }
     }
 
+    /// The statistics view, with an engine's current X, X_recv, p, R and
+    /// X_Bps beside the counters.
+    fn report(
+        &self,
+        x: f64,
+        x_recv: f64,
+        p: f64,
+        rtt: Option<Duration>,
+        x_calc: Option<f64>,
+    ) -> TfrcSenderStats {
+        TfrcSenderStats {
+            x,
+            x_recv,
+            p,
+            rtt,
+            x_calc,
+            ..self.stats
+        }
+    }
+
     /// Numbers and counts a packet of `len` payload bytes sent at `now`.
     fn packet(
         &mut self,

@@ -506,14 +506,8 @@ impl Ns2Engine {
     }
 
     pub(super) fn stats(&self) -> TfrcSenderStats {
-        TfrcSenderStats {
-            x: self.x,
-            x_recv: self.x_recv,
-            p: self.p,
-            rtt: self.r,
-            x_calc: self.x_calc,
-            ..self.src.stats
-        }
+        self.src
+            .report(self.x, self.x_recv, self.p, self.r, self.x_calc)
     }
 
     pub(super) fn x(&self) -> f64 {

@@ -384,14 +384,8 @@ impl RfcSender {
 
     /// Monitoring.
     pub(super) fn stats(&self) -> TfrcSenderStats {
-        TfrcSenderStats {
-            x: self.x,
-            x_recv: self.x_recv,
-            p: self.p,
-            rtt: self.r,
-            x_calc: self.x_calc,
-            ..self.src.stats
-        }
+        self.src
+            .report(self.x, self.x_recv, self.p, self.r, self.x_calc)
     }
 
     /// The allowed sending rate X, bytes per second.

@@ -432,11 +432,18 @@ impl CommonFields {
 /// The keys of a struct read with `#[derive(Deserialize)]`: the field list
 /// serde's derive hands to `deserialize_struct`.
 fn keys_of<T: de::DeserializeOwned>() -> &'static [&'static str] {
+    serde_names::<T>()
+}
+
+/// The names serde's derive hands its deserializer for `T`: a struct's
+/// field list (`deserialize_struct`) or an enum's variant list
+/// (`deserialize_enum`), every one of them; empty for other types.
+fn serde_names<T: de::DeserializeOwned>() -> &'static [&'static str] {
     struct Probe<'a>(&'a mut &'static [&'static str]);
     impl<'de> Deserializer<'de> for Probe<'_> {
         type Error = de::value::Error;
         fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("not a struct"))
+            Err(de::Error::custom("neither a struct nor an enum"))
         }
         fn deserialize_struct<V: Visitor<'de>>(
             self,
@@ -447,15 +454,24 @@ fn keys_of<T: de::DeserializeOwned>() -> &'static [&'static str] {
             *self.0 = fields;
             Err(de::Error::custom("probed"))
         }
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            variants: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = variants;
+            Err(de::Error::custom("probed"))
+        }
         serde::forward_to_deserialize_any! {
             bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
             bytes byte_buf option unit unit_struct newtype_struct seq tuple
-            tuple_struct map enum identifier ignored_any
+            tuple_struct map identifier ignored_any
         }
     }
-    let mut keys: &'static [&'static str] = &[];
-    let _ = T::deserialize(Probe(&mut keys));
-    keys
+    let mut names: &'static [&'static str] = &[];
+    let _ = T::deserialize(Probe(&mut names));
+    names
 }
 
 /// The option keys protocol `p` takes.
@@ -588,30 +604,7 @@ mod tests {
     /// The names serde's derive gives `Protocol`'s variants: the list
     /// `deserialize_enum` is handed, which has every variant.
     fn variant_names() -> &'static [&'static str] {
-        struct Probe<'a>(&'a mut &'static [&'static str]);
-        impl<'de> Deserializer<'de> for Probe<'_> {
-            type Error = de::value::Error;
-            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-                Err(de::Error::custom("not an enum"))
-            }
-            fn deserialize_enum<V: Visitor<'de>>(
-                self,
-                _: &'static str,
-                variants: &'static [&'static str],
-                _: V,
-            ) -> Result<V::Value, Self::Error> {
-                *self.0 = variants;
-                Err(de::Error::custom("probed"))
-            }
-            serde::forward_to_deserialize_any! {
-                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-                bytes byte_buf option unit unit_struct newtype_struct seq tuple
-                tuple_struct map struct identifier ignored_any
-            }
-        }
-        let mut names: &'static [&'static str] = &[];
-        let _ = Protocol::deserialize(Probe(&mut names));
-        names
+        serde_names::<Protocol>()
     }
 
     #[test]
