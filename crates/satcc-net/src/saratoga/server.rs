@@ -460,7 +460,20 @@ impl SaratogaServer {
         let Some(id) = file_id(&file, size) else {
             return self.refuse(peer, session, error_code::CANT_SEND);
         };
-        let side = match self.sums.get(&name, &id, cfg.checksum) {
+        // The file's checksum: cached, or computed here if the file is
+        // small; else on a worker thread while the session waits.
+        let sum = match self.sums.get(&name, &id, cfg.checksum) {
+            Some(sum) => Some(sum),
+            None if size <= INLINE_SUM => {
+                let Ok(sum) = checksum_file(&file, size, cfg.checksum) else {
+                    return self.refuse(peer, session, error_code::CANT_SEND);
+                };
+                self.sums.put(&name, id, sum);
+                Some(sum)
+            }
+            None => None,
+        };
+        let side = match sum {
             Some(sum) => Side::Get(Box::new(SendSide::new(
                 &cfg,
                 session,
@@ -470,21 +483,6 @@ impl SaratogaServer {
                 sum,
                 now,
             ))),
-            None if size <= INLINE_SUM => {
-                let Ok(sum) = checksum_file(&file, size, cfg.checksum) else {
-                    return self.refuse(peer, session, error_code::CANT_SEND);
-                };
-                self.sums.put(&name, id, sum);
-                Side::Get(Box::new(SendSide::new(
-                    &cfg,
-                    session,
-                    file,
-                    r.name.clone(),
-                    size,
-                    sum,
-                    now,
-                )))
-            }
             None => {
                 let workers = self
                     .sessions
