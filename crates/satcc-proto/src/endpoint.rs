@@ -16,16 +16,17 @@
 
 use std::fmt;
 
-use crate::saratoga::{SaraData, SaraMetadata, SaraRequest, SaraStatus};
-use crate::tcp::{TcpAck, TcpData};
-use crate::tfrc::{TfrcData, TfrcFeedback};
-use crate::tfrcp::{TfrcpAck, TfrcpData};
+use crate::messages::saratoga::{SaraData, SaraMetadata, SaraRequest, SaraStatus};
+use crate::messages::tcp::{TcpAck, TcpData};
+use crate::messages::tfrc::{TfrcData, TfrcFeedback};
+use crate::messages::tfrcp::{TfrcpAck, TfrcpData};
 use crate::time::{Duration, Instant};
 
 /// Everything an endpoint of any protocol sends or receives.
 ///
-/// A new protocol adds its message types here; drivers carry the value
-/// without looking inside (`Copy`, so a packet store holds it by value).
+/// A new protocol adds its message types here (defining them in
+/// [`crate::messages`]); drivers carry the value without looking inside
+/// (`Copy`, so a packet store holds it by value).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Message {
     /// TCP data segment, sender to receiver.

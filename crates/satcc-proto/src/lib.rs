@@ -10,6 +10,7 @@
 pub mod cbr;
 pub mod endpoint;
 pub mod equation;
+pub mod messages;
 mod pacer;
 pub mod refwa;
 pub mod rng;

@@ -15,6 +15,9 @@
 //! `TcpData`, a DATA message carries its offset and length; a runtime
 //! reads/writes the file at that offset). File names are carried as a
 //! `u64` key the runtime maps to a path ([`msg`] and `docs/saratoga.md`).
+//! They and their field types ([`DescriptorSize`], [`wire::Checksum`], ...)
+//! are defined in [`crate::messages::saratoga`], below [`crate::endpoint`],
+//! and re-exported by [`msg`] and [`wire`].
 
 use crate::time::{Duration, Instant};
 

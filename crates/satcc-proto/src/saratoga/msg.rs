@@ -1,4 +1,6 @@
-//! The sans-IO Saratoga messages and their conversion to wire frames.
+//! The sans-IO Saratoga messages (defined in [`crate::messages::saratoga`],
+//! below [`crate::endpoint`], and re-exported here) and their conversion to
+//! wire frames.
 //!
 //! They are the payload of [`Message::SaraRequest`], [`Message::SaraMetadata`],
 //! [`Message::SaraData`] and [`Message::SaraStatus`]: `Copy` values without
@@ -19,18 +21,12 @@
 //!   big-endian, the rest zero; the receiver echoes the 16 bytes as they
 //!   came.
 
-use super::wire::{
-    self, Checksum, DescriptorSize, DirEntry, Properties, Repr, RequestType, TransferType,
-    TIMESTAMP_LEN,
-};
+use super::wire::{self, DirEntry, Properties, Repr, TransferType, TIMESTAMP_LEN};
 use crate::endpoint::Message;
+pub use crate::messages::saratoga::{
+    SaraData, SaraMetadata, SaraRequest, SaraStatus, STATUS_INLINE_HOLES,
+};
 use crate::time::Instant;
-
-/// Holes a [`SaraStatus`] carries inline: 2, so that a STATUS (72 bytes)
-/// is no larger than a `TcpAck` and `size_of::<Message>()` stays 80. The
-/// receiver lists the lowest holes first and sets the incomplete flag;
-/// the rest follow in later STATUS frames (one per request).
-pub const STATUS_INLINE_HOLES: usize = 2;
 
 /// The 16-byte timestamp our sender puts in DATA for `t`.
 pub fn ts_from_instant(t: Instant) -> [u8; TIMESTAMP_LEN] {
@@ -48,168 +44,6 @@ pub fn instant_from_ts(ts: &[u8; TIMESTAMP_LEN]) -> Option<Instant> {
     let mut n = [0u8; 8];
     n.copy_from_slice(&ts[1..9]);
     Some(Instant(u64::from_be_bytes(n)))
-}
-
-/// REQUEST (§4.2): the requester asks for a transaction on a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SaraRequest {
-    /// Session id, chosen by the requester.
-    pub session: u32,
-    /// Largest descriptor the requester handles.
-    pub descriptor: DescriptorSize,
-    /// Get, put, ...
-    pub kind: RequestType,
-    /// The file's name key.
-    pub name: u64,
-}
-
-/// METADATA (§4.3): the file's size, checksum and name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SaraMetadata {
-    /// Session id.
-    pub session: u32,
-    /// Descriptor size of the transfer's offsets.
-    pub descriptor: DescriptorSize,
-    /// File size in bytes ([`super::UNLIMITED_SIZE`] for an endless bulk
-    /// transfer).
-    pub file_size: u64,
-    /// Checksum of the whole file.
-    pub checksum: Checksum,
-    /// The file's name key.
-    pub name: u64,
-}
-
-/// DATA (§4.4) without its payload bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SaraData {
-    /// Session id.
-    pub session: u32,
-    /// Descriptor size of `offset`.
-    pub descriptor: DescriptorSize,
-    /// Offset of the first payload byte.
-    pub offset: u64,
-    /// Payload bytes.
-    pub len: u32,
-    /// Asks for a STATUS (bit 15).
-    pub request_status: bool,
-    /// Carries the file's last byte (bit 16).
-    pub eod: bool,
-    /// Timestamp/nonce (bit 12).
-    pub ts: Option<[u8; TIMESTAMP_LEN]>,
-}
-
-const F_METADATA_MISSING: u8 = 1;
-const F_INCOMPLETE: u8 = 2;
-const F_VOLUNTARY: u8 = 4;
-const F_TS: u8 = 8;
-
-/// STATUS (§4.5) with at most [`STATUS_INLINE_HOLES`] holes. The flags
-/// are packed in one byte (accessors below) to keep the message at 72
-/// bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SaraStatus {
-    /// Progress indicator: the lowest offset not yet received.
-    pub progress: u64,
-    /// Offset of the DATA frame this STATUS answers.
-    pub in_response_to: u64,
-    holes: [(u64, u64); STATUS_INLINE_HOLES],
-    ts: [u8; TIMESTAMP_LEN],
-    /// Session id.
-    pub session: u32,
-    /// Descriptor size of the offsets.
-    pub descriptor: DescriptorSize,
-    /// Error code (§4.5), 0 for success.
-    pub error: u8,
-    flags: u8,
-    n_holes: u8,
-}
-
-impl SaraStatus {
-    /// A STATUS without holes, timestamp or flags (requested, metadata
-    /// received, list complete).
-    pub fn new(
-        session: u32,
-        descriptor: DescriptorSize,
-        progress: u64,
-        in_response_to: u64,
-    ) -> SaraStatus {
-        SaraStatus {
-            progress,
-            in_response_to,
-            holes: [(0, 0); STATUS_INLINE_HOLES],
-            ts: [0; TIMESTAMP_LEN],
-            session,
-            descriptor,
-            error: 0,
-            flags: 0,
-            n_holes: 0,
-        }
-    }
-
-    /// The holes listed.
-    pub fn holes(&self) -> &[(u64, u64)] {
-        &self.holes[..usize::from(self.n_holes).min(STATUS_INLINE_HOLES)]
-    }
-
-    /// Sets the hole list from `holes` (in order): the first
-    /// [`STATUS_INLINE_HOLES`] are kept and, if there were more, the
-    /// incomplete flag is set (§4.5 bit 14).
-    pub fn set_holes<I: IntoIterator<Item = (u64, u64)>>(&mut self, holes: I) {
-        self.holes = [(0, 0); STATUS_INLINE_HOLES];
-        self.n_holes = 0;
-        let mut more = false;
-        for h in holes {
-            if usize::from(self.n_holes) == STATUS_INLINE_HOLES {
-                more = true;
-                break;
-            }
-            self.holes[usize::from(self.n_holes)] = h;
-            self.n_holes += 1;
-        }
-        self.set_flag(F_INCOMPLETE, more);
-    }
-
-    fn set_flag(&mut self, f: u8, on: bool) {
-        if on {
-            self.flags |= f;
-        } else {
-            self.flags &= !f;
-        }
-    }
-
-    /// METADATA has been received (bit 13 clear).
-    pub fn metadata_received(&self) -> bool {
-        self.flags & F_METADATA_MISSING == 0
-    }
-    /// Sets [`Self::metadata_received`].
-    pub fn set_metadata_received(&mut self, yes: bool) {
-        self.set_flag(F_METADATA_MISSING, !yes);
-    }
-    /// The hole list is incomplete (bit 14).
-    pub fn incomplete(&self) -> bool {
-        self.flags & F_INCOMPLETE != 0
-    }
-    /// Sets [`Self::incomplete`] (after [`Self::set_holes`], which sets it).
-    pub fn set_incomplete(&mut self, yes: bool) {
-        self.set_flag(F_INCOMPLETE, yes);
-    }
-    /// Sent voluntarily, not requested (bit 15).
-    pub fn voluntary(&self) -> bool {
-        self.flags & F_VOLUNTARY != 0
-    }
-    /// Sets [`Self::voluntary`].
-    pub fn set_voluntary(&mut self, yes: bool) {
-        self.set_flag(F_VOLUNTARY, yes);
-    }
-    /// The echoed timestamp (bit 12).
-    pub fn timestamp(&self) -> Option<[u8; TIMESTAMP_LEN]> {
-        (self.flags & F_TS != 0).then_some(self.ts)
-    }
-    /// Sets [`Self::timestamp`].
-    pub fn set_timestamp(&mut self, ts: Option<[u8; TIMESTAMP_LEN]>) {
-        self.ts = ts.unwrap_or([0; TIMESTAMP_LEN]);
-        self.set_flag(F_TS, ts.is_some());
-    }
 }
 
 /// The 16-hex-digit name [`to_repr`] writes for a name key.

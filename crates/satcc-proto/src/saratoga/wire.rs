@@ -38,86 +38,19 @@
 
 use std::fmt;
 
+pub use crate::messages::saratoga::{
+    Checksum, ChecksumType, DescriptorSize, RequestType, TIMESTAMP_LEN,
+};
+
 /// The UDP port Saratoga uses (§1, IANA-assigned 7542).
 pub const PORT: u16 = 7542;
 /// The protocol version in bits 0-2 (§4).
 pub const VERSION: u8 = 1;
 /// Longest file name / directory-entry path, bytes, without the NUL (§5).
 pub const MAX_NAME_LEN: usize = 1024;
-/// Length of the timestamp/nonce field of DATA and STATUS (§4.4, §4.5).
-pub const TIMESTAMP_LEN: usize = 16;
 /// Longest datagram the codec accepts or writes: a UDP payload over IPv4
 /// (65535 - 20 - 8). A hole list is bounded by it.
 pub const MAX_FRAME_LEN: usize = 65_507;
-
-/// Offset field width (§4: flags bits 8-9).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DescriptorSize {
-    /// 16-bit offsets (code 0).
-    #[default]
-    D16,
-    /// 32-bit offsets (code 1).
-    D32,
-    /// 64-bit offsets (code 2).
-    D64,
-    /// 128-bit offsets (code 3); values must still fit `u64` here.
-    D128,
-}
-
-impl DescriptorSize {
-    /// The 2-bit code.
-    pub fn code(self) -> u32 {
-        match self {
-            DescriptorSize::D16 => 0,
-            DescriptorSize::D32 => 1,
-            DescriptorSize::D64 => 2,
-            DescriptorSize::D128 => 3,
-        }
-    }
-
-    /// The size of a 2-bit code (only its low two bits count).
-    pub fn from_code(code: u32) -> DescriptorSize {
-        match code & 3 {
-            0 => DescriptorSize::D16,
-            1 => DescriptorSize::D32,
-            2 => DescriptorSize::D64,
-            _ => DescriptorSize::D128,
-        }
-    }
-
-    /// Bytes of one field.
-    pub fn bytes(self) -> usize {
-        2 << self.code()
-    }
-
-    /// The largest value a field holds (in `u64`).
-    pub fn max_value(self) -> u64 {
-        match self {
-            DescriptorSize::D16 => u64::from(u16::MAX),
-            DescriptorSize::D32 => u64::from(u32::MAX),
-            DescriptorSize::D64 | DescriptorSize::D128 => u64::MAX,
-        }
-    }
-
-    /// The smallest descriptor that holds every offset of a file of
-    /// `file_size` bytes, the size itself included (a STATUS's progress
-    /// indicator and hole ends reach it). §4: "the descriptor size used
-    /// SHOULD be the smallest that can represent the file size".
-    pub fn smallest_for(file_size: u64) -> DescriptorSize {
-        if file_size <= DescriptorSize::D16.max_value() {
-            DescriptorSize::D16
-        } else if file_size <= DescriptorSize::D32.max_value() {
-            DescriptorSize::D32
-        } else {
-            DescriptorSize::D64
-        }
-    }
-
-    /// Bits per field, for messages.
-    pub fn bits(self) -> u32 {
-        8 * self.bytes() as u32
-    }
-}
 
 /// Frame type (§4, flags bits 3-7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -313,173 +246,6 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-/// Checksum algorithm of METADATA (§4.3, bits 28-31).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ChecksumType {
-    /// No checksum (0).
-    #[default]
-    None,
-    /// CRC-32 (1), one 32-bit word.
-    Crc32,
-    /// MD5 (2), four words.
-    Md5,
-    /// SHA-1 (3), five words.
-    Sha1,
-}
-
-impl ChecksumType {
-    /// The 4-bit code.
-    pub fn code(self) -> u32 {
-        match self {
-            ChecksumType::None => 0,
-            ChecksumType::Crc32 => 1,
-            ChecksumType::Md5 => 2,
-            ChecksumType::Sha1 => 3,
-        }
-    }
-
-    /// The type with this code.
-    pub fn from_code(code: u32) -> Option<ChecksumType> {
-        Some(match code {
-            0 => ChecksumType::None,
-            1 => ChecksumType::Crc32,
-            2 => ChecksumType::Md5,
-            3 => ChecksumType::Sha1,
-            _ => return None,
-        })
-    }
-
-    /// Checksum length in 32-bit words (the METADATA bits 24-27).
-    pub fn words(self) -> usize {
-        match self {
-            ChecksumType::None => 0,
-            ChecksumType::Crc32 => 1,
-            ChecksumType::Md5 => 4,
-            ChecksumType::Sha1 => 5,
-        }
-    }
-}
-
-/// A checksum value (§4.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Checksum {
-    /// None.
-    #[default]
-    None,
-    /// CRC-32 (IEEE 802.3, as zlib).
-    Crc32(u32),
-    /// MD5 digest.
-    Md5([u8; 16]),
-    /// SHA-1 digest.
-    Sha1([u8; 20]),
-}
-
-impl Checksum {
-    /// The checksum of `data` with algorithm `kind`.
-    pub fn compute(kind: ChecksumType, data: &[u8]) -> Checksum {
-        use md5::Digest as _;
-        match kind {
-            ChecksumType::None => Checksum::None,
-            ChecksumType::Crc32 => Checksum::Crc32(crc32fast::hash(data)),
-            ChecksumType::Md5 => Checksum::Md5(md5::Md5::digest(data).into()),
-            ChecksumType::Sha1 => Checksum::Sha1(sha1::Sha1::digest(data).into()),
-        }
-    }
-
-    /// Its algorithm.
-    pub fn kind(&self) -> ChecksumType {
-        match self {
-            Checksum::None => ChecksumType::None,
-            Checksum::Crc32(_) => ChecksumType::Crc32,
-            Checksum::Md5(_) => ChecksumType::Md5,
-            Checksum::Sha1(_) => ChecksumType::Sha1,
-        }
-    }
-
-    /// Whether `data` has this checksum (always true for `None`).
-    pub fn verify(&self, data: &[u8]) -> bool {
-        Checksum::compute(self.kind(), data) == *self
-    }
-
-    fn write_to(&self, out: &mut Vec<u8>) {
-        match self {
-            Checksum::None => {}
-            Checksum::Crc32(c) => out.extend_from_slice(&c.to_be_bytes()),
-            Checksum::Md5(d) => out.extend_from_slice(d),
-            Checksum::Sha1(d) => out.extend_from_slice(d),
-        }
-    }
-
-    fn from_bytes(kind: ChecksumType, b: &[u8]) -> Checksum {
-        let mut a16 = [0u8; 16];
-        let mut a20 = [0u8; 20];
-        match kind {
-            ChecksumType::None => Checksum::None,
-            ChecksumType::Crc32 => {
-                let mut w = [0u8; 4];
-                w.copy_from_slice(&b[..4]);
-                Checksum::Crc32(u32::from_be_bytes(w))
-            }
-            ChecksumType::Md5 => {
-                a16.copy_from_slice(&b[..16]);
-                Checksum::Md5(a16)
-            }
-            ChecksumType::Sha1 => {
-                a20.copy_from_slice(&b[..20]);
-                Checksum::Sha1(a20)
-            }
-        }
-    }
-}
-
-/// REQUEST type (§4.2, bits 24-31).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RequestType {
-    /// 0: no action (a keep-alive / capability probe).
-    NoAction,
-    /// 1: get a file.
-    Get,
-    /// 2: put a file (announces a PUT).
-    Put,
-    /// 3: get, then delete at the responder.
-    GetDelete,
-    /// 4: put, then the sender deletes its copy.
-    PutDelete,
-    /// 5: delete.
-    Delete,
-    /// 6: get a directory listing.
-    GetDir,
-}
-
-impl RequestType {
-    /// The 8-bit code.
-    pub fn code(self) -> u8 {
-        match self {
-            RequestType::NoAction => 0,
-            RequestType::Get => 1,
-            RequestType::Put => 2,
-            RequestType::GetDelete => 3,
-            RequestType::PutDelete => 4,
-            RequestType::Delete => 5,
-            RequestType::GetDir => 6,
-        }
-    }
-
-    /// The type with this code.
-    pub fn from_code(v: u8) -> Option<RequestType> {
-        Some(match v {
-            0 => RequestType::NoAction,
-            1 => RequestType::Get,
-            2 => RequestType::Put,
-            3 => RequestType::GetDelete,
-            4 => RequestType::PutDelete,
-            5 => RequestType::Delete,
-            6 => RequestType::GetDir,
-            _ => return None,
-        })
-    }
-}
 
 /// Transfer type of METADATA and DATA (§4.3, bits 10-11).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -902,6 +668,38 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
     }
 }
 
+/// Writes a checksum's bytes (METADATA, §4.3).
+fn write_checksum(checksum: &Checksum, out: &mut Vec<u8>) {
+    match checksum {
+        Checksum::None => {}
+        Checksum::Crc32(c) => out.extend_from_slice(&c.to_be_bytes()),
+        Checksum::Md5(d) => out.extend_from_slice(d),
+        Checksum::Sha1(d) => out.extend_from_slice(d),
+    }
+}
+
+/// The checksum of type `kind` in `b` (at least `4 * kind.words()` bytes).
+fn checksum_from_bytes(kind: ChecksumType, b: &[u8]) -> Checksum {
+    let mut a16 = [0u8; 16];
+    let mut a20 = [0u8; 20];
+    match kind {
+        ChecksumType::None => Checksum::None,
+        ChecksumType::Crc32 => {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&b[..4]);
+            Checksum::Crc32(u32::from_be_bytes(w))
+        }
+        ChecksumType::Md5 => {
+            a16.copy_from_slice(&b[..16]);
+            Checksum::Md5(a16)
+        }
+        ChecksumType::Sha1 => {
+            a20.copy_from_slice(&b[..20]);
+            Checksum::Sha1(a20)
+        }
+    }
+}
+
 /// A bounds-checked reader.
 struct Cursor<'a> {
     buf: &'a [u8],
@@ -1074,7 +872,7 @@ impl Repr {
                         value: words as u64,
                     });
                 }
-                let checksum = Checksum::from_bytes(kind, c.take(4 * words, "checksum")?);
+                let checksum = checksum_from_bytes(kind, c.take(4 * words, "checksum")?);
                 let eflags = c.uint(2, "directory entry flags")? as u16;
                 if eflags & 0x8000 == 0 {
                     return Err(Error::BadField {
@@ -1329,7 +1127,7 @@ impl Repr {
             Repr::Metadata(x) => {
                 check_name(&x.entry.path)?;
                 out.extend_from_slice(&x.session.to_be_bytes());
-                x.checksum.write_to(&mut out);
+                write_checksum(&x.checksum, &mut out);
                 let eflags: u16 = 0x8000
                     | (x.entry.properties.code() << 8)
                     | ((x.entry.descriptor.code() as u16) << 6);

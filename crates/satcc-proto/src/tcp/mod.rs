@@ -5,7 +5,8 @@
 //! Sequence numbers count *segments*, not bytes, as ns-2's one-way TCP
 //! agents do: every segment but a file's last carries `mss` payload bytes.
 //! That keeps the SACK scoreboard a dense ring indexed by segment number, so
-//! per-ACK work does not grow with the window.
+//! per-ACK work does not grow with the window. The segments, [`TcpData`]
+//! and [`TcpAck`], are defined in [`crate::messages::tcp`].
 
 mod endpoint;
 mod peach;
@@ -14,15 +15,14 @@ mod peach_tests;
 mod receiver;
 mod rtt;
 mod scoreboard;
-mod segment;
 mod sender;
 #[cfg(test)]
 mod tests;
 
+pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use peach::PeachConfig;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
-pub use segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use sender::{
     RtoSsthresh, RttTiming, SackRecovery, SenderConfig, SenderEvent, SenderStats, TcpSender,
     Variant,

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::segment::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
+use super::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 use crate::time::{Duration, Instant};
 
 /// Receiver parameters.

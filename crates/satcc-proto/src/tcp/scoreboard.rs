@@ -14,7 +14,7 @@
 
 use std::collections::VecDeque;
 
-use super::segment::SackBlock;
+use super::SackBlock;
 
 /// How many SACK blocks of the previous ACK we remember, to skip the parts of
 /// a repeated block that were already recorded.

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use super::peach::{PeachConfig, PeachState};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
-use super::segment::{TcpAck, TcpData};
+use super::{TcpAck, TcpData};
 use crate::time::{Duration, Instant};
 
 /// Window algorithm of a [`TcpSender`].

@@ -5,10 +5,12 @@
 //! feedback policies), [`loss`] (loss detection, loss events and the
 //! loss-interval history of §5, reusable by sender-based TFRC such as
 //! STFRC). Units follow the RFC: X and X_recv in bytes per second; all
-//! timing is integer-nanosecond [`Instant`]/[`Duration`], and `f64` is used
-//! only for the equation arithmetic.
+//! timing is integer-nanosecond
+//! [`Instant`](crate::time::Instant)/[`Duration`], and `f64` is used only
+//! for the equation arithmetic. The packets, [`TfrcData`] and
+//! [`TfrcFeedback`], are defined in [`crate::messages::tfrc`].
 
-use crate::time::{Duration, Instant};
+use crate::time::Duration;
 
 mod endpoint;
 pub mod loss;
@@ -20,6 +22,7 @@ pub mod sender;
 mod tests;
 
 pub use crate::equation::ns2::{b_to_p as ns2_b_to_p, p_to_b as ns2_p_to_b};
+pub use crate::messages::tfrc::{TfrcData, TfrcFeedback};
 pub use loss::{LossDetector, LossIntervals, PacketClass};
 pub use receiver::TfrcReceiver;
 pub use sender::TfrcSender;
@@ -37,41 +40,6 @@ pub const MIN_RTT: Duration = Duration::from_micros(10);
 /// arrives containing an estimate of the round-trip time"); this interval
 /// only bounds how far back X_recv is measured then.
 pub const FALLBACK_FEEDBACK_INTERVAL: Duration = Duration::from_secs(1);
-
-/// A TFRC data packet (RFC 5348 §3.2.1: sequence number, timestamp, the
-/// sender's RTT estimate).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TfrcData {
-    /// Sequence number, one per packet.
-    pub seq: u64,
-    /// Payload bytes (the segment size s for full packets).
-    pub len: u32,
-    /// Send time.
-    pub ts: Instant,
-    /// The sender's current RTT estimate, if it has one.
-    pub rtt: Option<Duration>,
-    /// The sender's timeout value t_RTO for the equation, carried by the
-    /// `ns2` profile only (ns-2 2.35's data header field `tzero`, set in
-    /// `TfrcAgent::sendpkt`, tcp/tfrc.cc: `tfrch->tzero=tzero_`), for the
-    /// receiver's first loss interval (`TfrcSinkAgent::adjust_history`,
-    /// tcp/tfrc-sink.cc). `None` from an RFC 5348 sender (the receiver
-    /// then uses t_RTO = 4R, §3.1); not on the CCID3 wire.
-    pub t_rto: Option<Duration>,
-}
-
-/// A TFRC feedback packet (RFC 5348 §3.2.2).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TfrcFeedback {
-    /// Timestamp of the last data packet received.
-    pub ts_echo: Instant,
-    /// Time between that packet's arrival and this feedback.
-    pub t_delay: Duration,
-    /// Rate at which the receiver received data over the last
-    /// observation interval, bytes per second.
-    pub x_recv: f64,
-    /// Loss event rate.
-    pub p: f64,
-}
 
 /// When the receiver sends feedback (the CCID3 profile's knob).
 #[derive(Clone, Copy, Debug, PartialEq)]

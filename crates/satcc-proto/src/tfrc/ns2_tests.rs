@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::equation::ns2::{b_to_p, p_to_b};
+use crate::time::Instant;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -9,10 +9,11 @@
 //! §III-C.1 and the burst pacing of §IV-A), [`receiver`] (one ACK per data
 //! packet with the reception vector, §II-B). Rates are in packets per
 //! second, as the paper states them; all timing is integer-nanosecond
-//! [`Instant`]/[`Duration`], and `f64` is used only for the rate
-//! arithmetic.
+//! [`Instant`](crate::time::Instant)/[`Duration`], and `f64` is used only
+//! for the rate arithmetic. The packets, [`TfrcpData`] and [`TfrcpAck`],
+//! are defined in [`crate::messages::tfrcp`].
 
-use crate::time::{Duration, Instant};
+use crate::time::Duration;
 
 mod endpoint;
 pub mod receiver;
@@ -20,6 +21,7 @@ pub mod sender;
 #[cfg(test)]
 mod tests;
 
+pub use crate::messages::tfrcp::{TfrcpAck, TfrcpData};
 pub use receiver::TfrcpReceiver;
 pub use sender::TfrcpSender;
 
@@ -34,30 +36,6 @@ pub const MIN_RTT: Duration = Duration::from_micros(10);
 /// The shortest round the sender runs (1 ms), whatever the strategy says
 /// (a zero `M` from a misconfiguration or a tiny `K*RTT` must not spin).
 pub const MIN_ROUND: Duration = Duration::from_millis(1);
-
-/// A TFRCP data packet (paper 004 §II-B: sequence number and send
-/// timestamp).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TfrcpData {
-    /// Sequence number, one per packet.
-    pub seq: u64,
-    /// Payload bytes.
-    pub len: u32,
-    /// Send time.
-    pub ts: Instant,
-}
-
-/// A TFRCP ACK (paper 004 §II-B): the sequence number and timestamp of the
-/// packet that triggered it, and the reception vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TfrcpAck {
-    /// k: the data packet that triggered this ACK.
-    pub seq: u64,
-    /// Its send time (echoed).
-    pub ts_echo: Instant,
-    /// Bit i set: packet k-i was received, i = 0..7 (bit 0 is k itself).
-    pub vector: u8,
-}
 
 /// How the sender chooses the recomputation interval M (paper 004
 /// §III-C.1).

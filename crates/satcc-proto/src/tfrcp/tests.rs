@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use super::*;
 use crate::equation::pftk_rate;
 use crate::rng::Rng;
+use crate::time::Instant;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

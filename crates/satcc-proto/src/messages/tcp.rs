@@ -1,6 +1,7 @@
-//! The typed TCP segments exchanged by [`super::TcpSender`] and
-//! [`super::TcpReceiver`]. The simulator carries these values directly; the
-//! pcap writer synthesises real headers from them.
+//! The typed TCP segments exchanged by [`crate::tcp::TcpSender`] and
+//! [`crate::tcp::TcpReceiver`], re-exported as `crate::tcp::{TcpData,
+//! TcpAck, SackBlock, MAX_SACK_BLOCKS}`. The simulator carries these values
+//! directly; the pcap writer synthesises real headers from them.
 
 use crate::time::Instant;
 
