@@ -209,7 +209,7 @@ pub mod ns2 {
     /// for p = 0).
     const MAXRATE: f64 = 25_000_000.0;
     /// ns-2's `p_to_b` (tcp/formula.h): the equation with the second term's
-    /// factor `min(1, 3 sqrt(3bp/8))` and the rate capped at [`MAXRATE`]
+    /// factor `min(1, 3 sqrt(3bp/8))` and the rate capped at `MAXRATE`
     /// (returned also for p = 0, where the denominator is below SAMLLFLOAT).
     pub fn p_to_b(p: f64, rtt: f64, tzero: f64, psize: f64, bval: f64) -> f64 {
         if p < 0.0 || rtt < 0.0 {

@@ -9,13 +9,13 @@
 //!
 //! The two keep no state of each other's (an enum, not one struct with an
 //! optional second engine: a field of one engine can never be read stale
-//! under the other). What both share is the application side ([`Source`]:
+//! under the other). What both share is the application side (`Source`:
 //! the configuration, the data waiting, sequence numbers and counters),
 //! the checks on arriving feedback, and the equations of
 //! [`crate::equation`].
 
 pub mod ns2;
-mod rfc;
+pub mod rfc;
 
 use super::{Profile, SenderConfig, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
 use crate::time::{Duration, Instant};
