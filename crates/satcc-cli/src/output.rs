@@ -1,9 +1,9 @@
 //! What `satcc run` prints and writes.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use satcc_sim::partial::{partial_path, write_whole, write_with, Partial};
+use satcc_sim::partial::{write_whole, write_with, Partial};
 use satcc_sim::report::plot::{stacked_charts_svg, Chart, Series as PlotSeries};
 use satcc_sim::report::series::{CsvFormat, Series};
 use satcc_sim::report::Summary;
@@ -362,8 +362,6 @@ const CHUNK_LINES: usize = 4096;
 /// written by the same formatter a range of samples at a time.
 #[derive(Debug)]
 pub struct SeriesWriter {
-    /// Final path and partial path of each file.
-    files: [(PathBuf, PathBuf); 2],
     /// Samples handed over so far.
     sent: usize,
     /// `None` once the writer has stopped (on an error) or been told that
@@ -389,9 +387,11 @@ impl SeriesWriter {
     /// which writes the header lines for `series`'s flows and links (the
     /// series as recorded so far: the names are fixed from the start).
     pub fn start(dir: &Path, series: &Series) -> std::io::Result<SeriesWriter> {
-        let files = ["flows.csv", "links.csv"].map(|n| (dir.join(n), partial_path(&dir.join(n))));
+        // The thread owns the two files: it renames them on a commit, and
+        // dropping them (on an error, a panic, or the channel closed
+        // without a commit) removes them.
+        let files = ["flows.csv", "links.csv"].map(|n| Partial::beside(dir.join(n)));
         let mut w = SeriesWriter {
-            files: files.clone(),
             sent: 0,
             to_writer: None,
             thread: None,
@@ -399,9 +399,9 @@ impl SeriesWriter {
         };
         // Created here rather than on the thread, so that an unwritable
         // directory is reported before the run, not after it. On an error
-        // `w` is dropped and removes whichever file was created.
-        let flows = std::fs::File::create(&files[0].1)?;
-        let links = std::fs::File::create(&files[1].1)?;
+        // `files` is dropped and removes whichever file was created.
+        let flows = files[0].create()?;
+        let links = files[1].create()?;
         let (tx, rx) = std::sync::mpsc::sync_channel::<ToWriter>(CHUNKS_IN_FLIGHT);
         // The names are fixed from the start: quoted once, here.
         let format = CsvFormat::new(series);
@@ -433,8 +433,8 @@ impl SeriesWriter {
                             // renaming over a previous run's files frees
                             // their pages, which takes a while for large
                             // ones, and that thread has the plot to draw.
-                            for (path, partial) in &files {
-                                std::fs::rename(partial, path)?;
+                            for f in files {
+                                f.commit()?;
                             }
                             return Ok(());
                         }
@@ -479,22 +479,15 @@ impl SeriesWriter {
     }
 
     /// Waits for the writer. Ok if it wrote and renamed both files after
-    /// [`SeriesWriter::commit`]; otherwise the partial files are removed
-    /// and the writer's error returned.
+    /// [`SeriesWriter::commit`]; otherwise the writer's error (its
+    /// partial files are gone with it).
     pub fn finish(mut self) -> std::io::Result<()> {
-        let written = self.join();
-        let result = match written {
+        match self.join() {
             Ok(()) if !self.committed => Err(std::io::Error::other(
                 "the CSV files were not complete (SeriesWriter::commit was not called)",
             )),
             r => r,
-        };
-        if result.is_err() {
-            self.remove_partials();
         }
-        // Renamed, or removed just above: nothing left for `drop`.
-        self.committed = true;
-        result
     }
 
     /// Closes the channel (uncommitted, if not yet) and waits for the
@@ -508,23 +501,15 @@ impl SeriesWriter {
             None => Ok(()),
         }
     }
-
-    fn remove_partials(&self) {
-        for (_, partial) in &self.files {
-            let _ = std::fs::remove_file(partial);
-        }
-    }
 }
 
 impl Drop for SeriesWriter {
-    /// Not finished (an error elsewhere ended the run's output): the files
-    /// may be incomplete, so none is left behind. A commit already sent is
-    /// waited for and its files kept: they are complete.
+    /// Not finished (an error elsewhere ended the run's output): closing
+    /// the channel uncommitted stops the writer, whose partial files are
+    /// removed as it drops them. A commit already sent is waited for and
+    /// its files kept: they are complete.
     fn drop(&mut self) {
-        let written = self.join();
-        if !self.committed || written.is_err() {
-            self.remove_partials();
-        }
+        let _ = self.join();
     }
 }
 
