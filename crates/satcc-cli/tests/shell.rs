@@ -1,0 +1,373 @@
+//! `satcc shell`, end to end and unprivileged: real UDP and TCP across
+//! the GEO preset between two namespaces satcc makes, and nothing left
+//! behind when satcc is killed.
+//!
+//! Run as root (as on the development machine), each test runs satcc as
+//! the user `nobody` through `setpriv`, so the path an ordinary user takes
+//! is the one tested. Where the kernel forbids unprivileged user
+//! namespaces the tests say so on stderr and pass without checking.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::collections::HashSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const NOBODY: u32 = 65534;
+
+/// `satcc` as an unprivileged user: `nobody` when this test runs as root
+/// (and `setpriv` exists), else the user running it.
+fn satcc_unprivileged() -> Command {
+    let bin = env!("CARGO_BIN_EXE_satcc");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && Path::new("/usr/bin/setpriv").exists() {
+        let mut c = Command::new("/usr/bin/setpriv");
+        c.args([
+            "--reuid",
+            &NOBODY.to_string(),
+            "--regid",
+            &NOBODY.to_string(),
+            "--clear-groups",
+            bin,
+        ]);
+        c
+    } else {
+        Command::new(bin)
+    }
+}
+
+/// A fresh directory anyone may write (the unprivileged satcc writes its
+/// summary there).
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("satcc-shell-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    d
+}
+
+/// Whether satcc's stderr says the kernel refused the user namespace.
+fn no_userns(stderr: &str) -> bool {
+    stderr.contains("cannot create a user namespace")
+}
+
+/// `python3` that anyone may run: the system's first (a root-only
+/// installation on PATH, such as pyenv's under /root, is no use to the
+/// unprivileged satcc).
+fn python3() -> Option<PathBuf> {
+    let system = ["/usr/bin/python3", "/usr/local/bin/python3"].map(PathBuf::from);
+    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("python3"))
+                .collect()
+        })
+        .unwrap_or_default();
+    system.into_iter().chain(on_path).find(|f| {
+        std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o001 != 0)
+    })
+}
+
+/// The TCP server the peer runs: accepts one connection, sends 200 KB,
+/// closes.
+const TCP_SERVER: &str = r#"
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 7000)); s.listen(1)
+c, _ = s.accept(); c.sendall(b"x" * 200000); c.close()
+"#;
+
+/// The TCP client the shell runs: prints the connect time and the bytes
+/// received.
+const TCP_CLIENT: &str = r#"
+import socket, sys, time
+t = time.monotonic(); s = socket.create_connection((sys.argv[1], 7000), timeout=30)
+rtt = time.monotonic() - t; n = 0
+while True:
+    b = s.recv(65536)
+    if not b: break
+    n += len(b)
+print(rtt, n)
+"#;
+
+/// Kernel UDP (satcc perf's TFRC) and kernel TCP (Python sockets) across
+/// the GEO preset (250 ms each way): both see a round trip near 500 ms,
+/// the command's exit code is satcc's, and the per-flow summary adds up
+/// to the link's counts in both directions.
+#[test]
+fn udp_and_tcp_cross_the_geo_link() {
+    let dir = scratch("geo");
+    let bin = env!("CARGO_BIN_EXE_satcc");
+    let python = python3();
+    let mut shell_cmd = format!(
+        "{bin} perf --client $SATCC_PEER:5201 --protocol tfrc --time 4s --json > {d}/perf.json",
+        d = dir.display()
+    );
+    let mut peer_cmd = format!("{bin} perf --server --bind $SATCC_SELF:5201");
+    if let Some(py) = &python {
+        std::fs::write(dir.join("server.py"), TCP_SERVER).unwrap();
+        std::fs::write(dir.join("client.py"), TCP_CLIENT).unwrap();
+        peer_cmd = format!(
+            "{py} {d}/server.py $SATCC_SELF & {peer_cmd}",
+            py = py.display(),
+            d = dir.display()
+        );
+        shell_cmd = format!(
+            "{shell_cmd} && {py} {d}/client.py $SATCC_PEER > {d}/tcp.txt",
+            py = py.display(),
+            d = dir.display()
+        );
+    } else {
+        eprintln!("note: no python3: the TCP half of this test is not run");
+    }
+    // Exit 7 after success, to see the command's code come back.
+    shell_cmd = format!("{shell_cmd} && exit 7");
+    let summary = dir.join("summary.json");
+    let out = satcc_unprivileged()
+        .args(["shell", "--preset", "geo", "--summary"])
+        .arg(&summary)
+        .args(["--peer", &peer_cmd, "--", "/bin/sh", "-c", &shell_cmd])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if no_userns(&stderr) {
+        eprintln!("note: no user namespaces here; not checked: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("this shell 100.64.0.1"), "{stderr}");
+
+    let perf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("perf.json")).unwrap()).unwrap();
+    let rtt = perf["mean_rtt_s"].as_f64().unwrap();
+    assert!((0.495..0.6).contains(&rtt), "UDP RTT {rtt} s\n{stderr}");
+
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert_eq!(s["exit_code"], 7);
+    assert_eq!(s["mtu"], 1500);
+    let flows = s["flows"].as_array().unwrap();
+    for (i, name) in ["forward", "reverse"].iter().enumerate() {
+        let l = &s["links"][i];
+        assert_eq!(l["name"], *name);
+        assert_eq!(l["oversize"], 0, "a frame over the MTU: {l}");
+        let of = |k: &str| -> u64 {
+            flows
+                .iter()
+                .filter(|f| f["direction"] == *name)
+                .map(|f| f[k].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(of("arrived"), l["arrivals"].as_u64().unwrap(), "{name}");
+        assert_eq!(
+            of("arrived_bytes"),
+            l["arrived_bytes"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(of("delivered"), l["delivered"].as_u64().unwrap(), "{name}");
+        assert_eq!(of("dropped"), l["drops"].as_u64().unwrap(), "{name}");
+    }
+    let udp_fwd = flows
+        .iter()
+        .find(|f| f["direction"] == "forward" && f["protocol"] == "udp" && f["dport"] == 5201)
+        .expect("the perf flow in the summary");
+    assert_eq!(
+        udp_fwd["arrived"].as_u64(),
+        perf["packets_sent"].as_u64(),
+        "every datagram perf sent reached the link"
+    );
+
+    if python.is_some() {
+        let tcp = std::fs::read_to_string(dir.join("tcp.txt")).unwrap();
+        let mut it = tcp.split_whitespace();
+        let connect: f64 = it.next().unwrap().parse().unwrap();
+        let bytes: u64 = it.next().unwrap().parse().unwrap();
+        // The handshake is one round trip.
+        assert!((0.495..0.6).contains(&connect), "TCP connect {connect} s");
+        assert_eq!(bytes, 200_000);
+        let tcp_rev: u64 = flows
+            .iter()
+            .filter(|f| f["direction"] == "reverse" && f["protocol"] == "tcp")
+            .map(|f| f["delivered_bytes"].as_u64().unwrap())
+            .sum();
+        // 200 KB of payload plus headers came back through the link.
+        assert!(tcp_rev > 200_000, "{tcp_rev}");
+        assert!(
+            flows
+                .iter()
+                .filter(|f| f["protocol"] == "tcp")
+                .all(|f| f["arrived_bytes"].as_u64().unwrap()
+                    <= 1500 * f["arrived"].as_u64().unwrap()),
+            "TCP packets over the MTU"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Process ids whose parent chain leads to `root`, `root` included.
+fn descendants(root: u32) -> HashSet<u32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The field after the parenthesised command name: state, ppid.
+        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else {
+            continue;
+        };
+        if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent.push((pid, ppid));
+        }
+    }
+    let mut set = HashSet::from([root]);
+    // Bounded: each pass adds a generation.
+    for _ in 0..32 {
+        let before = set.len();
+        for &(p, pp) in &parent {
+            if set.contains(&pp) {
+                set.insert(p);
+            }
+        }
+        if set.len() == before {
+            break;
+        }
+    }
+    set
+}
+
+/// Processes now in the network namespace `ns` (`net:[INODE]`).
+fn in_netns(ns: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/ns/net"))
+                .is_ok_and(|l| l.to_string_lossy() == ns)
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie is dead: only its entry waits to be reaped.
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|r| !r.1.trim_start().starts_with('Z'))
+    })
+}
+
+/// SIGKILL to satcc in mid-run: the shell's command, a process it put in
+/// the background, the peer's command and satcc's helpers all die, and
+/// no process is left in either side's network namespace (so the
+/// namespaces and their devices are freed).
+#[test]
+fn killing_satcc_leaves_no_process_or_namespace() {
+    let dir = scratch("kill");
+    let d = dir.display();
+    let mut child = satcc_unprivileged()
+        .args([
+            "shell",
+            "-q",
+            "--preset",
+            "geo",
+            "--peer",
+            &format!("readlink /proc/self/ns/net > {d}/peer.ns; sleep 600"),
+            "--",
+            "/bin/sh",
+            "-c",
+            &format!("sleep 601 & readlink /proc/self/ns/net > {d}/shell.ns; sleep 602"),
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    let ready = |f: &str| {
+        std::fs::read_to_string(dir.join(f))
+            .ok()
+            .filter(|s| s.trim_end().starts_with("net:["))
+    };
+    let (shell_ns, peer_ns) = loop {
+        if let (Some(a), Some(b)) = (ready("shell.ns"), ready("peer.ns")) {
+            break (a.trim().to_string(), b.trim().to_string());
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if no_userns(&stderr) {
+                eprintln!("note: no user namespaces here; not checked: {stderr}");
+                return;
+            }
+            panic!("satcc shell ended early: {stderr}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the sides never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Give the background sleep time to exist, then take the census.
+    std::thread::sleep(Duration::from_millis(300));
+    let procs = descendants(pid);
+    // satcc, per side a holder and an init, sh, two sleeps, the peer's sh
+    // and sleep: at least 8.
+    assert!(procs.len() >= 8, "{procs:?}");
+    assert!(!in_netns(&shell_ns).is_empty() && !in_netns(&peer_ns).is_empty());
+    assert_ne!(shell_ns, peer_ns);
+
+    child.kill().unwrap(); // SIGKILL: no clean-up code of satcc's runs
+    child.wait().unwrap();
+    let t1 = Instant::now();
+    loop {
+        let left: Vec<u32> = procs.iter().copied().filter(|&p| alive(p)).collect();
+        let ns_left = [in_netns(&shell_ns), in_netns(&peer_ns)].concat();
+        if left.is_empty() && ns_left.is_empty() {
+            break;
+        }
+        assert!(
+            t1.elapsed() < Duration::from_secs(5),
+            "5 s after SIGKILL: processes {left:?} alive, {ns_left:?} in the namespaces"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!(
+        "{} processes gone {:.0} ms after SIGKILL",
+        procs.len(),
+        t1.elapsed().as_secs_f64() * 1e3
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bad input: one line, exit code 2, before any namespace is made.
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for args in [
+        &["shell", "--preset", "nope", "--", "true"][..],
+        &["shell", "--", "true"][..],
+        &["shell", "--preset", "geo", "--interval", "0s", "--", "true"][..],
+        &[
+            "shell",
+            "--preset",
+            "geo",
+            "--summary",
+            "/nonexistent/dir/s.json",
+            "--",
+            "true",
+        ][..],
+    ] {
+        let out = common::run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("satcc shell: "), "{stderr}");
+    }
+}
