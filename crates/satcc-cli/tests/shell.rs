@@ -371,3 +371,68 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(stderr.starts_with("satcc shell: "), "{stderr}");
     }
 }
+
+/// The check: `satcc perf --protocol tcp --cc cubic` (the kernel's
+/// TCP, with the server on the peer's side) across `geo`: the kernel's
+/// smallest RTT is the link's 500 ms, the goodput is below the 10 Mb/s
+/// link rate, and every segment the summary saw dropped on the forward
+/// link was one of this flow's.
+#[test]
+fn kernel_tcp_cubic_across_geo() {
+    let dir = scratch("tcp");
+    let bin = env!("CARGO_BIN_EXE_satcc");
+    let summary = dir.join("summary.json");
+    let out = satcc_unprivileged()
+        .args(["shell", "--preset", "geo", "--summary"])
+        .arg(&summary)
+        .args([
+            "--peer",
+            &format!("{bin} perf --server"),
+            "--",
+            "/bin/sh",
+            "-c",
+            &format!(
+                "{bin} perf --client $SATCC_PEER:5201 --protocol tcp --cc cubic --time 6s --json > {}/perf.json",
+                dir.display()
+            ),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if no_userns(&stderr) {
+        eprintln!("note: no user namespaces here; not checked: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("perf.json")).unwrap()).unwrap();
+    assert_eq!(r["cc"], "cubic");
+    let min_rtt = r["min_rtt_s"].as_f64().unwrap();
+    assert!(
+        (0.495..0.6).contains(&min_rtt),
+        "min RTT {min_rtt}\n{stderr}"
+    );
+    let g = r["send_rate_bps"].as_f64().unwrap();
+    assert!(g > 100e3 && g < 10e6, "goodput {g}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let fwd = s["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["direction"] == "forward" && f["protocol"] == "tcp" && f["dport"] == 5201)
+        .expect("the TCP flow in the summary")
+        .clone();
+    assert_eq!(fwd["dropped"], s["links"][0]["drops"]);
+    // The link carried at least the bytes TCP saw acknowledged.
+    assert!(fwd["delivered_bytes"].as_u64().unwrap() > r["bytes_acked"].as_u64().unwrap());
+    eprintln!(
+        "cubic across geo: goodput {:.3} Mb/s, min RTT {:.1} ms, {} retransmissions, {} forward drops",
+        g / 1e6,
+        min_rtt * 1e3,
+        r["retransmits"],
+        fwd["dropped"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

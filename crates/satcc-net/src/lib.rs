@@ -26,6 +26,8 @@
 //!   process.
 //! - [`saratoga`] runs real Saratoga file transfers (PUT, GET, a server
 //!   for a directory) with STFRC or a fixed rate.
+//! - [`ktcp`] is the kernel's TCP in `satcc perf` (Linux): a bulk flow
+//!   with a chosen congestion control, measured from `TCP_INFO`.
 //! - [`shell`] is `satcc shell` (Linux): programs in two network
 //!   namespaces whose IP packets cross the emulated link.
 //! - [`signal`] is the one SIGINT/SIGTERM handler: a flag a loop checks to
@@ -35,6 +37,8 @@
 mod clock;
 mod conn;
 pub mod emu;
+#[cfg(target_os = "linux")]
+pub mod ktcp;
 pub mod perf;
 pub mod real;
 pub mod saratoga;
