@@ -1,6 +1,6 @@
-//! `satcc shell`, end to end and unprivileged: real UDP and TCP across
-//! the GEO preset between two namespaces satcc makes, and nothing left
-//! behind when satcc is killed.
+//! `satcc shell`, end to end and unprivileged: the kernel's TCP and
+//! satcc's TFRC across the GEO preset between two namespaces satcc makes,
+//! and nothing left behind when satcc is killed.
 //!
 //! Run as root (as on the development machine), each test runs satcc as
 //! the user `nobody` through `setpriv`, so the path an ordinary user takes
@@ -55,82 +55,36 @@ fn no_userns(stderr: &str) -> bool {
     stderr.contains("cannot create a user namespace")
 }
 
-/// `python3` that anyone may run: the system's first (a root-only
-/// installation on PATH, such as pyenv's under /root, is no use to the
-/// unprivileged satcc).
-fn python3() -> Option<PathBuf> {
-    let system = ["/usr/bin/python3", "/usr/local/bin/python3"].map(PathBuf::from);
-    let on_path: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("python3"))
-                .collect()
-        })
-        .unwrap_or_default();
-    system.into_iter().chain(on_path).find(|f| {
-        std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o001 != 0)
-    })
-}
-
-/// The TCP server the peer runs: accepts one connection, sends 200 KB,
-/// closes.
-const TCP_SERVER: &str = r#"
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], 7000)); s.listen(1)
-c, _ = s.accept(); c.sendall(b"x" * 200000); c.close()
-"#;
-
-/// The TCP client the shell runs: prints the connect time and the bytes
-/// received.
-const TCP_CLIENT: &str = r#"
-import socket, sys, time
-t = time.monotonic(); s = socket.create_connection((sys.argv[1], 7000), timeout=30)
-rtt = time.monotonic() - t; n = 0
-while True:
-    b = s.recv(65536)
-    if not b: break
-    n += len(b)
-print(rtt, n)
-"#;
-
-/// Kernel UDP (satcc perf's TFRC) and kernel TCP (Python sockets) across
-/// the GEO preset (250 ms each way): both see a round trip near 500 ms,
-/// the command's exit code is satcc's, and the per-flow summary adds up
-/// to the link's counts in both directions.
+/// The issue's test: the kernel's TCP (`satcc perf --protocol tcp --cc
+/// reno`) and a satcc TFRC flow at the same time through one `geo` link,
+/// as `nobody`: both see a round trip near 500 ms, the command's exit
+/// code is satcc's, and the per-flow summary adds up to the link's counts
+/// in both directions; every datagram TFRC sent reached the link, and no
+/// packet was over the MTU.
 #[test]
-fn udp_and_tcp_cross_the_geo_link() {
+fn tcp_and_tfrc_share_the_geo_link() {
     let dir = scratch("geo");
     let bin = env!("CARGO_BIN_EXE_satcc");
-    let python = python3();
-    let mut shell_cmd = format!(
-        "{bin} perf --client $SATCC_PEER:5201 --protocol tfrc --time 4s --json > {d}/perf.json",
-        d = dir.display()
+    let d = dir.display();
+    // Both clients at once; exit 7 when both succeeded, to see the
+    // command's code come back.
+    let shell_cmd = format!(
+        "{bin} perf --client $SATCC_PEER:5201 --protocol tcp --cc reno --time 5s --json > {d}/tcp.json & \
+         {bin} perf --client $SATCC_PEER:5201 --protocol tfrc --time 5s --json > {d}/tfrc.json; \
+         a=$?; wait $!; b=$?; [ $a = 0 ] && [ $b = 0 ] && exit 7"
     );
-    let mut peer_cmd = format!("{bin} perf --server --bind $SATCC_SELF:5201");
-    if let Some(py) = &python {
-        std::fs::write(dir.join("server.py"), TCP_SERVER).unwrap();
-        std::fs::write(dir.join("client.py"), TCP_CLIENT).unwrap();
-        peer_cmd = format!(
-            "{py} {d}/server.py $SATCC_SELF & {peer_cmd}",
-            py = py.display(),
-            d = dir.display()
-        );
-        shell_cmd = format!(
-            "{shell_cmd} && {py} {d}/client.py $SATCC_PEER > {d}/tcp.txt",
-            py = py.display(),
-            d = dir.display()
-        );
-    } else {
-        eprintln!("note: no python3: the TCP half of this test is not run");
-    }
-    // Exit 7 after success, to see the command's code come back.
-    shell_cmd = format!("{shell_cmd} && exit 7");
     let summary = dir.join("summary.json");
     let out = satcc_unprivileged()
         .args(["shell", "--preset", "geo", "--summary"])
         .arg(&summary)
-        .args(["--peer", &peer_cmd, "--", "/bin/sh", "-c", &shell_cmd])
+        .args([
+            "--peer",
+            &format!("{bin} perf --server --bind $SATCC_SELF:5201"),
+            "--",
+            "/bin/sh",
+            "-c",
+            &shell_cmd,
+        ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -141,14 +95,19 @@ fn udp_and_tcp_cross_the_geo_link() {
     }
     assert_eq!(out.status.code(), Some(7), "{stderr}");
     assert!(stderr.contains("this shell 100.64.0.1"), "{stderr}");
+    let read = |f: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+    };
+    let tfrc = read("tfrc.json");
+    let rtt = tfrc["mean_rtt_s"].as_f64().unwrap();
+    assert!((0.495..0.7).contains(&rtt), "TFRC RTT {rtt} s\n{stderr}");
+    let tcp = read("tcp.json");
+    assert_eq!(tcp["cc"], "reno");
+    let min_rtt = tcp["min_rtt_s"].as_f64().unwrap();
+    assert!((0.495..0.6).contains(&min_rtt), "TCP min RTT {min_rtt} s");
+    assert!(tcp["bytes_acked"].as_u64().unwrap() > 0);
 
-    let perf: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("perf.json")).unwrap()).unwrap();
-    let rtt = perf["mean_rtt_s"].as_f64().unwrap();
-    assert!((0.495..0.6).contains(&rtt), "UDP RTT {rtt} s\n{stderr}");
-
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let s = read("summary.json");
     assert_eq!(s["exit_code"], 7);
     assert_eq!(s["mtu"], 1500);
     let flows = s["flows"].as_array().unwrap();
@@ -172,40 +131,22 @@ fn udp_and_tcp_cross_the_geo_link() {
         assert_eq!(of("delivered"), l["delivered"].as_u64().unwrap(), "{name}");
         assert_eq!(of("dropped"), l["drops"].as_u64().unwrap(), "{name}");
     }
-    let udp_fwd = flows
-        .iter()
-        .find(|f| f["direction"] == "forward" && f["protocol"] == "udp" && f["dport"] == 5201)
-        .expect("the perf flow in the summary");
-    assert_eq!(
-        udp_fwd["arrived"].as_u64(),
-        perf["packets_sent"].as_u64(),
-        "every datagram perf sent reached the link"
-    );
-
-    if python.is_some() {
-        let tcp = std::fs::read_to_string(dir.join("tcp.txt")).unwrap();
-        let mut it = tcp.split_whitespace();
-        let connect: f64 = it.next().unwrap().parse().unwrap();
-        let bytes: u64 = it.next().unwrap().parse().unwrap();
-        // The handshake is one round trip.
-        assert!((0.495..0.6).contains(&connect), "TCP connect {connect} s");
-        assert_eq!(bytes, 200_000);
-        let tcp_rev: u64 = flows
+    let fwd = |proto: &str| {
+        flows
             .iter()
-            .filter(|f| f["direction"] == "reverse" && f["protocol"] == "tcp")
-            .map(|f| f["delivered_bytes"].as_u64().unwrap())
-            .sum();
-        // 200 KB of payload plus headers came back through the link.
-        assert!(tcp_rev > 200_000, "{tcp_rev}");
-        assert!(
-            flows
-                .iter()
-                .filter(|f| f["protocol"] == "tcp")
-                .all(|f| f["arrived_bytes"].as_u64().unwrap()
-                    <= 1500 * f["arrived"].as_u64().unwrap()),
-            "TCP packets over the MTU"
-        );
-    }
+            .find(|f| f["direction"] == "forward" && f["protocol"] == proto && f["dport"] == 5201)
+            .unwrap_or_else(|| panic!("no forward {proto} flow: {s}"))
+    };
+    assert_eq!(
+        fwd("udp")["arrived"].as_u64(),
+        tfrc["packets_sent"].as_u64(),
+        "every datagram TFRC sent reached the link"
+    );
+    // The link carried at least what TCP saw acknowledged.
+    assert!(fwd("tcp")["delivered_bytes"].as_u64().unwrap() > tcp["bytes_acked"].as_u64().unwrap());
+    assert!(flows
+        .iter()
+        .all(|f| f["arrived_bytes"].as_u64().unwrap() <= 1500 * f["arrived"].as_u64().unwrap()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
