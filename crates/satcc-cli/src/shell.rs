@@ -84,6 +84,12 @@ pub struct ShellArgs {
     /// written over].
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+    /// Capture every packet the link delivered, both directions, whole
+    /// (raw IP, timestamps from the start) to FILE (pcap; `tshark -r
+    /// FILE` reads it). The file appears when the shell ends, never
+    /// half-written.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
     /// Write the final summary as JSON to FILE (written whole or not at
     /// all).
     #[arg(long, value_name = "FILE")]
@@ -180,7 +186,11 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
     if interval == Some(Duration::ZERO) {
         return Err("--interval: must be greater than zero".into());
     }
-    if let Some(p) = &a.summary {
+    let outputs = [("--pcap", &a.pcap), ("--summary", &a.summary)];
+    for (opt, p) in outputs
+        .iter()
+        .filter_map(|(o, p)| p.as_ref().map(|p| (o, p)))
+    {
         // Checked now, not after a long run.
         let dir = p
             .parent()
@@ -188,7 +198,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
             .unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() {
             return Err(format!(
-                "--summary {}: no directory {}",
+                "{opt} {}: no directory {}",
                 p.display(),
                 dir.display()
             ));
@@ -236,8 +246,21 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         .map_err(|e| e.to_string())?;
     let (shell_end, peer_end) = ns.take_ends().ok_or("the veth ends are gone")?;
     // Threads only from here on: the forks are done.
-    let bridge = Bridge::start(shell_end, peer_end, &link, a.seed, ns.mtu())
-        .map_err(|e| format!("starting the relay: {e}"))?;
+    let bridge = match Bridge::start(
+        shell_end,
+        peer_end,
+        &link,
+        a.seed,
+        ns.mtu(),
+        a.pcap.as_deref(),
+    ) {
+        Ok(b) => b,
+        Err(e) => {
+            // The sides are already running: end them first.
+            me.kill();
+            return Err(format!("starting the relay: {e}"));
+        }
+    };
     let clock = bridge.clock();
     let mut next_report = interval.map(|i| Instant(i.as_nanos()));
     let mut prev = bridge.report();
@@ -281,10 +304,14 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         p.kill();
     }
     let secs = clock.now().as_secs_f64();
-    let rep = bridge.stop();
+    let (rep, captured) = bridge.finish();
     let s = summarize(&name, &link, a, secs, code, &rep);
     if !a.quiet {
         print_summary(&s);
+    }
+    captured.map_err(|e| format!("--pcap {e}"))?;
+    if let (Some(p), false) = (&a.pcap, a.quiet) {
+        eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &a.summary {
         write_summary(p, &s)?;

@@ -150,6 +150,35 @@ fn tcp_and_tfrc_share_the_geo_link() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Records in a pcap file of raw IP packets, and how many of them are
+/// TCP to port 5201; every record must be a whole IPv4 packet whose
+/// length field is the record's length.
+fn pcap_records(path: &Path) -> (u64, u64) {
+    let b = std::fs::read(path).unwrap();
+    assert!(b.len() >= 24, "no pcap header");
+    assert_eq!(
+        u32::from_le_bytes(b[20..24].try_into().unwrap()),
+        101,
+        "LINKTYPE_RAW"
+    );
+    let (mut at, mut n, mut to_5201) = (24usize, 0u64, 0u64);
+    while at < b.len() {
+        let caplen = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        let origlen = u32::from_le_bytes(b[at + 12..at + 16].try_into().unwrap()) as usize;
+        let p = &b[at + 16..at + 16 + caplen];
+        assert_eq!(caplen, origlen, "a packet cut short");
+        assert_eq!(p[0] >> 4, 4, "not IPv4");
+        assert_eq!(u16::from_be_bytes([p[2], p[3]]) as usize, caplen);
+        let ihl = usize::from(p[0] & 15) * 4;
+        if p[9] == 6 && u16::from_be_bytes([p[ihl + 2], p[ihl + 3]]) == 5201 {
+            to_5201 += 1;
+        }
+        n += 1;
+        at += 16 + caplen;
+    }
+    (n, to_5201)
+}
+
 /// Process ids whose parent chain leads to `root`, `root` included.
 fn descendants(root: u32) -> HashSet<u32> {
     let mut parent = Vec::new();
@@ -304,6 +333,15 @@ fn bad_input_is_one_line_and_exit_2() {
             "--",
             "true",
         ][..],
+        &[
+            "shell",
+            "--preset",
+            "geo",
+            "--pcap",
+            "/nonexistent/dir/s.pcap",
+            "--",
+            "true",
+        ][..],
     ] {
         let out = common::run(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -317,15 +355,19 @@ fn bad_input_is_one_line_and_exit_2() {
 /// TCP, with the server on the peer's side) across `geo`: the kernel's
 /// smallest RTT is the link's 500 ms, the goodput is below the 10 Mb/s
 /// link rate, and every segment the summary saw dropped on the forward
-/// link was one of this flow's.
+/// link was one of this flow's. The `--pcap` capture holds exactly the
+/// packets the link delivered, each a whole IPv4 packet of its length.
 #[test]
 fn kernel_tcp_cubic_across_geo() {
     let dir = scratch("tcp");
     let bin = env!("CARGO_BIN_EXE_satcc");
     let summary = dir.join("summary.json");
+    let pcap = dir.join("link.pcap");
     let out = satcc_unprivileged()
         .args(["shell", "--preset", "geo", "--summary"])
         .arg(&summary)
+        .arg("--pcap")
+        .arg(&pcap)
         .args([
             "--peer",
             &format!("{bin} perf --server"),
@@ -368,6 +410,15 @@ fn kernel_tcp_cubic_across_geo() {
     assert_eq!(fwd["dropped"], s["links"][0]["drops"]);
     // The link carried at least the bytes TCP saw acknowledged.
     assert!(fwd["delivered_bytes"].as_u64().unwrap() > r["bytes_acked"].as_u64().unwrap());
+    let (records, to_5201) = pcap_records(&pcap);
+    let delivered =
+        s["links"][0]["delivered"].as_u64().unwrap() + s["links"][1]["delivered"].as_u64().unwrap();
+    assert_eq!(records, delivered);
+    assert_eq!(to_5201, fwd["delivered"].as_u64().unwrap());
+    assert!(
+        stderr.contains(&format!("wrote {}", pcap.display())),
+        "{stderr}"
+    );
     eprintln!(
         "cubic across geo: goodput {:.3} Mb/s, min RTT {:.1} ms, {} retransmissions, {} forward drops",
         g / 1e6,

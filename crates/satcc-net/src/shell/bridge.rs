@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use satcc_proto::{Duration, Instant};
+use satcc_sim::partial::Partial;
+use satcc_sim::report::pcap::PcapWriter;
 
 use super::sys;
 use crate::clock::Clock;
@@ -141,6 +143,57 @@ pub struct DirReport {
     pub oversize: u64,
 }
 
+/// The capture of delivered packets: the writer and the file it is
+/// written through (`.NAME.partial` until [`Bridge::finish`]).
+struct Capture {
+    w: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    /// After `w`, so the file is closed before the partial is removed.
+    file: Option<Partial>,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn create(path: &std::path::Path) -> std::io::Result<Capture> {
+        let file = Partial::beside(path);
+        let w = PcapWriter::new(std::io::BufWriter::new(file.create()?))?;
+        Ok(Capture {
+            w: Some(w),
+            file: Some(file),
+            error: None,
+        })
+    }
+
+    fn write(&mut self, now: Instant, ip: &[u8]) {
+        if let Some(w) = self.w.as_mut() {
+            if let Err(e) = w.write_ip(now.as_nanos(), ip) {
+                self.error = Some(e.to_string());
+                self.w = None;
+            }
+        }
+    }
+
+    /// Flushes and renames into place; a failed capture is removed.
+    fn finish(&mut self) -> Result<(), String> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let path = file.path().display().to_string();
+        let Some(w) = self.w.take() else {
+            file.abandon();
+            return Err(format!(
+                "{path}: {}",
+                self.error.take().unwrap_or_else(|| "not written".into())
+            ));
+        };
+        w.into_inner()
+            .map_err(|e| e.to_string())
+            .and_then(|b| b.into_inner().map_err(|e| e.to_string()))
+            .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
+            .and_then(|()| file.commit().map_err(|e| e.to_string()))
+            .map_err(|e| format!("{path}: {e}"))
+    }
+}
+
 #[derive(Default)]
 struct Shared {
     dirs: [DirReport; 2],
@@ -154,6 +207,7 @@ pub struct Bridge {
     stop: Arc<AtomicBool>,
     shared: Arc<Mutex<Shared>>,
     threads: Vec<JoinHandle<()>>,
+    capture: Option<Arc<Mutex<Capture>>>,
 }
 
 impl std::fmt::Debug for Bridge {
@@ -179,6 +233,7 @@ struct Dir {
     stop: Arc<AtomicBool>,
     shared: Arc<Mutex<Shared>>,
     report: DirReport,
+    capture: Option<Arc<Mutex<Capture>>>,
 }
 
 fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
@@ -249,10 +304,15 @@ impl Dir {
             let now = self.clock.now();
             let change = self.apply_schedule(now);
             while let Some(frame) = self.link.poll(now) {
-                if let Some(k) = ip_of_frame(&frame).and_then(FlowKey::of_ip) {
-                    let c = self.report.flows.entry(k).or_default();
-                    c.delivered += 1;
-                    c.delivered_bytes += (frame.len() - ETH_HEADER) as u64;
+                if let Some(ip) = ip_of_frame(&frame) {
+                    if let Some(k) = FlowKey::of_ip(ip) {
+                        let c = self.report.flows.entry(k).or_default();
+                        c.delivered += 1;
+                        c.delivered_bytes += ip.len() as u64;
+                    }
+                    if let Some(c) = &self.capture {
+                        c.lock().unwrap_or_else(|p| p.into_inner()).write(now, ip);
+                    }
                 }
                 if sys::send_frame(self.output.as_raw_fd(), &frame).is_err() {
                     self.link.count_send_error();
@@ -314,14 +374,23 @@ impl Bridge {
     /// and `peer_end` (the peer's side) through `link`: its forward
     /// direction carries the shell's packets, its reverse direction the
     /// peer's. `seed` seeds the error models and RED as `satcc emulate`'s
-    /// does.
+    /// does. With `pcap`, every packet the link delivers, both
+    /// directions, is captured whole (raw IP, timestamps from the start)
+    /// to that file, which appears under its name at [`Bridge::finish`].
     pub fn start(
         shell_end: OwnedFd,
         peer_end: OwnedFd,
         link: &LinkConfig,
         seed: u64,
         mtu: u32,
+        pcap: Option<&std::path::Path>,
     ) -> std::io::Result<Bridge> {
+        let capture = match pcap {
+            Some(p) => Some(Arc::new(Mutex::new(Capture::create(p).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("--pcap {}: {e}", p.display()))
+            })?))),
+            None => None,
+        };
         let clock = Clock::new();
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared::default()));
@@ -348,6 +417,7 @@ impl Bridge {
                 stop: stop.clone(),
                 shared: shared.clone(),
                 report: DirReport::default(),
+                capture: capture.clone(),
             }
         };
         let fwd = mk(0, shell_end.try_clone()?, peer_end.try_clone()?);
@@ -365,6 +435,7 @@ impl Bridge {
             stop,
             shared,
             threads,
+            capture,
         })
     }
 
@@ -397,6 +468,19 @@ impl Bridge {
         self.report()
     }
 
+    /// Stops both directions, finishes the capture (its file appears
+    /// under its name only now; an error says why it could not be
+    /// written, and nothing is left under either name then), and returns
+    /// the final reports.
+    pub fn finish(mut self) -> ([DirReport; 2], Result<(), String>) {
+        self.halt();
+        let r = match self.capture.take() {
+            Some(c) => c.lock().unwrap_or_else(|p| p.into_inner()).finish(),
+            None => Ok(()),
+        };
+        (self.report(), r)
+    }
+
     fn halt(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
@@ -408,6 +492,11 @@ impl Bridge {
 impl Drop for Bridge {
     fn drop(&mut self) {
         self.halt();
+        // Every record written is whole: a dropped bridge's capture is
+        // finished too rather than left under its temporary name.
+        if let Some(c) = self.capture.take() {
+            let _ = c.lock().unwrap_or_else(|p| p.into_inner()).finish();
+        }
     }
 }
 
