@@ -84,6 +84,12 @@ pub struct ShellArgs {
     /// written over].
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
+    /// Write a row per direction every --interval (1 s if not given) to
+    /// FILE in the columns of a simulated run's links.csv (links
+    /// `forward` and `reverse`), flushed every interval, as `satcc
+    /// emulate --links-csv`.
+    #[arg(long, value_name = "FILE")]
+    pub links_csv: Option<PathBuf>,
     /// Capture every packet the link delivered, both directions, whole
     /// (raw IP, timestamps from the start) to FILE (pcap; `tshark -r
     /// FILE` reads it). The file appears when the shell ends, never
@@ -186,6 +192,15 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
     if interval == Some(Duration::ZERO) {
         return Err("--interval: must be greater than zero".into());
     }
+    let mut csv = match &a.links_csv {
+        Some(p) => {
+            let mut f = std::fs::File::create(p)
+                .map_err(|e| format!("--links-csv {}: {e}", p.display()))?;
+            writeln!(f, "{LINKS_CSV_HEADER}").map_err(|e| format!("--links-csv: {e}"))?;
+            Some(f)
+        }
+        None => None,
+    };
     let outputs = [("--pcap", &a.pcap), ("--summary", &a.summary)];
     for (opt, p) in outputs
         .iter()
@@ -262,7 +277,9 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         }
     };
     let clock = bridge.clock();
-    let mut next_report = interval.map(|i| Instant(i.as_nanos()));
+    // The CSV has rows every second when no --interval asks for lines.
+    let step = interval.or(csv.as_ref().map(|_| Duration::from_secs(1)));
+    let mut next_report = step.map(|i| Instant(i.as_nanos()));
     let mut prev = bridge.report();
     let mut grace_until: Option<Instant> = None;
     let mut peer_noted = false;
@@ -290,10 +307,15 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
                 }
             }
         }
-        if let (Some(due), Some(i)) = (next_report, interval) {
+        if let (Some(due), Some(i)) = (next_report, step) {
             if now >= due {
                 let r = bridge.report();
-                report_interval(now, i, &r, &prev);
+                if interval.is_some() {
+                    report_interval(now, i, &r, &prev);
+                }
+                if let Some(f) = csv.as_mut() {
+                    csv_rows(f, now, i, &r, &prev).map_err(|e| format!("--links-csv: {e}"))?;
+                }
                 prev = r;
                 next_report = Some(due + i);
             }
@@ -317,6 +339,33 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         write_summary(p, &s)?;
     }
     Ok(code)
+}
+
+/// The columns of a simulated run's links.csv.
+const LINKS_CSV_HEADER: &str = "time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down";
+
+fn csv_rows(
+    f: &mut std::fs::File,
+    now: Instant,
+    i: Duration,
+    r: &[DirReport; 2],
+    p: &[DirReport; 2],
+) -> std::io::Result<()> {
+    for (k, name) in ["forward", "reverse"].iter().enumerate() {
+        let (s, q) = (&r[k].link, &p[k].link);
+        let util = (s.busy_ns.saturating_sub(q.busy_ns) as f64 * 1e-9 / i.as_secs_f64()).min(1.0);
+        writeln!(
+            f,
+            "{:.3},{name},{},{util:.4},{},{},{},{},0,0,0",
+            now.as_secs_f64(),
+            s.queue_pkts,
+            s.drops().saturating_sub(q.drops()),
+            s.drops_queue.saturating_sub(q.drops_queue),
+            s.drops_red.saturating_sub(q.drops_red),
+            s.drops_error.saturating_sub(q.drops_error)
+        )?;
+    }
+    f.flush()
 }
 
 fn report_interval(now: Instant, i: Duration, r: &[DirReport; 2], p: &[DirReport; 2]) {

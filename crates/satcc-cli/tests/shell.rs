@@ -74,9 +74,12 @@ fn tcp_and_tfrc_share_the_geo_link() {
          a=$?; wait $!; b=$?; [ $a = 0 ] && [ $b = 0 ] && exit 7"
     );
     let summary = dir.join("summary.json");
+    let csv = dir.join("links.csv");
     let out = satcc_unprivileged()
         .args(["shell", "--preset", "geo", "--summary"])
         .arg(&summary)
+        .arg("--links-csv")
+        .arg(&csv)
         .args([
             "--peer",
             &format!("{bin} perf --server --bind $SATCC_SELF:5201"),
@@ -147,6 +150,26 @@ fn tcp_and_tfrc_share_the_geo_link() {
     assert!(flows
         .iter()
         .all(|f| f["arrived_bytes"].as_u64().unwrap() <= 1500 * f["arrived"].as_u64().unwrap()));
+
+    // links.csv: a simulated run's columns, a row per direction every
+    // second; its drops never exceed the run's (the last part-second has
+    // no row).
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    for (i, name) in ["forward", "reverse"].iter().enumerate() {
+        let mine: Vec<_> = rows.iter().filter(|r| r[1] == *name).collect();
+        assert!(mine.len() >= 4, "{text}");
+        let drops: u64 = mine.iter().map(|r| r[4].parse::<u64>().unwrap()).sum();
+        assert!(drops <= s["links"][i]["drops"].as_u64().unwrap(), "{text}");
+        assert!(mine
+            .iter()
+            .all(|r| (0.0..=1.0).contains(&r[3].parse::<f64>().unwrap())));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
