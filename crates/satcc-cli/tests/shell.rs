@@ -24,7 +24,7 @@ fn satcc_unprivileged() -> Command {
     let bin = env!("CARGO_BIN_EXE_satcc");
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    if root && Path::new("/usr/bin/setpriv").exists() {
+    if root && Path::new("/usr/bin/setpriv").exists() && others_may_run(Path::new(bin)) {
         let mut c = Command::new("/usr/bin/setpriv");
         c.args([
             "--reuid",
@@ -38,6 +38,24 @@ fn satcc_unprivileged() -> Command {
     } else {
         Command::new(bin)
     }
+}
+
+/// Whether a user other than the owner may run `bin`: the file and every
+/// directory above it executable by others (a checkout under /root is
+/// not; the tests then run satcc as root, which still makes its own user
+/// namespace, and say so).
+fn others_may_run(bin: &Path) -> bool {
+    let ok = bin.ancestors().all(|p| {
+        p.as_os_str().is_empty()
+            || std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+    });
+    if !ok {
+        eprintln!(
+            "note: {} is not executable by others: satcc runs as root",
+            bin.display()
+        );
+    }
+    ok
 }
 
 /// A fresh directory anyone may write (the unprivileged satcc writes its
