@@ -451,6 +451,10 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         );
     }
     let mut prev: HashMap<SocketAddr, u64> = HashMap::new();
+    // TCP clients apart: a UDP and a TCP client may share an address and
+    // port number.
+    #[cfg(target_os = "linux")]
+    let mut prev_tcp: HashMap<SocketAddr, u64> = HashMap::new();
     let mut k = 1u64;
     loop {
         let mut t = satcc_proto::Instant(interval.as_nanos().saturating_mul(k));
@@ -478,7 +482,7 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         {
             if !a.json {
                 for p in tcp.active() {
-                    let before = prev.insert(p.peer, p.bytes).unwrap_or(0);
+                    let before = prev_tcp.insert(p.peer, p.bytes).unwrap_or(0);
                     eprintln!(
                         "{:8.1}s {} tcp: {:10.3} Mb/s received",
                         clock.now().as_secs_f64(),
@@ -488,7 +492,7 @@ fn server(a: &PerfArgs) -> Result<(), String> {
                 }
             }
             for p in tcp.take_finished() {
-                prev.remove(&p.peer);
+                prev_tcp.remove(&p.peer);
                 let j = tcp_peer_json(&p);
                 if a.json {
                     println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
