@@ -30,8 +30,8 @@ use crate::emulate::{describe, dur, load_link_from, LinkSource};
 /// side's.
 ///
 /// Nothing outlives it: when the command exits (its exit code is satcc's),
-/// or on Ctrl-C (the command gets 2 s to exit by itself), or if satcc is
-/// killed, the peer's processes, every process the command started, the
+/// or on Ctrl-C or SIGTERM (passed on to the command; it gets 2 s to exit
+/// by itself), or if satcc is killed, the peer's processes, every process the command started, the
 /// namespaces and the devices are gone. No root: satcc makes a user
 /// namespace (where unprivileged user namespaces are allowed; as root
 /// too). Linux only.
@@ -294,6 +294,11 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         }
         if interrupted.load(Ordering::Relaxed) && grace_until.is_none() {
             grace_until = Some(now + GRACE);
+            // A SIGTERM reached satcc alone: pass it on. (A Ctrl-C at the
+            // terminal reached the command already.)
+            if satcc_net::signal::caught() == Some(libc::SIGTERM) {
+                me.terminate();
+            }
         }
         if grace_until.is_some_and(|g| now >= g) {
             me.kill();

@@ -469,3 +469,51 @@ fn kernel_tcp_cubic_across_geo() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGTERM to satcc (as `timeout` sends) is passed on to the command,
+/// which can stop cleanly: its trap runs and its exit code is satcc's.
+#[test]
+fn sigterm_reaches_the_command() {
+    let dir = scratch("term");
+    let d = dir.display();
+    let mut child = satcc_unprivileged()
+        .args([
+            "shell",
+            "-q",
+            "--preset",
+            "geo",
+            "--",
+            "/bin/sh",
+            "-c",
+            &format!("trap 'echo term > {d}/got; exit 3' TERM; echo up > {d}/up; sleep 100 & wait"),
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !dir.join("up").exists() {
+        if let Ok(Some(_)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if no_userns(&stderr) {
+                eprintln!("note: no user namespaces here; not checked: {stderr}");
+                return;
+            }
+            panic!("satcc shell ended early: {stderr}");
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill on our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(std::fs::read_to_string(dir.join("got")).unwrap(), "term\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -243,7 +243,10 @@ fn child(ns: &OwnedFd, mut cmd: std::process::Command, side: &str, parent: libc:
             // process left in the namespace.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
             let code = match cmd.spawn() {
-                Ok(c) => reap_until(c.id() as libc::pid_t),
+                Ok(c) => {
+                    forward_sigterm_to(c.id() as libc::pid_t);
+                    reap_until(c.id() as libc::pid_t)
+                }
                 Err(e) => {
                     let prog = cmd.get_program().to_string_lossy().into_owned();
                     eprintln!("satcc shell: {side}: {prog}: {e}");
@@ -252,7 +255,39 @@ fn child(ns: &OwnedFd, mut cmd: std::process::Command, side: &str, parent: libc:
             };
             libc::_exit(code);
         }
+        forward_sigterm_to(init);
         libc::_exit(wait_code(init));
+    }
+}
+
+/// Where this process passes a SIGTERM on to (0: nowhere).
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward_sigterm(_: libc::c_int) {
+    // Async-signal-safe: an atomic load and kill(2).
+    let pid = FORWARD_TO.load(std::sync::atomic::Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill has no memory preconditions.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
+    }
+}
+
+/// Makes a SIGTERM to this process go on to `pid`: satcc's SIGTERM to a
+/// side reaches the side's init, and the init's reaches the command, so
+/// the command can stop cleanly (`timeout 60 satcc shell ...`). SIGINT is
+/// not passed on: at a terminal the command already has it.
+fn forward_sigterm_to(pid: libc::pid_t) {
+    FORWARD_TO.store(pid, std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: a zeroed sigaction with a handler that only loads an atomic
+    // and calls kill, and no old action asked for.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = forward_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
     }
 }
 
@@ -335,6 +370,16 @@ impl SideProcess {
             self.status = Some(wait_code(self.pid));
         }
         before
+    }
+
+    /// Sends SIGTERM to the side's command (through its init).
+    pub fn terminate(&mut self) {
+        if self.try_wait().is_none() {
+            // SAFETY: kill on our own child.
+            unsafe {
+                libc::kill(self.pid, libc::SIGTERM);
+            }
+        }
     }
 
     /// The child's process id (in satcc's PID namespace).
