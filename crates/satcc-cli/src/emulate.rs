@@ -158,12 +158,42 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{what} '{s}': no address"))
 }
 
-fn dur(what: &str, s: &str) -> Result<Duration, String> {
+/// A duration option's value, or the line saying what is wrong with it.
+pub fn dur(what: &str, s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| format!("{what}: {e}"))
 }
 
 fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str>), String> {
-    let (name, mut link, text) = match (&a.preset, &a.link) {
+    load_link_from(&LinkSource {
+        preset: a.preset.as_deref(),
+        link: a.link.as_deref(),
+        trace: a.trace.as_deref(),
+        mahimahi: a.mahimahi.as_deref(),
+        trace_repeat: a.trace_repeat.as_deref(),
+    })
+}
+
+/// Where a link comes from: the options `satcc emulate` and `satcc shell`
+/// share.
+pub struct LinkSource<'a> {
+    /// `--preset NAME`.
+    pub preset: Option<&'a str>,
+    /// `--link FILE.toml`.
+    pub link: Option<&'a std::path::Path>,
+    /// `--trace FILE.csv`.
+    pub trace: Option<&'a std::path::Path>,
+    /// `--mahimahi FILE`.
+    pub mahimahi: Option<&'a std::path::Path>,
+    /// `--trace-repeat DURATION`.
+    pub trace_repeat: Option<&'a str>,
+}
+
+/// The link a [`LinkSource`] names: its name for messages, the link, and
+/// the preset's text (for `--print-link`).
+pub fn load_link_from(
+    a: &LinkSource<'_>,
+) -> Result<(String, LinkConfig, Option<&'static str>), String> {
+    let (name, mut link, text) = match (a.preset, a.link) {
         (Some(p), None) => (
             format!("preset {p}"),
             LinkConfig::preset(p).map_err(|e| format!("--preset: {e}"))?,
@@ -189,16 +219,15 @@ fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str
     };
     let repeat = a
         .trace_repeat
-        .as_deref()
         .map(|s| dur("--trace-repeat", s))
         .transpose()?;
-    if let Some(f) = &a.trace {
+    if let Some(f) = a.trace {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--trace {}: cannot read: {e}", f.display()))?;
         link.set_trace_csv(&text, &f.display().to_string(), repeat)
             .map_err(|e| e.to_string())?;
     }
-    if let Some(f) = &a.mahimahi {
+    if let Some(f) = a.mahimahi {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--mahimahi {}: cannot read: {e}", f.display()))?;
         link.set_mahimahi(&text, &f.display().to_string(), Duration::from_millis(100))
@@ -207,7 +236,8 @@ fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str
     Ok((name, link, text))
 }
 
-fn describe(l: &LinkConfig) -> String {
+/// One line describing a link's two directions.
+pub fn describe(l: &LinkConfig) -> String {
     let f = l.forward();
     let r = l.reverse();
     let mbps = |b: u64| b as f64 / 1e6;

@@ -7,6 +7,8 @@ mod output;
 mod perf;
 mod runner;
 mod saratoga;
+#[cfg(target_os = "linux")]
+mod shell;
 mod sweep;
 
 use std::path::PathBuf;
@@ -93,6 +95,8 @@ enum Cmd {
     Emulate(emulate::EmulateArgs),
     Perf(perf::PerfArgs),
     Saratoga(saratoga::SaratogaArgs),
+    #[cfg(target_os = "linux")]
+    Shell(shell::ShellArgs),
 }
 
 #[derive(Args, Debug)]
@@ -150,6 +154,8 @@ fn main() -> ExitCode {
         Cmd::Emulate(a) => emulate::emulate(a),
         Cmd::Perf(a) => perf::perf(a),
         Cmd::Saratoga(a) => saratoga::saratoga(a),
+        #[cfg(target_os = "linux")]
+        Cmd::Shell(a) => shell::shell(a),
     }
 }
 

@@ -13,7 +13,10 @@ use serde::Serialize;
 
 /// Measure a TFRC, CCID3, TFRCP, Saratoga/STFRC or CBR flow over a real network (or
 /// through `satcc emulate`): the sans-IO endpoints of the simulator,
-/// driven over UDP in wall-clock time.
+/// driven over UDP in wall-clock time. Or the kernel's own TCP with the
+/// congestion control of your choice (`--protocol tcp --cc cubic`),
+/// measured from the kernel's TCP_INFO: goodput (bytes acknowledged),
+/// retransmissions, RTT and cwnd, in the same table.
 ///
 /// The server makes a receiver for each client (configured as a scenario
 /// flow of that protocol would be) and prints what it receives; the client
@@ -29,6 +32,11 @@ use serde::Serialize;
 ///   satcc perf --client 127.0.0.1:5201 --protocol tfrcp --set strategy=s2 --set k=5
 ///   satcc perf --client 127.0.0.1:5201 --protocol stfrc      # Saratoga with paper 000's STFRC
 ///   satcc perf --client 127.0.0.1:5201 --protocol saratoga --rate 5Mbps
+///   satcc perf --client 127.0.0.1:5201 --protocol tcp --cc bbr   # the kernel's TCP (Linux)
+///
+/// Across an emulated GEO link, any TCP the kernel has (see `satcc shell --help`):
+///   satcc shell --preset geo --peer 'satcc perf --server' -- \
+///       satcc perf --client 100.64.0.2:5201 --protocol tcp --cc cubic --time 20s
 ///
 /// Through an emulated GEO link (see `satcc emulate --help`):
 ///   satcc perf --server --bind 127.0.0.1:9001 &
@@ -39,6 +47,13 @@ use serde::Serialize;
 /// simulated run's summary.json (packets_sent, data_bytes_sent,
 /// mean_rtt_s, loss_event_rate, slow_start_exit_s; the server's
 /// delivered_bytes, goodput_bps, feedback_packets) plus `intervals`.
+/// Kernel TCP adds cc, bytes_acked, bytes_acked_at_close, retransmits,
+/// min_rtt_s, cwnd, mss (and cwnd, retransmits per interval); its
+/// send_rate_bps is the goodput (bytes acknowledged over the run) and its
+/// feedback_packets the segments received.
+///
+/// The server takes both: UDP datagrams of every protocol and TCP
+/// connections on the same port number.
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct PerfArgs {
@@ -51,9 +66,16 @@ pub struct PerfArgs {
     /// Local address [server default: 0.0.0.0:5201; client: any port].
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
-    /// Client: tfrc, ccid3, tfrcp, stfrc, saratoga (with --rate) or cbr.
+    /// Client: tfrc, ccid3, tfrcp, stfrc, saratoga (with --rate), cbr, or
+    /// tcp (the kernel's, Linux; with --cc).
     #[arg(long, default_value = "tfrc")]
     pub protocol: String,
+    /// With --protocol tcp: the kernel congestion control (any name in
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control, e.g. reno,
+    /// cubic, bbr) [default: the system's,
+    /// net.ipv4.tcp_congestion_control].
+    #[arg(long, value_name = "NAME")]
+    pub cc: Option<String>,
     /// How long the client sends; how long the server serves [default:
     /// client 10s, server until interrupted].
     #[arg(long, value_name = "DURATION")]
@@ -167,6 +189,15 @@ fn opt(x: Option<f64>, scale: f64, prec: usize) -> String {
 
 fn client(a: &PerfArgs) -> Result<(), String> {
     let server = resolve("--client", a.client.as_deref().unwrap_or_default())?;
+    if a.protocol == "tcp" {
+        return tcp_client(a, server);
+    }
+    if a.cc.is_some() {
+        return Err(format!(
+            "--cc: only with --protocol tcp ({} sets its own rate)",
+            a.protocol
+        ));
+    }
     let bind = match &a.bind {
         Some(b) => resolve("--bind", b)?,
         None => satcc_net::client_bind_addr(server),
@@ -197,25 +228,12 @@ fn client(a: &PerfArgs) -> Result<(), String> {
             a.protocol,
             opts.time.as_secs_f64()
         );
-        eprintln!(
-            "{:>13} {:>11} {:>11} {:>11} {:>10} {:>9} {:>6}",
-            "interval_s", "send_Mbps", "X_Mbps", "Xrecv_Mbps", "p", "rtt_ms", "fb"
-        );
+        print_header();
     }
     let quiet = a.json;
     let report = run_client(&opts, |iv: &Interval| {
         if !quiet {
-            eprintln!(
-                "{:>6.1}-{:<6.1} {:>11.3} {:>11} {:>11} {:>10} {:>9} {:>6}",
-                iv.start_s,
-                iv.end_s,
-                iv.send_rate_bps / 1e6,
-                opt(iv.x_bps, 1e-6, 3),
-                opt(iv.x_recv_bps, 1e-6, 3),
-                opt(iv.loss_event_rate, 1.0, 6),
-                opt(iv.rtt_s, 1e3, 1),
-                iv.feedback_packets
-            );
+            print_interval(iv);
         }
     })
     .map_err(|e| e.to_string())?;
@@ -246,6 +264,111 @@ fn client(a: &PerfArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The per-interval table's header (one table for every protocol; a
+/// column that does not apply shows `-`).
+fn print_header() {
+    eprintln!(
+        "{:>13} {:>11} {:>11} {:>11} {:>10} {:>9} {:>6} {:>7} {:>5}",
+        "interval_s", "send_Mbps", "X_Mbps", "Xrecv_Mbps", "p", "rtt_ms", "fb", "cwnd", "retr"
+    );
+}
+
+fn print_interval(iv: &Interval) {
+    let int = |x: Option<u64>| x.map_or_else(|| "-".to_string(), |v| v.to_string());
+    eprintln!(
+        "{:>6.1}-{:<6.1} {:>11.3} {:>11} {:>11} {:>10} {:>9} {:>6} {:>7} {:>5}",
+        iv.start_s,
+        iv.end_s,
+        iv.send_rate_bps / 1e6,
+        opt(iv.x_bps, 1e-6, 3),
+        opt(iv.x_recv_bps, 1e-6, 3),
+        opt(iv.loss_event_rate, 1.0, 6),
+        opt(iv.rtt_s, 1e3, 1),
+        iv.feedback_packets,
+        int(iv.cwnd),
+        int(iv.retransmits)
+    );
+}
+
+/// `--protocol tcp`: the kernel's TCP.
+#[cfg(target_os = "linux")]
+fn tcp_client(a: &PerfArgs, server: SocketAddr) -> Result<(), String> {
+    // Default: the system's (net.ipv4.tcp_congestion_control).
+    let cc = match a.cc.clone() {
+        Some(c) => c,
+        None => std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "cubic".into()),
+    };
+    // Checked before connecting, so that a typo is the only line printed.
+    satcc_net::ktcp::check_cc(&cc).map_err(|e| e.to_string())?;
+    for (given, what) in [
+        (a.bind.is_some(), "--bind"),
+        (a.rate.is_some(), "--rate"),
+        (!a.set.is_empty(), "--set"),
+        (a.mss != 1000, "--mss"),
+    ] {
+        if given {
+            return Err(format!(
+                "{what}: not with --protocol tcp (the kernel's TCP takes its rate, segment size and options from the kernel)"
+            ));
+        }
+    }
+    let time = dur("--time", a.time.as_deref().unwrap_or("10s"))?;
+    if time == Duration::ZERO {
+        return Err("--time: must be greater than zero".into());
+    }
+    let interval = dur("--interval", &a.interval)?;
+    let peer_timeout = dur("--peer-timeout", &a.peer_timeout)?;
+    let quiet = a.json;
+    let mut first = true;
+    let report = satcc_net::ktcp::run_tcp_client(
+        server,
+        &cc,
+        time,
+        interval,
+        peer_timeout,
+        |iv: &Interval| {
+            if quiet {
+                return;
+            }
+            // Once connected: a failure to connect is then one line.
+            if std::mem::take(&mut first) {
+                eprintln!(
+                    "satcc perf: kernel tcp ({cc}) to {server} for {:.1} s; send_Mbps is goodput (bytes acknowledged)",
+                    time.as_secs_f64()
+                );
+                print_header();
+            }
+            print_interval(iv);
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        eprintln!(
+            "tcp ({cc}): {} bytes acknowledged in {:.1} s: {:.3} Mb/s goodput; mean RTT {} ms (min {}), {} retransmitted segments, cwnd {} at the end",
+            report.bytes_acked.unwrap_or(0),
+            report.duration_s,
+            report.send_rate_bps / 1e6,
+            opt(report.mean_rtt_s, 1e3, 1),
+            opt(report.min_rtt_s, 1e3, 1),
+            report.retransmits.unwrap_or(0),
+            report.cwnd.unwrap_or(0)
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn tcp_client(_: &PerfArgs, _: SocketAddr) -> Result<(), String> {
+    Err("--protocol tcp: the kernel's TCP is measured on Linux only".into())
+}
+
 /// A finished client as the server reports it.
 #[derive(Serialize)]
 struct PeerJson {
@@ -256,8 +379,9 @@ struct PeerJson {
     goodput_bps: f64,
     loss_event_rate: Option<f64>,
     feedback_packets: Option<u64>,
-    packets_received: u64,
-    malformed: u64,
+    /// UDP datagrams (none for TCP, where the kernel counts segments).
+    packets_received: Option<u64>,
+    malformed: Option<u64>,
 }
 
 fn peer_json(r: &PeerReport) -> PeerJson {
@@ -274,8 +398,27 @@ fn peer_json(r: &PeerReport) -> PeerJson {
         },
         loss_event_rate: r.stats.loss_event_rate,
         feedback_packets: r.stats.feedback_sent,
-        packets_received: r.counters.received,
-        malformed: r.counters.malformed,
+        packets_received: Some(r.counters.received),
+        malformed: Some(r.counters.malformed),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn tcp_peer_json(p: &satcc_net::ktcp::TcpPeer) -> PeerJson {
+    PeerJson {
+        peer: p.peer.to_string(),
+        protocol: "tcp".into(),
+        duration_s: p.duration_s,
+        delivered_bytes: p.bytes,
+        goodput_bps: if p.duration_s > 0.0 {
+            p.bytes as f64 * 8.0 / p.duration_s
+        } else {
+            0.0
+        },
+        loss_event_rate: None,
+        feedback_packets: None,
+        packets_received: None,
+        malformed: None,
     }
 }
 
@@ -295,6 +438,10 @@ fn server(a: &PerfArgs) -> Result<(), String> {
     grow_buffers(&sock, 4 << 20);
     let clock = Clock::new();
     let mut srv = Server::new(sock, clock, cfg, factory);
+    // Kernel TCP clients on the same port number.
+    #[cfg(target_os = "linux")]
+    let tcp = satcc_net::ktcp::TcpServer::start(bind, cfg.max_peers, cfg.idle_timeout)
+        .map_err(|e| format!("--bind {bind} (TCP): {e}"))?;
     if !a.json {
         eprintln!(
             "satcc perf: server on {} (feedback {}, up to {} clients)",
@@ -304,6 +451,10 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         );
     }
     let mut prev: HashMap<SocketAddr, u64> = HashMap::new();
+    // TCP clients apart: a UDP and a TCP client may share an address and
+    // port number.
+    #[cfg(target_os = "linux")]
+    let mut prev_tcp: HashMap<SocketAddr, u64> = HashMap::new();
     let mut k = 1u64;
     loop {
         let mut t = satcc_proto::Instant(interval.as_nanos().saturating_mul(k));
@@ -327,6 +478,35 @@ fn server(a: &PerfArgs) -> Result<(), String> {
                 );
             }
         }
+        #[cfg(target_os = "linux")]
+        {
+            if !a.json {
+                for p in tcp.active() {
+                    let before = prev_tcp.insert(p.peer, p.bytes).unwrap_or(0);
+                    eprintln!(
+                        "{:8.1}s {} tcp: {:10.3} Mb/s received",
+                        clock.now().as_secs_f64(),
+                        p.peer,
+                        p.bytes.saturating_sub(before) as f64 * 8.0 / secs / 1e6,
+                    );
+                }
+            }
+            for p in tcp.take_finished() {
+                prev_tcp.remove(&p.peer);
+                let j = tcp_peer_json(&p);
+                if a.json {
+                    println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
+                } else {
+                    eprintln!(
+                        "{} tcp done: {} bytes in {:.1} s, {:.3} Mb/s",
+                        j.peer,
+                        j.delivered_bytes,
+                        j.duration_s,
+                        j.goodput_bps / 1e6
+                    );
+                }
+            }
+        }
         for r in srv.take_finished() {
             prev.remove(&r.peer);
             let j = peer_json(&r);
@@ -341,7 +521,7 @@ fn server(a: &PerfArgs) -> Result<(), String> {
                     j.duration_s,
                     j.goodput_bps / 1e6,
                     opt(j.loss_event_rate, 1.0, 6),
-                    j.malformed
+                    j.malformed.unwrap_or(0)
                 );
             }
         }
@@ -349,6 +529,13 @@ fn server(a: &PerfArgs) -> Result<(), String> {
             for r in srv.active() {
                 let j = peer_json(&r);
                 if a.json {
+                    println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
+                }
+            }
+            #[cfg(target_os = "linux")]
+            for p in tcp.active() {
+                if a.json {
+                    let j = tcp_peer_json(&p);
                     println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
                 }
             }

@@ -26,6 +26,10 @@
 //!   process.
 //! - [`saratoga`] runs real Saratoga file transfers (PUT, GET, a server
 //!   for a directory) with STFRC or a fixed rate.
+//! - [`ktcp`] is the kernel's TCP in `satcc perf` (Linux): a bulk flow
+//!   with a chosen congestion control, measured from `TCP_INFO`.
+//! - [`shell`] is `satcc shell` (Linux): programs in two network
+//!   namespaces whose IP packets cross the emulated link.
 //! - [`signal`] is the one SIGINT/SIGTERM handler: a flag a loop checks to
 //!   stop cleanly.
 #![warn(missing_docs)]
@@ -33,10 +37,14 @@
 mod clock;
 mod conn;
 pub mod emu;
+#[cfg(target_os = "linux")]
+pub mod ktcp;
 pub mod perf;
 pub mod real;
 pub mod saratoga;
 mod server;
+#[cfg(target_os = "linux")]
+pub mod shell;
 pub mod signal;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};

@@ -131,8 +131,15 @@ pub struct Interval {
     pub loss_event_rate: Option<f64>,
     /// The sender's smoothed RTT, seconds.
     pub rtt_s: Option<f64>,
-    /// Datagrams received from the server (feedback) in the interval.
+    /// Datagrams received from the server (feedback) in the interval;
+    /// kernel TCP: segments received (ACKs).
     pub feedback_packets: u64,
+    /// Kernel TCP: the congestion window at the end, segments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwnd: Option<u64>,
+    /// Kernel TCP: segments retransmitted in the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmits: Option<u64>,
 }
 
 /// How to run a client.
@@ -190,6 +197,30 @@ pub struct ClientReport {
     pub late_wakeups: u64,
     /// The latest wake-up, seconds after its deadline.
     pub max_wakeup_late_s: f64,
+    /// Kernel TCP: the congestion control (read back from the socket).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// Kernel TCP: bytes the server acknowledged by the end of the run
+    /// (`send_rate_bps` is these over `duration_s`: the goodput).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_acked: Option<u64>,
+    /// Kernel TCP: bytes acknowledged when the connection was closed
+    /// (what was in flight at the end included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes_acked_at_close: Option<u64>,
+    /// Kernel TCP: segments retransmitted over the run (`TCP_INFO`'s
+    /// total_retrans).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retransmits: Option<u64>,
+    /// Kernel TCP: the smallest RTT the kernel saw, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_rtt_s: Option<f64>,
+    /// Kernel TCP: the congestion window at the end, segments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwnd: Option<u64>,
+    /// Kernel TCP: the sender's MSS, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u64>,
     /// The intervals.
     pub intervals: Vec<Interval>,
 }
@@ -231,6 +262,20 @@ pub enum PerfError {
     /// A socket call failed.
     #[error(transparent)]
     Net(NetError),
+    /// Kernel TCP: the congestion control cannot be used.
+    #[error("--cc {0}")]
+    Cc(String),
+    /// Kernel TCP: the server could not be reached.
+    #[error("connecting to {addr} (TCP): {source} (is `satcc perf --server` running there?)")]
+    Connect {
+        /// The server.
+        addr: SocketAddr,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Kernel TCP: a socket call failed.
+    #[error("{0}")]
+    Io(String),
 }
 
 /// A field error as perf prints it: without a field, the message alone.
@@ -307,6 +352,8 @@ pub fn run_client(
             loss_event_rate: st.rate.map(|r| r.p),
             rtt_s: st.srtt.map(|d| d.as_secs_f64()),
             feedback_packets: c.received - prev.received,
+            cwnd: None,
+            retransmits: None,
         };
         each(&iv);
         intervals.push(iv);
@@ -351,6 +398,13 @@ pub fn run_client(
         send_errors: c.send_errors,
         late_wakeups: conn.wake_stats().late_1ms,
         max_wakeup_late_s: conn.wake_stats().max_late.as_secs_f64(),
+        cc: None,
+        bytes_acked: None,
+        bytes_acked_at_close: None,
+        retransmits: None,
+        min_rtt_s: None,
+        cwnd: None,
+        mss: None,
         intervals,
     })
 }

@@ -16,11 +16,12 @@ use super::Direction;
 pub struct DirStats {
     /// Datagrams that arrived at the link.
     pub arrived: u64,
-    /// Their UDP payload bytes.
+    /// Their bytes on the link (the UDP payload; without any
+    /// [`LinkDir::set_uncharged`] header).
     pub arrived_bytes: u64,
     /// Datagrams delivered at the far end.
     pub delivered: u64,
-    /// Their UDP payload bytes.
+    /// Their bytes, counted as `arrived_bytes`.
     pub delivered_bytes: u64,
     /// Dropped by a full queue (or pushed out of a priority queue).
     pub drops_queue: u64,
@@ -106,6 +107,9 @@ pub struct LinkDir {
     /// last [`LinkDir::take_dropped`], for a caller that attributes drops
     /// to flows by the datagram's contents.
     dropped: Option<Vec<Vec<u8>>>,
+    /// Leading bytes of each datagram the link does not carry (see
+    /// [`LinkDir::set_uncharged`]).
+    uncharged: u32,
 }
 
 impl std::fmt::Debug for LinkDir {
@@ -142,7 +146,18 @@ impl LinkDir {
             q_area: 0,
             q_since: Instant::ZERO,
             dropped: None,
+            uncharged: 0,
         }
+    }
+
+    /// Leading bytes of every datagram handed to [`LinkDir::arrive`] that
+    /// are not charged to the link: neither to its serialisation time nor
+    /// to its error model nor to the byte counters. `satcc shell` relays
+    /// Ethernet frames whose 14-byte header exists only on the veth
+    /// devices: the emulated link carries IP packets, as the simulator's
+    /// links do.
+    pub fn set_uncharged(&mut self, bytes: u32) {
+        self.uncharged = bytes;
     }
 
     /// Changes the rate (takes effect at the next transmission).
@@ -263,7 +278,7 @@ impl LinkDir {
     /// A datagram arrives at `now`.
     pub fn arrive(&mut self, now: Instant, data: Vec<u8>) {
         self.progress(now);
-        let len = data.len() as u64;
+        let len = (data.len() as u64).saturating_sub(u64::from(self.uncharged));
         self.stats.arrived += 1;
         self.stats.arrived_bytes += len;
         let size = u32::try_from(len)
@@ -319,7 +334,8 @@ impl LinkDir {
                 self.stats.late_1ms += 1;
             }
             self.stats.delivered += 1;
-            self.stats.delivered_bytes += f.data.len() as u64;
+            self.stats.delivered_bytes +=
+                (f.data.len() as u64).saturating_sub(u64::from(self.uncharged));
             return Some(f.data);
         }
         None
@@ -365,6 +381,41 @@ mod tests {
         assert!(l.poll(ms(100)).is_some());
         assert_eq!(l.stats().delivered, 3);
         assert_eq!(l.stats().busy_ns, 3_000_000);
+    }
+
+    /// An uncharged header (a frame's Ethernet header in `satcc shell`)
+    /// takes no link time and is not in the byte counts.
+    #[test]
+    fn uncharged_header_takes_no_link_time() {
+        let mut l = LinkDir::new(
+            &Direction {
+                rate_bps: 8_000_000,
+                delay: Duration::ZERO,
+                queue: QueueSpec::DropTail {
+                    limit: Some(10),
+                    limit_bytes: None,
+                },
+                error: None,
+            },
+            7,
+            0,
+        );
+        l.set_uncharged(14);
+        // 14 + 1000 bytes: 1000 on the link, 1 ms at 8 Mb/s.
+        l.arrive(Instant::ZERO, vec![0; 1014]);
+        assert_eq!(
+            l.next_event(),
+            Some(Instant::ZERO + Duration::from_millis(1))
+        );
+        assert_eq!(
+            l.poll(Instant::ZERO + Duration::from_millis(1))
+                .unwrap()
+                .len(),
+            1014
+        );
+        assert_eq!(l.stats().arrived_bytes, 1000);
+        assert_eq!(l.stats().delivered_bytes, 1000);
+        assert_eq!(l.stats().busy_ns, 1_000_000);
     }
 
     #[test]

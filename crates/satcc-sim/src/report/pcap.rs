@@ -236,6 +236,12 @@ impl<W: Write> PcapWriter<W> {
         self.record(ts_ns, &bytes, orig)
     }
 
+    /// Records a real IP packet at `ts_ns`, whole (up to the snap
+    /// length): `satcc shell` captures what its link delivered.
+    pub fn write_ip(&mut self, ts_ns: u64, packet: &[u8]) -> io::Result<()> {
+        self.record(ts_ns, packet, packet.len() as u64)
+    }
+
     /// Records written so far.
     pub fn records(&self) -> u64 {
         self.records

@@ -1,0 +1,524 @@
+//! `satcc shell`: a command whose traffic crosses the emulated link.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use clap::Args;
+use satcc_net::emu::LinkConfig;
+use satcc_net::shell::{
+    Bridge, DirReport, Namespaces, SideProcess, DEFAULT_MTU, PEER_ADDR, SHELL_ADDR,
+};
+use satcc_proto::{Duration, Instant};
+use serde::Serialize;
+
+use crate::emulate::{describe, dur, load_link_from, LinkSource};
+
+/// Run a command (default: your shell) in a network namespace whose
+/// traffic to the other side crosses an emulated satellite link, as
+/// mahimahi's mm-link does, without root.
+///
+/// Two namespaces are made: the shell's side (100.64.0.1) and the peer's
+/// side (100.64.0.2), each with one interface, satcc0, MTU 1500, and no
+/// segmentation or checksum offloads (every packet on the link is one
+/// MTU-sized IP packet). Every IP packet between them (TCP, UDP, ICMP,
+/// any protocol) crosses the link: the shell's packets its forward
+/// direction (`rate`, `queue`, `error`), the peer's its reverse direction,
+/// with the simulator's queue and error-model code, as `satcc emulate`.
+/// In both, SATCC_SELF is the side's own address and SATCC_PEER the other
+/// side's.
+///
+/// Nothing outlives it: when the command exits (its exit code is satcc's),
+/// or on Ctrl-C or SIGTERM (passed on to the command; it gets 2 s to exit
+/// by itself), or if satcc is killed, the peer's processes, every process the command started, the
+/// namespaces and the devices are gone. No root: satcc makes a user
+/// namespace (where unprivileged user namespaces are allowed; as root
+/// too). Linux only.
+///
+/// Examples:
+///   satcc shell --preset geo                       # an interactive shell on a GEO link
+///   satcc shell --preset geo --peer 'satcc perf --server' -- \
+///       satcc perf --client 100.64.0.2:5201 --protocol tfrc --time 20s
+///   satcc shell --preset leo --peer 'python3 -m http.server 8000' -- \
+///       sh -c 'curl -o /dev/null -w "%{time_total}\n" http://$SATCC_PEER:8000/'
+///   satcc shell --link my-link.toml --interval 1s --summary shell.json -- ./my-test
+///
+/// At the end, a summary on stderr: per direction the packets that arrived,
+/// were delivered and dropped (by reason), and per flow (protocol,
+/// addresses and ports) its packets and bytes. Frames that are not IP
+/// (ARP) pass at once, outside the link.
+#[derive(Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct ShellArgs {
+    /// A built-in link: geo, dmc, ipstar, leo (as `satcc emulate`).
+    #[arg(long, value_name = "NAME", conflicts_with = "link")]
+    pub preset: Option<String>,
+    /// A link file: a scenario link's keys and an optional [schedule]
+    /// (as `satcc emulate --link`).
+    #[arg(long, value_name = "FILE.toml")]
+    pub link: Option<PathBuf>,
+    /// Replace the schedule with a CSV trace `time_s,rate,delay[,reverse_rate]`.
+    #[arg(long, value_name = "FILE.csv", conflicts_with = "mahimahi")]
+    pub trace: Option<PathBuf>,
+    /// Replace the forward rate with a mahimahi packet-delivery trace,
+    /// averaged over 100 ms windows.
+    #[arg(long, value_name = "FILE")]
+    pub mahimahi: Option<PathBuf>,
+    /// Loop a --trace with this period (e.g. `60s`).
+    #[arg(long, value_name = "DURATION")]
+    pub trace_repeat: Option<String>,
+    /// Seed of the error models' and RED's random streams.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A command for the peer's side, run by `sh -c` (e.g. a server:
+    /// 'satcc perf --server'). Its input is /dev/null; it is killed when
+    /// the shell's command ends.
+    #[arg(long, value_name = "CMD")]
+    pub peer: Option<String>,
+    /// The MTU of both sides (the largest IP packet on the link).
+    #[arg(long, default_value_t = DEFAULT_MTU, value_parser = clap::value_parser!(u32).range(576..=9000))]
+    pub mtu: u32,
+    /// Print a line per direction every DURATION on stderr (delivered
+    /// rate, queue, drops) [default: none, so an interactive shell is not
+    /// written over].
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// Write a row per direction every --interval (1 s if not given) to
+    /// FILE in the columns of a simulated run's links.csv (links
+    /// `forward` and `reverse`), flushed every interval, as `satcc
+    /// emulate --links-csv`.
+    #[arg(long, value_name = "FILE")]
+    pub links_csv: Option<PathBuf>,
+    /// Capture every packet the link delivered, both directions, whole
+    /// (raw IP, timestamps from the start) to FILE (pcap; `tshark -r
+    /// FILE` reads it). The file appears when the shell ends, never
+    /// half-written.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Write the final summary as JSON to FILE (written whole or not at
+    /// all).
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Print nothing of satcc's own (addresses, summary) on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The command and its arguments [default: $SHELL, else /bin/sh].
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<String>,
+}
+
+/// One direction in the summary; names as `satcc emulate --json`.
+#[derive(Serialize)]
+struct DirSummary {
+    name: &'static str,
+    rate_bps: u64,
+    delay_s: f64,
+    arrivals: u64,
+    arrived_bytes: u64,
+    delivered: u64,
+    delivered_bytes: u64,
+    drops: u64,
+    drops_queue: u64,
+    drops_red: u64,
+    drops_error: u64,
+    max_queue_pkts: u64,
+    late_1ms: u64,
+    max_late_s: f64,
+    /// Frames passed outside the link (ARP).
+    not_ip: u64,
+    /// Frames over the MTU (should be 0: offloads are off).
+    oversize: u64,
+}
+
+#[derive(Serialize)]
+struct FlowSummary {
+    /// `forward` (shell to peer) or `reverse`.
+    direction: &'static str,
+    protocol: String,
+    src: String,
+    sport: u16,
+    dst: String,
+    dport: u16,
+    arrived: u64,
+    arrived_bytes: u64,
+    delivered: u64,
+    delivered_bytes: u64,
+    dropped: u64,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    link: String,
+    seed: u64,
+    mtu: u32,
+    shell_addr: String,
+    peer_addr: String,
+    duration_s: f64,
+    exit_code: i32,
+    links: Vec<DirSummary>,
+    flows: Vec<FlowSummary>,
+}
+
+/// Runs `satcc shell`.
+pub fn shell(a: ShellArgs) -> ExitCode {
+    match shell_inner(&a) {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("satcc shell: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// How long the command has, after Ctrl-C or SIGTERM reached satcc, to
+/// exit by itself (a program printing its own summary) before it is
+/// killed.
+const GRACE: Duration = Duration::from_secs(2);
+
+fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
+    let (name, link, _) = load_link_from(&LinkSource {
+        preset: a.preset.as_deref(),
+        link: a.link.as_deref(),
+        trace: a.trace.as_deref(),
+        mahimahi: a.mahimahi.as_deref(),
+        trace_repeat: a.trace_repeat.as_deref(),
+    })?;
+    let interval = a
+        .interval
+        .as_deref()
+        .map(|s| dur("--interval", s))
+        .transpose()?;
+    if interval == Some(Duration::ZERO) {
+        return Err("--interval: must be greater than zero".into());
+    }
+    let mut csv = match &a.links_csv {
+        Some(p) => {
+            let mut f = std::fs::File::create(p)
+                .map_err(|e| format!("--links-csv {}: {e}", p.display()))?;
+            writeln!(f, "{LINKS_CSV_HEADER}").map_err(|e| format!("--links-csv: {e}"))?;
+            Some(f)
+        }
+        None => None,
+    };
+    let outputs = [("--pcap", &a.pcap), ("--summary", &a.summary)];
+    for (opt, p) in outputs
+        .iter()
+        .filter_map(|(o, p)| p.as_ref().map(|p| (o, p)))
+    {
+        // Checked now, not after a long run.
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            return Err(format!(
+                "{opt} {}: no directory {}",
+                p.display(),
+                dir.display()
+            ));
+        }
+    }
+    let cmd = if a.cmd.is_empty() {
+        vec![std::env::var("SHELL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "/bin/sh".into())]
+    } else {
+        a.cmd.clone()
+    };
+    // Before the fork: the sides inherit it (it only sets a flag), so a
+    // Ctrl-C at the terminal does not kill the processes that hold the
+    // sides' namespaces before the command has had its grace period.
+    let interrupted = satcc_net::signal::stop_on_signals();
+    let mut ns = Namespaces::create(a.mtu).map_err(|e| e.to_string())?;
+    let env = |me: std::net::Ipv4Addr, other: std::net::Ipv4Addr| {
+        vec![
+            ("SATCC_SELF".to_string(), me.to_string()),
+            ("SATCC_PEER".to_string(), other.to_string()),
+        ]
+    };
+    if !a.quiet {
+        eprintln!(
+            "satcc shell: {name}: {}; MTU {}, no offloads\n  this shell {SHELL_ADDR} (SATCC_SELF), peer {PEER_ADDR} (SATCC_PEER)",
+            describe(&link),
+            ns.mtu()
+        );
+    }
+    let mut peer: Option<SideProcess> = match &a.peer {
+        Some(p) => Some(
+            ns.spawn(
+                true,
+                &["/bin/sh".into(), "-c".into(), p.clone()],
+                &env(PEER_ADDR, SHELL_ADDR),
+            )
+            .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
+    let mut me = ns
+        .spawn(false, &cmd, &env(SHELL_ADDR, PEER_ADDR))
+        .map_err(|e| e.to_string())?;
+    let (shell_end, peer_end) = ns.take_ends().ok_or("the veth ends are gone")?;
+    // Threads only from here on: the forks are done.
+    let bridge = match Bridge::start(
+        shell_end,
+        peer_end,
+        &link,
+        a.seed,
+        ns.mtu(),
+        a.pcap.as_deref(),
+    ) {
+        Ok(b) => b,
+        Err(e) => {
+            // The sides are already running: end them first.
+            me.kill();
+            return Err(format!("starting the relay: {e}"));
+        }
+    };
+    let clock = bridge.clock();
+    // The CSV has rows every second when no --interval asks for lines.
+    let step = interval.or(csv.as_ref().map(|_| Duration::from_secs(1)));
+    let mut next_report = step.map(|i| Instant(i.as_nanos()));
+    let mut prev = bridge.report();
+    let mut grace_until: Option<Instant> = None;
+    let mut peer_noted = false;
+    let code = loop {
+        if let Some(c) = me.try_wait() {
+            break c;
+        }
+        let now = clock.now();
+        if let Some(e) = bridge.error() {
+            me.kill();
+            return Err(format!("the relay stopped: {e}"));
+        }
+        if interrupted.load(Ordering::Relaxed) && grace_until.is_none() {
+            grace_until = Some(now + GRACE);
+            // A SIGTERM reached satcc alone: pass it on. (A Ctrl-C at the
+            // terminal reached the command already.)
+            if satcc_net::signal::caught() == Some(libc::SIGTERM) {
+                me.terminate();
+            }
+        }
+        if grace_until.is_some_and(|g| now >= g) {
+            me.kill();
+            break 128 + satcc_net::signal::caught().unwrap_or(libc::SIGINT);
+        }
+        if let (Some(p), false) = (peer.as_mut(), peer_noted) {
+            if let Some(c) = p.try_wait() {
+                peer_noted = true;
+                if !a.quiet {
+                    eprintln!("satcc shell: the peer's command exited with code {c}");
+                }
+            }
+        }
+        if let (Some(due), Some(i)) = (next_report, step) {
+            if now >= due {
+                let r = bridge.report();
+                if interval.is_some() {
+                    report_interval(now, i, &r, &prev);
+                }
+                if let Some(f) = csv.as_mut() {
+                    csv_rows(f, now, i, &r, &prev).map_err(|e| format!("--links-csv: {e}"))?;
+                }
+                prev = r;
+                next_report = Some(due + i);
+            }
+        }
+        clock.sleep_until(now + Duration::from_millis(20));
+    };
+    if let Some(mut p) = peer.take() {
+        p.kill();
+    }
+    let secs = clock.now().as_secs_f64();
+    let (rep, captured) = bridge.finish();
+    let s = summarize(&name, &link, a, secs, code, &rep);
+    if !a.quiet {
+        print_summary(&s);
+    }
+    captured.map_err(|e| format!("--pcap {e}"))?;
+    if let (Some(p), false) = (&a.pcap, a.quiet) {
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &a.summary {
+        write_summary(p, &s)?;
+    }
+    Ok(code)
+}
+
+/// The columns of a simulated run's links.csv.
+const LINKS_CSV_HEADER: &str = "time_s,link,queue_pkts,utilization,drops,drops_queue,drops_red,drops_error,drops_ttl,drops_hook,drops_link_down";
+
+fn csv_rows(
+    f: &mut std::fs::File,
+    now: Instant,
+    i: Duration,
+    r: &[DirReport; 2],
+    p: &[DirReport; 2],
+) -> std::io::Result<()> {
+    for (k, name) in ["forward", "reverse"].iter().enumerate() {
+        let (s, q) = (&r[k].link, &p[k].link);
+        let util = (s.busy_ns.saturating_sub(q.busy_ns) as f64 * 1e-9 / i.as_secs_f64()).min(1.0);
+        writeln!(
+            f,
+            "{:.3},{name},{},{util:.4},{},{},{},{},0,0,0",
+            now.as_secs_f64(),
+            s.queue_pkts,
+            s.drops().saturating_sub(q.drops()),
+            s.drops_queue.saturating_sub(q.drops_queue),
+            s.drops_red.saturating_sub(q.drops_red),
+            s.drops_error.saturating_sub(q.drops_error)
+        )?;
+    }
+    f.flush()
+}
+
+fn report_interval(now: Instant, i: Duration, r: &[DirReport; 2], p: &[DirReport; 2]) {
+    let secs = i.as_secs_f64();
+    for (k, name) in ["forward", "reverse"].iter().enumerate() {
+        let (s, q) = (&r[k].link, &p[k].link);
+        eprintln!(
+            "{:8.1}s {name:7} {:10.3} Mb/s delivered  queue {:5}  drops {:6} (queue {}, red {}, error {})",
+            now.as_secs_f64(),
+            s.delivered_bytes.saturating_sub(q.delivered_bytes) as f64 * 8.0 / secs / 1e6,
+            s.queue_pkts,
+            s.drops().saturating_sub(q.drops()),
+            s.drops_queue.saturating_sub(q.drops_queue),
+            s.drops_red.saturating_sub(q.drops_red),
+            s.drops_error.saturating_sub(q.drops_error)
+        );
+    }
+}
+
+fn summarize(
+    name: &str,
+    link: &LinkConfig,
+    a: &ShellArgs,
+    secs: f64,
+    code: i32,
+    rep: &[DirReport; 2],
+) -> Summary {
+    let dirs = [link.forward(), link.reverse()];
+    let names = ["forward", "reverse"];
+    let mut links = Vec::new();
+    let mut flows = Vec::new();
+    for k in 0..2 {
+        let s = &rep[k].link;
+        links.push(DirSummary {
+            name: names[k],
+            rate_bps: dirs[k].rate_bps,
+            delay_s: dirs[k].delay.as_secs_f64(),
+            arrivals: s.arrived,
+            arrived_bytes: s.arrived_bytes,
+            delivered: s.delivered,
+            delivered_bytes: s.delivered_bytes,
+            drops: s.drops(),
+            drops_queue: s.drops_queue,
+            drops_red: s.drops_red,
+            drops_error: s.drops_error,
+            max_queue_pkts: s.max_queue_pkts,
+            late_1ms: s.late_1ms,
+            max_late_s: s.max_late_ns as f64 * 1e-9,
+            not_ip: rep[k].not_ip,
+            oversize: rep[k].oversize,
+        });
+        let mut fl: Vec<_> = rep[k].flows.iter().collect();
+        fl.sort_by_key(|(key, _)| **key);
+        for (key, c) in fl {
+            flows.push(FlowSummary {
+                direction: names[k],
+                protocol: key.proto_name(),
+                src: key.src.to_string(),
+                sport: key.sport,
+                dst: key.dst.to_string(),
+                dport: key.dport,
+                arrived: c.arrived,
+                arrived_bytes: c.arrived_bytes,
+                delivered: c.delivered,
+                delivered_bytes: c.delivered_bytes,
+                dropped: c.dropped,
+            });
+        }
+    }
+    Summary {
+        link: name.to_string(),
+        seed: a.seed,
+        mtu: a.mtu,
+        shell_addr: SHELL_ADDR.to_string(),
+        peer_addr: PEER_ADDR.to_string(),
+        duration_s: secs,
+        exit_code: code,
+        links,
+        flows,
+    }
+}
+
+fn print_summary(s: &Summary) {
+    eprintln!(
+        "satcc shell: {:.1} s, exit code {}",
+        s.duration_s, s.exit_code
+    );
+    for d in &s.links {
+        eprintln!(
+            "  {:7}: {} arrived, {} delivered, {} dropped (queue {}, red {}, error {}), {:.3} Mb/s delivered, max queue {}{}",
+            d.name,
+            d.arrivals,
+            d.delivered,
+            d.drops,
+            d.drops_queue,
+            d.drops_red,
+            d.drops_error,
+            d.delivered_bytes as f64 * 8.0 / s.duration_s.max(1e-9) / 1e6,
+            d.max_queue_pkts,
+            if d.oversize > 0 {
+                format!(", {} frames over the MTU (an offload was left on)", d.oversize)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !s.flows.is_empty() {
+        eprintln!("  flows (forward: from this shell to the peer):");
+        for f in &s.flows {
+            let end = |a: &str, p: u16| {
+                if p == 0 {
+                    a.to_string()
+                } else {
+                    format!("{a}:{p}")
+                }
+            };
+            eprintln!(
+                "    {:7} {:6} {:>21} > {:<21} {:7} pkts {:12} B arrived, {:7} delivered, {:5} dropped",
+                f.direction,
+                f.protocol,
+                end(&f.src, f.sport),
+                end(&f.dst, f.dport),
+                f.arrived,
+                f.arrived_bytes,
+                f.delivered,
+                f.dropped
+            );
+        }
+    }
+    if s.links.iter().any(|d| d.late_1ms > 0) {
+        let late: u64 = s.links.iter().map(|d| d.late_1ms).sum();
+        eprintln!("  warning: {late} packets were delivered over 1 ms late (a loaded machine)");
+    }
+}
+
+fn write_summary(p: &std::path::Path, s: &Summary) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(s).map_err(|e| e.to_string())?;
+    let file = satcc_sim::partial::Partial::beside(p);
+    let r = (|| {
+        let mut f = file.create()?;
+        f.write_all(text.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()
+    })();
+    match r {
+        Ok(()) => file
+            .commit()
+            .map_err(|e| format!("--summary {}: {e}", p.display())),
+        Err(e) => Err(format!("--summary {}: {e}", p.display())),
+    }
+}

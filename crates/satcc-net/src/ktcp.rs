@@ -1,0 +1,477 @@
+//! The kernel's TCP in `satcc perf` (Linux): a bulk flow over a kernel
+//! socket with the congestion control asked for (`TCP_CONGESTION`),
+//! measured from the kernel's own `TCP_INFO` (bytes acknowledged,
+//! retransmissions, smoothed RTT, cwnd), and the server side that
+//! accepts such flows beside the UDP protocols.
+//!
+//! satcc's own TCP variants have no wire format (they run in the
+//! simulator); this is how a real TCP is measured across `satcc shell`'s
+//! link, in the same table and JSON as the other protocols.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant as StdInstant;
+
+use satcc_proto::Duration;
+
+use crate::perf::{ClientReport, Interval, PerfError};
+
+/// What `TCP_INFO` says of a connection (the fields perf reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// Smoothed RTT, microseconds.
+    pub rtt_us: u32,
+    /// Smallest RTT seen, microseconds (0: the kernel does not say).
+    pub min_rtt_us: u32,
+    /// Congestion window, segments.
+    pub snd_cwnd: u32,
+    /// Sender MSS, bytes.
+    pub snd_mss: u32,
+    /// Segments retransmitted over the connection.
+    pub total_retrans: u32,
+    /// Bytes the peer acknowledged.
+    pub bytes_acked: u64,
+    /// Segments sent (data and pure ACKs).
+    pub segs_out: u32,
+    /// Segments received.
+    pub segs_in: u32,
+    /// Data segments sent (retransmissions included).
+    pub data_segs_out: u32,
+}
+
+/// Reads `TCP_INFO` of a connected socket. Offsets are those of
+/// `struct tcp_info` (linux/tcp.h), which only grows at its end; fields
+/// beyond what this kernel returns stay zero.
+pub fn tcp_info(s: &TcpStream) -> io::Result<TcpInfo> {
+    let mut buf = [0u8; 232];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is valid for `len` bytes; the kernel writes at most
+    // that many and sets `len` to what it wrote.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let len = len as usize;
+    let u32_at = |o: usize| {
+        if o + 4 <= len {
+            u32::from_ne_bytes(buf[o..o + 4].try_into().unwrap_or([0; 4]))
+        } else {
+            0
+        }
+    };
+    let u64_at = |o: usize| {
+        if o + 8 <= len {
+            u64::from_ne_bytes(buf[o..o + 8].try_into().unwrap_or([0; 8]))
+        } else {
+            0
+        }
+    };
+    Ok(TcpInfo {
+        snd_mss: u32_at(16),
+        rtt_us: u32_at(68),
+        snd_cwnd: u32_at(80),
+        total_retrans: u32_at(100),
+        bytes_acked: u64_at(120),
+        segs_out: u32_at(136),
+        segs_in: u32_at(140),
+        min_rtt_us: u32_at(148),
+        data_segs_out: u32_at(156),
+    })
+}
+
+/// The congestion controls this kernel offers (for messages).
+pub fn available_ccs() -> String {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(", "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Refuses a congestion control this kernel does not list (before any
+/// connection is made); any name passes where the list cannot be read.
+pub fn check_cc(cc: &str) -> Result<(), PerfError> {
+    if cc.is_empty() || cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(PerfError::Cc(format!(
+            "'{cc}': not a congestion control name"
+        )));
+    }
+    match std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control") {
+        Ok(list) if !list.split_whitespace().any(|n| n == cc) => Err(PerfError::Cc(format!(
+            "'{cc}': this kernel has no such congestion control (it has {})",
+            available_ccs()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Sets the socket's congestion control.
+fn set_cc(s: &TcpStream, cc: &str) -> Result<(), PerfError> {
+    // SAFETY: `cc` is valid for its length; the kernel copies it.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr().cast(),
+            cc.len() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    Err(PerfError::Cc(match e.raw_os_error() {
+        Some(libc::ENOENT) => format!(
+            "'{cc}': this kernel has no such congestion control (it has {})",
+            available_ccs()
+        ),
+        Some(libc::EPERM) => format!(
+            "'{cc}': not allowed to this user (not in net.ipv4.tcp_allowed_congestion_control; \
+             inside `satcc shell` every one the kernel has is allowed)"
+        ),
+        _ => format!("'{cc}': {e}"),
+    }))
+}
+
+/// The congestion control the kernel runs on the socket, read back.
+fn get_cc(s: &TcpStream) -> io::Result<String> {
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: `buf` is valid for `len` bytes.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let b = &buf[..(len as usize).min(buf.len())];
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    Ok(String::from_utf8_lossy(&b[..end]).into_owned())
+}
+
+fn int_opt(s: &TcpStream, level: libc::c_int, opt: libc::c_int, v: libc::c_int) {
+    // SAFETY: an int option of the right size. Best effort: the flow
+    // still runs without it.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            level,
+            opt,
+            (&v as *const libc::c_int).cast(),
+            4,
+        );
+    }
+}
+
+/// Runs a kernel TCP bulk flow with congestion control `cc` to `server`
+/// for `time`, calling `each` after every interval. The flow's rate is
+/// the kernel's: satcc only writes and reads `TCP_INFO`.
+pub fn run_tcp_client(
+    server: SocketAddr,
+    cc: &str,
+    time: Duration,
+    interval: Duration,
+    peer_timeout: Duration,
+    mut each: impl FnMut(&Interval),
+) -> Result<ClientReport, PerfError> {
+    let to = std::time::Duration::from_nanos(peer_timeout.as_nanos().max(1));
+    let s = TcpStream::connect_timeout(&server, to).map_err(|e| PerfError::Connect {
+        addr: server,
+        source: e,
+    })?;
+    // Before the first byte: the whole flow runs with it.
+    set_cc(&s, cc)?;
+    // Reported as the kernel has it, not as asked.
+    let running = get_cc(&s).map_err(|e| PerfError::Io(format!("reading TCP_CONGESTION: {e}")))?;
+    // At most 128 KB written but not yet sent: the run's end is then
+    // close to --time, not seconds later when an auto-tuned send buffer
+    // of several megabytes has drained across a slow link.
+    int_opt(&s, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, 128 << 10);
+    let net = |e: io::Error| PerfError::Io(e.to_string());
+    // Writes wake up at least this often, to close intervals on time.
+    s.set_write_timeout(Some(std::time::Duration::from_millis(20)))
+        .map_err(net)?;
+    let start = StdInstant::now();
+    let secs = |t: StdInstant| t.duration_since(start).as_secs_f64();
+    let end = start + std::time::Duration::from_nanos(time.as_nanos());
+    let step = std::time::Duration::from_nanos(interval.as_nanos().max(1_000_000));
+    let chunk = vec![0x5au8; 64 << 10];
+    let mut written = 0u64;
+    let mut intervals = Vec::new();
+    let mut prev = tcp_info(&s).map_err(net)?;
+    let mut t0 = start;
+    let mut rtt_sum = 0.0;
+    let mut rtt_n = 0u32;
+    let mut w = &s;
+    while t0 < end {
+        let t1 = (t0 + step).min(end);
+        while StdInstant::now() < t1 {
+            match w.write(&chunk) {
+                Ok(n) => written += n as u64,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(PerfError::Io(format!("sending to {server}: {e}"))),
+            }
+        }
+        let now = StdInstant::now();
+        let ti = tcp_info(&s).map_err(net)?;
+        let dt = now.duration_since(t0).as_secs_f64();
+        let iv = Interval {
+            start_s: secs(t0),
+            end_s: secs(now),
+            send_rate_bps: if dt > 0.0 {
+                ti.bytes_acked.saturating_sub(prev.bytes_acked) as f64 * 8.0 / dt
+            } else {
+                0.0
+            },
+            x_bps: None,
+            x_recv_bps: None,
+            loss_event_rate: None,
+            rtt_s: (ti.rtt_us > 0).then(|| f64::from(ti.rtt_us) * 1e-6),
+            feedback_packets: u64::from(ti.segs_in.saturating_sub(prev.segs_in)),
+            cwnd: Some(u64::from(ti.snd_cwnd)),
+            retransmits: Some(u64::from(
+                ti.total_retrans.saturating_sub(prev.total_retrans),
+            )),
+        };
+        if let Some(r) = iv.rtt_s {
+            rtt_sum += r;
+            rtt_n += 1;
+        }
+        each(&iv);
+        intervals.push(iv);
+        prev = ti;
+        t0 = t1;
+    }
+    let at_end = tcp_info(&s).map_err(net)?;
+    let duration = secs(StdInstant::now());
+    // Then an orderly close: the server closes once it has read all, so
+    // its count includes what was still in flight at the end (bounded by
+    // the peer timeout).
+    let _ = s.shutdown(std::net::Shutdown::Write);
+    let _ = s.set_read_timeout(Some(to));
+    let mut sink = [0u8; 4096];
+    let mut r = &s;
+    let wait = StdInstant::now();
+    while wait.elapsed() < to {
+        match r.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    let last = tcp_info(&s).unwrap_or(at_end);
+    // TCP_INFO's bytes_acked counts sequence space: the SYN is one, and
+    // the FIN one more. Data bytes only here.
+    let acked = at_end.bytes_acked.saturating_sub(1).min(written);
+    let acked_at_close = last.bytes_acked.saturating_sub(1).min(written);
+    Ok(ClientReport {
+        protocol: "tcp".into(),
+        server: server.to_string(),
+        duration_s: duration,
+        packets_sent: u64::from(at_end.data_segs_out),
+        data_bytes_sent: written,
+        send_rate_bps: acked as f64 * 8.0 / duration.max(1e-9),
+        mean_rtt_s: (rtt_n > 0).then(|| rtt_sum / f64::from(rtt_n)),
+        loss_event_rate: None,
+        slow_start_exit_s: None,
+        feedback_packets: u64::from(at_end.segs_in),
+        malformed: 0,
+        unknown_peer: 0,
+        send_errors: 0,
+        late_wakeups: 0,
+        max_wakeup_late_s: 0.0,
+        cc: Some(running),
+        bytes_acked: Some(acked),
+        bytes_acked_at_close: Some(acked_at_close),
+        retransmits: Some(u64::from(at_end.total_retrans)),
+        min_rtt_s: (at_end.min_rtt_us > 0).then(|| f64::from(at_end.min_rtt_us) * 1e-6),
+        cwnd: Some(u64::from(at_end.snd_cwnd)),
+        mss: Some(u64::from(at_end.snd_mss)),
+        intervals,
+    })
+}
+
+/// A TCP client as the server saw it.
+#[derive(Clone, Debug)]
+pub struct TcpPeer {
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// Bytes read so far.
+    pub bytes: u64,
+    /// Seconds from its connection to its last byte (or now).
+    pub duration_s: f64,
+}
+
+#[derive(Default)]
+struct Book {
+    active: Vec<(SocketAddr, Arc<AtomicU64>, StdInstant)>,
+    finished: Vec<TcpPeer>,
+    refused: u64,
+}
+
+/// Accepts kernel TCP flows on a port and reads them to their end, one
+/// thread per client (at most `max_peers` at once; more are refused).
+/// Stops when dropped.
+pub struct TcpServer {
+    stop: Arc<AtomicBool>,
+    book: Arc<Mutex<Book>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for TcpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpServer").finish_non_exhaustive()
+    }
+}
+
+impl TcpServer {
+    /// Listens on `bind` (the UDP server's address: one port for both).
+    pub fn start(bind: SocketAddr, max_peers: usize, idle: Duration) -> io::Result<TcpServer> {
+        let l = TcpListener::bind(bind)?;
+        l.set_nonblocking(true)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let book = Arc::new(Mutex::new(Book::default()));
+        let (st, bk) = (stop.clone(), book.clone());
+        let idle = std::time::Duration::from_nanos(idle.as_nanos().max(1_000_000));
+        let thread = std::thread::Builder::new()
+            .name("perf-tcp".into())
+            .spawn(move || accept_loop(l, st, bk, max_peers, idle))?;
+        Ok(TcpServer {
+            stop,
+            book,
+            thread: Some(thread),
+        })
+    }
+
+    /// Clients still sending.
+    pub fn active(&self) -> Vec<TcpPeer> {
+        let b = self.book.lock().unwrap_or_else(|p| p.into_inner());
+        b.active
+            .iter()
+            .map(|(peer, n, t)| TcpPeer {
+                peer: *peer,
+                bytes: n.load(Ordering::Relaxed),
+                duration_s: t.elapsed().as_secs_f64(),
+            })
+            .collect()
+    }
+
+    /// Clients that finished since the last call.
+    pub fn take_finished(&self) -> Vec<TcpPeer> {
+        std::mem::take(&mut self.book.lock().unwrap_or_else(|p| p.into_inner()).finished)
+    }
+
+    /// Connections refused because `max_peers` were being served.
+    pub fn refused(&self) -> u64 {
+        self.book.lock().unwrap_or_else(|p| p.into_inner()).refused
+    }
+}
+
+impl Drop for TcpServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn accept_loop(
+    l: TcpListener,
+    stop: Arc<AtomicBool>,
+    book: Arc<Mutex<Book>>,
+    max_peers: usize,
+    idle: std::time::Duration,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        let (c, peer) = match l.accept() {
+            Ok(x) => x,
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                continue;
+            }
+        };
+        let count = Arc::new(AtomicU64::new(0));
+        {
+            let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
+            if b.active.len() >= max_peers {
+                b.refused += 1;
+                continue; // dropped: closed
+            }
+            b.active.push((peer, count.clone(), StdInstant::now()));
+        }
+        let (bk, st) = (book.clone(), stop.clone());
+        let spawned = std::thread::Builder::new()
+            .name("perf-tcp-peer".into())
+            .spawn(move || read_peer(c, peer, count, bk, st, idle));
+        if spawned.is_err() {
+            let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
+            b.active.retain(|(p, _, _)| *p != peer);
+            b.refused += 1;
+        }
+    }
+}
+
+/// Reads a client to its end (EOF, an error, `idle` of silence, or the
+/// server stopping), then books it as finished and closes.
+fn read_peer(
+    c: TcpStream,
+    peer: SocketAddr,
+    count: Arc<AtomicU64>,
+    book: Arc<Mutex<Book>>,
+    stop: Arc<AtomicBool>,
+    idle: std::time::Duration,
+) {
+    let _ = c.set_nonblocking(false);
+    let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(100)));
+    let start = StdInstant::now();
+    let mut last = start;
+    let mut buf = vec![0u8; 128 << 10];
+    let mut r = &c;
+    while !stop.load(Ordering::Relaxed) && last.elapsed() < idle {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                count.fetch_add(n as u64, Ordering::Relaxed);
+                last = StdInstant::now();
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let mut b = book.lock().unwrap_or_else(|p| p.into_inner());
+    b.active.retain(|(p, _, _)| *p != peer);
+    b.finished.push(TcpPeer {
+        peer,
+        bytes: count.load(Ordering::Relaxed),
+        duration_s: last.duration_since(start).as_secs_f64(),
+    });
+    drop(b);
+    let _ = (&c).flush();
+}

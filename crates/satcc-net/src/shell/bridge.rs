@@ -1,0 +1,533 @@
+//! The relay between the two sides: per direction a thread reads
+//! Ethernet frames from one veth end's `AF_PACKET` socket, passes every
+//! IP packet through the direction's [`LinkDir`] and writes it to the
+//! other veth end when the link delivers it, and keeps per-flow counts.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use satcc_proto::{Duration, Instant};
+use satcc_sim::partial::Partial;
+use satcc_sim::report::pcap::PcapWriter;
+
+use super::sys;
+use crate::clock::Clock;
+use crate::emu::{DirStats, LinkConfig, LinkDir, Params};
+
+/// Bytes of an Ethernet header: on the veth devices only, not charged to
+/// the emulated link.
+const ETH_HEADER: usize = 14;
+
+/// A flow as the per-flow summary names it: protocol and both ends
+/// (ports 0 for protocols without them, ICMP included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlowKey {
+    /// IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, ...).
+    pub proto: u8,
+    /// Source address.
+    pub src: IpAddr,
+    /// Source port.
+    pub sport: u16,
+    /// Destination address.
+    pub dst: IpAddr,
+    /// Destination port.
+    pub dport: u16,
+}
+
+impl FlowKey {
+    /// The key of an IP packet (without its Ethernet header), or `None`
+    /// for something that is not a well-formed IPv4 or IPv6 header.
+    pub fn of_ip(p: &[u8]) -> Option<FlowKey> {
+        let version = p.first()? >> 4;
+        let (proto, src, dst, l4): (u8, IpAddr, IpAddr, &[u8]) = match version {
+            4 => {
+                let ihl = usize::from(p.first()? & 0x0f) * 4;
+                if ihl < 20 || p.len() < ihl {
+                    return None;
+                }
+                let a: [u8; 4] = p[12..16].try_into().ok()?;
+                let b: [u8; 4] = p[16..20].try_into().ok()?;
+                // Only the first fragment carries the ports.
+                let frag_off = u16::from_be_bytes([p[6], p[7]]) & 0x1fff;
+                let l4 = if frag_off == 0 { &p[ihl..] } else { &[][..] };
+                (p[9], a.into(), b.into(), l4)
+            }
+            6 => {
+                if p.len() < 40 {
+                    return None;
+                }
+                let a: [u8; 16] = p[8..24].try_into().ok()?;
+                let b: [u8; 16] = p[24..40].try_into().ok()?;
+                (p[6], a.into(), b.into(), &p[40..])
+            }
+            _ => return None,
+        };
+        let (sport, dport) = match proto {
+            6 | 17 | 33 | 132 if l4.len() >= 4 => (
+                u16::from_be_bytes([l4[0], l4[1]]),
+                u16::from_be_bytes([l4[2], l4[3]]),
+            ),
+            _ => (0, 0),
+        };
+        Some(FlowKey {
+            proto,
+            src,
+            sport,
+            dst,
+            dport,
+        })
+    }
+
+    /// The protocol's name (`tcp`, `udp`, `icmp`, ...) or its number.
+    pub fn proto_name(&self) -> String {
+        match self.proto {
+            1 => "icmp".into(),
+            6 => "tcp".into(),
+            17 => "udp".into(),
+            33 => "dccp".into(),
+            58 => "icmpv6".into(),
+            132 => "sctp".into(),
+            n => format!("ip{n}"),
+        }
+    }
+}
+
+impl std::fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let end = |ip: IpAddr, port: u16| match (ip, port) {
+            (_, 0) => ip.to_string(),
+            (IpAddr::V4(a), p) => format!("{a}:{p}"),
+            (IpAddr::V6(a), p) => format!("[{a}]:{p}"),
+        };
+        write!(
+            f,
+            "{} {} > {}",
+            self.proto_name(),
+            end(self.src, self.sport),
+            end(self.dst, self.dport)
+        )
+    }
+}
+
+/// One flow's packets on one direction of the link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowCount {
+    /// Packets that arrived at the link.
+    pub arrived: u64,
+    /// Their IP bytes.
+    pub arrived_bytes: u64,
+    /// Packets delivered at the far end.
+    pub delivered: u64,
+    /// Their IP bytes.
+    pub delivered_bytes: u64,
+    /// Packets dropped (queue, RED or the error model).
+    pub dropped: u64,
+}
+
+/// What one direction of the bridge has done: the link's counters, its
+/// flows, and the frames that bypassed the link.
+#[derive(Clone, Debug, Default)]
+pub struct DirReport {
+    /// The link direction's counters (bytes are IP bytes).
+    pub link: DirStats,
+    /// Per flow.
+    pub flows: HashMap<FlowKey, FlowCount>,
+    /// Frames that are not IP (ARP): passed at once, not through the link.
+    pub not_ip: u64,
+    /// Frames larger than the MTU (an offload left on): carried as one
+    /// packet, which the real network would not do.
+    pub oversize: u64,
+}
+
+/// The capture of delivered packets: the writer and the file it is
+/// written through (`.NAME.partial` until [`Bridge::finish`]).
+struct Capture {
+    w: Option<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    /// After `w`, so the file is closed before the partial is removed.
+    file: Option<Partial>,
+    error: Option<String>,
+}
+
+impl Capture {
+    fn create(path: &std::path::Path) -> std::io::Result<Capture> {
+        let file = Partial::beside(path);
+        let w = PcapWriter::new(std::io::BufWriter::new(file.create()?))?;
+        Ok(Capture {
+            w: Some(w),
+            file: Some(file),
+            error: None,
+        })
+    }
+
+    fn write(&mut self, now: Instant, ip: &[u8]) {
+        if let Some(w) = self.w.as_mut() {
+            if let Err(e) = w.write_ip(now.as_nanos(), ip) {
+                self.error = Some(e.to_string());
+                self.w = None;
+            }
+        }
+    }
+
+    /// Flushes and renames into place; a failed capture is removed.
+    fn finish(&mut self) -> Result<(), String> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let path = file.path().display().to_string();
+        let Some(w) = self.w.take() else {
+            file.abandon();
+            return Err(format!(
+                "{path}: {}",
+                self.error.take().unwrap_or_else(|| "not written".into())
+            ));
+        };
+        w.into_inner()
+            .map_err(|e| e.to_string())
+            .and_then(|b| b.into_inner().map_err(|e| e.to_string()))
+            .and_then(|f| f.sync_all().map_err(|e| e.to_string()))
+            .and_then(|()| file.commit().map_err(|e| e.to_string()))
+            .map_err(|e| format!("{path}: {e}"))
+    }
+}
+
+#[derive(Default)]
+struct Shared {
+    dirs: [DirReport; 2],
+    error: Option<String>,
+}
+
+/// The running relay between the shell's side (forward: from the shell
+/// to the peer) and the peer's side (reverse). Stops when dropped.
+pub struct Bridge {
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    threads: Vec<JoinHandle<()>>,
+    capture: Option<Arc<Mutex<Capture>>>,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge").finish_non_exhaustive()
+    }
+}
+
+/// Longest a direction thread sleeps before it checks the stop flag.
+const TICK: Duration = Duration::from_millis(50);
+
+/// How often a direction thread publishes its counters.
+const PUBLISH: Duration = Duration::from_millis(20);
+
+struct Dir {
+    index: usize,
+    input: OwnedFd,
+    output: OwnedFd,
+    link: LinkDir,
+    cfg: LinkConfig,
+    mtu: usize,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    report: DirReport,
+    capture: Option<Arc<Mutex<Capture>>>,
+}
+
+fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
+    if frame.len() <= ETH_HEADER {
+        return None;
+    }
+    match u16::from_be_bytes([frame[12], frame[13]]) {
+        0x0800 | 0x86dd => Some(&frame[ETH_HEADER..]),
+        _ => None,
+    }
+}
+
+impl Dir {
+    fn apply_schedule(&mut self, now: Instant) -> Option<Instant> {
+        if self.cfg.schedule.steps.is_empty() {
+            return None;
+        }
+        let since = Duration(now.as_nanos());
+        let p: Params = self.cfg.schedule.params_at(self.cfg.base(), since);
+        self.link.set_rate(if self.index == 0 {
+            p.rate_bps
+        } else {
+            p.reverse_rate_bps
+        });
+        self.link.set_delay(p.delay);
+        self.cfg.schedule.next_change(since).map(|d| now + d)
+    }
+
+    fn count_drops(&mut self) {
+        for d in self.link.take_dropped() {
+            if let Some(k) = ip_of_frame(&d).and_then(FlowKey::of_ip) {
+                self.report.flows.entry(k).or_default().dropped += 1;
+            }
+        }
+    }
+
+    fn publish(&mut self) {
+        self.report.link = self.link.stats();
+        let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        s.dirs[self.index].clone_from(&self.report);
+    }
+
+    fn run(mut self) {
+        // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and changes
+        // only this thread's timer slack: 1 µs instead of 50, so that
+        // a packet due in 200 µs is not delivered 50 µs late (as
+        // `crate::Socket` does for the UDP relay).
+        unsafe {
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+        }
+        if let Err(e) = self.run_inner() {
+            let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+            s.error = Some(format!(
+                "{} direction: {e}",
+                ["forward", "reverse"][self.index]
+            ));
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.publish();
+    }
+
+    fn run_inner(&mut self) -> std::io::Result<()> {
+        // Frames are at most MTU + header; a bigger buffer lets an
+        // oversized one be seen (and counted) rather than cut.
+        let mut buf = vec![0u8; 65_536 + ETH_HEADER];
+        let mut published = Instant::ZERO;
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = self.clock.now();
+            let change = self.apply_schedule(now);
+            while let Some(frame) = self.link.poll(now) {
+                if let Some(ip) = ip_of_frame(&frame) {
+                    if let Some(k) = FlowKey::of_ip(ip) {
+                        let c = self.report.flows.entry(k).or_default();
+                        c.delivered += 1;
+                        c.delivered_bytes += ip.len() as u64;
+                    }
+                    if let Some(c) = &self.capture {
+                        c.lock().unwrap_or_else(|p| p.into_inner()).write(now, ip);
+                    }
+                }
+                if sys::send_frame(self.output.as_raw_fd(), &frame).is_err() {
+                    self.link.count_send_error();
+                }
+            }
+            self.count_drops();
+            if now.saturating_since(published) >= PUBLISH {
+                self.publish();
+                published = now;
+            }
+            let mut deadline = now + TICK;
+            if let Some(t) = self.link.next_event() {
+                deadline = deadline.min(t);
+            }
+            if let Some(t) = change {
+                deadline = deadline.min(t);
+            }
+            let wait = deadline.saturating_since(self.clock.now()).as_nanos();
+            if wait > 0 {
+                sys::wait_readable(self.input.as_raw_fd(), wait)?;
+            }
+            // Bounded: at most this many frames before the link is
+            // served again.
+            for _ in 0..256 {
+                let Some(n) = sys::recv_frame(self.input.as_raw_fd(), &mut buf)? else {
+                    break;
+                };
+                let n = n.min(buf.len());
+                let frame = &buf[..n];
+                if n > self.mtu + ETH_HEADER {
+                    self.report.oversize += 1;
+                }
+                let now = self.clock.now();
+                match ip_of_frame(frame) {
+                    Some(ip) => {
+                        if let Some(k) = FlowKey::of_ip(ip) {
+                            let c = self.report.flows.entry(k).or_default();
+                            c.arrived += 1;
+                            c.arrived_bytes += ip.len() as u64;
+                        }
+                        self.link.arrive(now, frame.to_vec());
+                    }
+                    None => {
+                        // ARP: not carried by the emulated link (an IP
+                        // link has none), so address resolution costs no
+                        // satellite round trip.
+                        self.report.not_ip += 1;
+                        let _ = sys::send_frame(self.output.as_raw_fd(), frame);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Bridge {
+    /// Starts relaying between `shell_end` (frames from the shell's side)
+    /// and `peer_end` (the peer's side) through `link`: its forward
+    /// direction carries the shell's packets, its reverse direction the
+    /// peer's. `seed` seeds the error models and RED as `satcc emulate`'s
+    /// does. With `pcap`, every packet the link delivers, both
+    /// directions, is captured whole (raw IP, timestamps from the start)
+    /// to that file, which appears under its name at [`Bridge::finish`].
+    pub fn start(
+        shell_end: OwnedFd,
+        peer_end: OwnedFd,
+        link: &LinkConfig,
+        seed: u64,
+        mtu: u32,
+        pcap: Option<&std::path::Path>,
+    ) -> std::io::Result<Bridge> {
+        let capture = match pcap {
+            Some(p) => Some(Arc::new(Mutex::new(Capture::create(p).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("--pcap {}: {e}", p.display()))
+            })?))),
+            None => None,
+        };
+        let clock = Clock::new();
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Mutex::new(Shared::default()));
+        let mk = |index: usize, input: OwnedFd, output: OwnedFd| {
+            let d = if index == 0 {
+                link.forward()
+            } else {
+                link.reverse()
+            };
+            // The link carries IP packets: their own headers are in the
+            // frame, so no overhead is added, and the Ethernet header is
+            // not charged.
+            let mut l = LinkDir::new(&d, seed.wrapping_mul(2).wrapping_add(index as u64), 0);
+            l.set_uncharged(ETH_HEADER as u32);
+            l.keep_dropped();
+            Dir {
+                index,
+                input,
+                output,
+                link: l,
+                cfg: link.clone(),
+                mtu: mtu as usize,
+                clock,
+                stop: stop.clone(),
+                shared: shared.clone(),
+                report: DirReport::default(),
+                capture: capture.clone(),
+            }
+        };
+        let fwd = mk(0, shell_end.try_clone()?, peer_end.try_clone()?);
+        let rev = mk(1, peer_end, shell_end);
+        let threads = vec![
+            std::thread::Builder::new()
+                .name("shell-forward".into())
+                .spawn(move || fwd.run())?,
+            std::thread::Builder::new()
+                .name("shell-reverse".into())
+                .spawn(move || rev.run())?,
+        ];
+        Ok(Bridge {
+            clock,
+            stop,
+            shared,
+            threads,
+            capture,
+        })
+    }
+
+    /// The bridge's clock (zero at start).
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// Forward and reverse, now (published every 20 ms).
+    pub fn report(&self) -> [DirReport; 2] {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .dirs
+            .clone()
+    }
+
+    /// The error that stopped a direction, if a socket call failed.
+    pub fn error(&self) -> Option<String> {
+        self.shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .error
+            .clone()
+    }
+
+    /// Stops both directions and returns the final reports.
+    pub fn stop(mut self) -> [DirReport; 2] {
+        self.halt();
+        self.report()
+    }
+
+    /// Stops both directions, finishes the capture (its file appears
+    /// under its name only now; an error says why it could not be
+    /// written, and nothing is left under either name then), and returns
+    /// the final reports.
+    pub fn finish(mut self) -> ([DirReport; 2], Result<(), String>) {
+        self.halt();
+        let r = match self.capture.take() {
+            Some(c) => c.lock().unwrap_or_else(|p| p.into_inner()).finish(),
+            None => Ok(()),
+        };
+        (self.report(), r)
+    }
+
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.halt();
+        // Every record written is whole: a dropped bridge's capture is
+        // finished too rather than left under its temporary name.
+        if let Some(c) = self.capture.take() {
+            let _ = c.lock().unwrap_or_else(|p| p.into_inner()).finish();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_keys_of_ipv4_tcp_and_icmp_and_garbage() {
+        let mut p = vec![0u8; 40];
+        p[0] = 0x45;
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[100, 64, 0, 1]);
+        p[16..20].copy_from_slice(&[100, 64, 0, 2]);
+        p[20..22].copy_from_slice(&43210u16.to_be_bytes());
+        p[22..24].copy_from_slice(&5201u16.to_be_bytes());
+        let k = FlowKey::of_ip(&p).unwrap();
+        assert_eq!(k.to_string(), "tcp 100.64.0.1:43210 > 100.64.0.2:5201");
+        p[9] = 1;
+        assert_eq!(
+            FlowKey::of_ip(&p).unwrap().to_string(),
+            "icmp 100.64.0.1 > 100.64.0.2"
+        );
+        // A later fragment has no ports.
+        p[9] = 17;
+        p[7] = 10;
+        assert_eq!(FlowKey::of_ip(&p).unwrap().sport, 0);
+        assert!(FlowKey::of_ip(&[]).is_none());
+        assert!(FlowKey::of_ip(&[0x45, 0, 0]).is_none());
+        assert!(FlowKey::of_ip(&[0x4f; 30]).is_none()); // IHL 60 > length
+        assert!(FlowKey::of_ip(&[0x60; 39]).is_none());
+        assert!(FlowKey::of_ip(&[0x10; 60]).is_none());
+    }
+}
