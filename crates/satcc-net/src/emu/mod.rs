@@ -348,6 +348,11 @@ impl LinkConfig {
                 field_msg(e.field.trim_start_matches('.'), &e.message)
             )
         })?;
+        if spec.shaper.is_some() {
+            return Err(format!(
+                "{file}: {prefix}shaper: the token-bucket shaper is simulated only (satcc run); satcc emulate does not model it yet"
+            ));
+        }
         schedule.validate().map_err(|e| format!("{file}: {e}"))?;
         for (f, s) in [("from", &spec.from), ("to", &spec.to)] {
             if s.is_some() {
