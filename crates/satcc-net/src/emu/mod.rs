@@ -25,7 +25,7 @@ pub use link::{DirStats, LinkDir};
 pub use relay::{Relay, RelayConfig, CLIENT_IDLE};
 
 use satcc_proto::Duration;
-use satcc_sim::scenario::{check_link, Dur, ErrorSpec, LinkSpec, QueueSpec, Rate};
+use satcc_sim::scenario::{check_link, Dur, ErrorSpec, LinkSpec, QueueSpec, Rate, ShaperSpec};
 use serde::Deserialize;
 
 /// Bytes a datagram occupies on the emulated link beyond its UDP payload:
@@ -44,6 +44,9 @@ pub struct Direction {
     pub queue: QueueSpec,
     /// The error model, if any.
     pub error: Option<ErrorSpec>,
+    /// A token-bucket shaper in front of the link (`tbf`), if any; its
+    /// `limit` is then the queue.
+    pub shaper: Option<ShaperSpec>,
 }
 
 /// A change of the link at a time of the schedule. Fields left out keep
@@ -348,11 +351,6 @@ impl LinkConfig {
                 field_msg(e.field.trim_start_matches('.'), &e.message)
             )
         })?;
-        if spec.shaper.is_some() {
-            return Err(format!(
-                "{file}: {prefix}shaper: the token-bucket shaper is simulated only (satcc run); satcc emulate does not model it yet"
-            ));
-        }
         schedule.validate().map_err(|e| format!("{file}: {e}"))?;
         for (f, s) in [("from", &spec.from), ("to", &spec.to)] {
             if s.is_some() {
@@ -378,8 +376,17 @@ impl LinkConfig {
         Direction {
             rate_bps: self.spec.rate.0,
             delay: self.spec.delay.0,
-            queue: self.spec.queue.clone(),
+            // As in the simulator: a shaper's `limit` is the byte FIFO in
+            // front of its bucket.
+            queue: match &self.spec.shaper {
+                Some(s) => QueueSpec::DropTail {
+                    limit: None,
+                    limit_bytes: Some(s.limit),
+                },
+                None => self.spec.queue.clone(),
+            },
             error: self.spec.error.clone(),
+            shaper: self.spec.shaper.clone(),
         }
     }
 
@@ -394,6 +401,7 @@ impl LinkConfig {
                 .clone()
                 .unwrap_or_else(|| self.spec.queue.clone()),
             error: self.spec.reverse_error.clone(),
+            shaper: None,
         }
     }
 
