@@ -277,6 +277,26 @@ fn peer_json(r: &PeerReport) -> PeerJson {
     }
 }
 
+/// A client's result on stdout: one JSON line with `json`, else one line
+/// of text (the per-interval progress stays on stderr).
+fn print_peer(j: &PeerJson, json: bool, what: &str) -> Result<(), String> {
+    if json {
+        println!("{}", serde_json::to_string(j).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "{} {} {what}: {} bytes in {:.1} s, {:.3} Mb/s, p {}, {} malformed",
+            j.peer,
+            j.protocol,
+            j.delivered_bytes,
+            j.duration_s,
+            j.goodput_bps / 1e6,
+            opt(j.loss_event_rate, 1.0, 6),
+            j.malformed
+        );
+    }
+    Ok(())
+}
+
 fn server(a: &PerfArgs) -> Result<(), String> {
     let bind = resolve("--bind", a.bind.as_deref().unwrap_or("0.0.0.0:5201"))?;
     let interval = dur("--interval", &a.interval)?;
@@ -327,28 +347,11 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         }
         for r in srv.take_finished() {
             prev.remove(&r.peer);
-            let j = peer_json(&r);
-            if a.json {
-                println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
-            } else {
-                eprintln!(
-                    "{} {} done: {} bytes in {:.1} s, {:.3} Mb/s, p {}, {} malformed",
-                    j.peer,
-                    j.protocol,
-                    j.delivered_bytes,
-                    j.duration_s,
-                    j.goodput_bps / 1e6,
-                    opt(j.loss_event_rate, 1.0, 6),
-                    j.malformed
-                );
-            }
+            print_peer(&peer_json(&r), a.json, "done")?;
         }
         if until.is_some_and(|u| clock.now().as_nanos() >= u.as_nanos()) {
             for r in srv.active() {
-                let j = peer_json(&r);
-                if a.json {
-                    println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
-                }
+                print_peer(&peer_json(&r), a.json, "still active at the end")?;
             }
             return Ok(());
         }
