@@ -233,6 +233,25 @@ fn client(a: &PerfArgs) -> Result<(), String> {
             report.malformed,
             report.unknown_peer
         );
+        // The X column is the allowed rate X; what the sender paces at
+        // (RFC 5348 §4.5's X_inst with oscillation damping) can differ, and
+        // did by 5-8x in issue 34's overload. Slow start's first interval
+        // is left out: X grows through it. Up to 2 X is the damping's
+        // bound (damping_max_gain); the note is for more.
+        let over: Vec<f64> = report
+            .intervals
+            .iter()
+            .skip(1)
+            .filter_map(|i| i.x_bps.filter(|x| *x > 0.0).map(|x| i.send_rate_bps / x))
+            .filter(|r| *r > 2.5)
+            .collect();
+        if !over.is_empty() {
+            eprintln!(
+                "note: in {} interval(s) the sender sent faster than 2.5 X (up to {:.1} X): X is the allowed rate, the pacing rate (X_inst, RFC 5348 §4.5) differed",
+                over.len(),
+                over.iter().cloned().fold(0.0, f64::max)
+            );
+        }
         if report.late_wakeups > 0 {
             eprintln!(
                 "note: {} timed wake-ups came over 1 ms late (latest {:.1} ms): a busy machine; pacing may have suffered",
