@@ -253,6 +253,25 @@ fn client(a: &PerfArgs) -> Result<(), String> {
             report.malformed,
             report.unknown_peer
         );
+        // The X column is the allowed rate X; what the sender paces at
+        // (RFC 5348 §4.5's X_inst with oscillation damping) can differ, and
+        // did by 5-8x in issue 34's overload. Slow start's first interval
+        // is left out: X grows through it. Up to 2 X is the damping's
+        // bound (damping_max_gain); the note is for more.
+        let over: Vec<f64> = report
+            .intervals
+            .iter()
+            .skip(1)
+            .filter_map(|i| i.x_bps.filter(|x| *x > 0.0).map(|x| i.send_rate_bps / x))
+            .filter(|r| *r > 2.5)
+            .collect();
+        if !over.is_empty() {
+            eprintln!(
+                "note: in {} interval(s) the sender sent faster than 2.5 X (up to {:.1} X): X is the allowed rate, the pacing rate (X_inst, RFC 5348 §4.5) differed",
+                over.len(),
+                over.iter().cloned().fold(0.0, f64::max)
+            );
+        }
         if report.late_wakeups > 0 {
             eprintln!(
                 "note: {} timed wake-ups came over 1 ms late (latest {:.1} ms): a busy machine; pacing may have suffered",
@@ -422,6 +441,26 @@ fn tcp_peer_json(p: &satcc_net::ktcp::TcpPeer) -> PeerJson {
     }
 }
 
+/// A client's result on stdout: one JSON line with `json`, else one line
+/// of text (the per-interval progress stays on stderr).
+fn print_peer(j: &PeerJson, json: bool, what: &str) -> Result<(), String> {
+    if json {
+        println!("{}", serde_json::to_string(j).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "{} {} {what}: {} bytes in {:.1} s, {:.3} Mb/s, p {}, {} malformed",
+            j.peer,
+            j.protocol,
+            j.delivered_bytes,
+            j.duration_s,
+            j.goodput_bps / 1e6,
+            opt(j.loss_event_rate, 1.0, 6),
+            j.malformed.unwrap_or(0)
+        );
+    }
+    Ok(())
+}
+
 fn server(a: &PerfArgs) -> Result<(), String> {
     let bind = resolve("--bind", a.bind.as_deref().unwrap_or("0.0.0.0:5201"))?;
     let interval = dur("--interval", &a.interval)?;
@@ -497,7 +536,8 @@ fn server(a: &PerfArgs) -> Result<(), String> {
                 if a.json {
                     println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
                 } else {
-                    eprintln!(
+                    // On stdout, as the other protocols' results.
+                    println!(
                         "{} tcp done: {} bytes in {:.1} s, {:.3} Mb/s",
                         j.peer,
                         j.delivered_bytes,
@@ -509,28 +549,11 @@ fn server(a: &PerfArgs) -> Result<(), String> {
         }
         for r in srv.take_finished() {
             prev.remove(&r.peer);
-            let j = peer_json(&r);
-            if a.json {
-                println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
-            } else {
-                eprintln!(
-                    "{} {} done: {} bytes in {:.1} s, {:.3} Mb/s, p {}, {} malformed",
-                    j.peer,
-                    j.protocol,
-                    j.delivered_bytes,
-                    j.duration_s,
-                    j.goodput_bps / 1e6,
-                    opt(j.loss_event_rate, 1.0, 6),
-                    j.malformed.unwrap_or(0)
-                );
-            }
+            print_peer(&peer_json(&r), a.json, "done")?;
         }
         if until.is_some_and(|u| clock.now().as_nanos() >= u.as_nanos()) {
             for r in srv.active() {
-                let j = peer_json(&r);
-                if a.json {
-                    println!("{}", serde_json::to_string(&j).map_err(|e| e.to_string())?);
-                }
+                print_peer(&peer_json(&r), a.json, "still active at the end")?;
             }
             #[cfg(target_os = "linux")]
             for p in tcp.active() {

@@ -308,3 +308,47 @@ fn run_real_refuses_tcp_on_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("flows[1].protocol"), "{err}");
 }
+
+/// The server without --json writes each client's result to stdout (it
+/// used to go to stderr only, with the progress lines; issue 34).
+#[test]
+fn perf_server_text_result_on_stdout() {
+    let sp = free_port();
+    let addr = format!("127.0.0.1:{sp}");
+    let server = satcc()
+        .args([
+            "perf",
+            "--server",
+            "--bind",
+            &addr,
+            "--time",
+            "3s",
+            "--idle-timeout",
+            "1s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let client = run(&[
+        "perf",
+        "--client",
+        &addr,
+        "--protocol",
+        "cbr",
+        "--rate",
+        "1Mbps",
+        "--time",
+        "1s",
+    ]);
+    assert!(client.status.success());
+    let out = server.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().next().unwrap_or_default();
+    assert!(
+        line.contains("datagram") && line.contains("bytes in") && line.contains("Mb/s"),
+        "server stdout: {text:?}"
+    );
+}

@@ -166,7 +166,8 @@ pub struct Conn {
     cfg: ConnConfig,
     counters: Counters,
     last_heard: Instant,
-    events: VecDeque<Event>,
+    /// The endpoint's events, with the time each was polled.
+    events: VecDeque<(Instant, Event)>,
     inbuf: Vec<u8>,
     outbuf: Vec<u8>,
     /// The latest time handed to the endpoint: replayed send times never
@@ -242,6 +243,12 @@ impl Conn {
     /// The endpoint's events since the last call (at most the latest
     /// 1024).
     pub fn take_events(&mut self) -> Vec<Event> {
+        self.events.drain(..).map(|(_, e)| e).collect()
+    }
+
+    /// As [`Conn::take_events`], each with the time the endpoint gave it
+    /// (when it was polled right after the input or timer that caused it).
+    pub fn take_timed_events(&mut self) -> Vec<(Instant, Event)> {
         self.events.drain(..).collect()
     }
 
@@ -297,7 +304,7 @@ impl Conn {
             if self.events.len() == MAX_EVENTS {
                 self.events.pop_front();
             }
-            self.events.push_back(e);
+            self.events.push_back((now, e));
         }
     }
 

@@ -333,9 +333,11 @@ pub fn run_client(
         let t1 = (t0 + interval).min(end);
         result = conn.drive(&mut *sender, t1);
         let now = clock.now();
-        for e in conn.take_events() {
+        // The time of the event itself, not of the end of the report
+        // interval it fell in (issue 34).
+        for (t, e) in conn.take_timed_events() {
             if e == Event::SlowStartExit && slow_start_exit.is_none() {
-                slow_start_exit = Some((now - start).as_secs_f64());
+                slow_start_exit = Some(t.saturating_since(start).as_secs_f64());
             }
         }
         let c = conn.counters();

@@ -525,6 +525,7 @@ pub fn run_real(
                     delay: l.delay,
                     queue: l.queue.clone(),
                     error: l.error.clone(),
+                    shaper: l.shaper.clone(),
                 },
                 link_seed(sc.seed, i),
                 // The tag rides along inside the fabric; the link counts

@@ -103,7 +103,16 @@ fn tfrc_through_the_emulator() {
         "slow start never overflowed the queue"
     );
     assert!(report.loss_event_rate.unwrap() > 0.0);
-    assert!(report.slow_start_exit_s.is_some());
+    // The exit's own time, not the end of the 500 ms report interval it
+    // fell in (issue 34: it used to be rounded up to one).
+    let exit = report.slow_start_exit_s.unwrap();
+    assert!(
+        report
+            .intervals
+            .iter()
+            .all(|i| (i.end_s - exit).abs() > 1e-3),
+        "slow_start_exit_s {exit} is an interval's end"
+    );
     // Goodput over the last 2 s, from the sender-reported receive rate
     // (the server's own count is checked over the whole run below).
     let late: Vec<f64> = report

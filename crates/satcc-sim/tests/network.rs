@@ -199,3 +199,42 @@ fn send_jitter_delays_and_reorders_deterministically() {
     assert_eq!(plain.flows, jitter_run("", 2).flows);
     assert_ne!(held.flows, jitter_run("20ms", 2).flows);
 }
+
+/// A token-bucket shaper (`shaper = { rate, burst, limit }`, Linux's tbf)
+/// in front of a fast link: a CBR flow above the token rate gets the token
+/// rate and the rest is dropped at the shaper's byte limit; one below it
+/// passes whole, at the line rate.
+#[test]
+fn shaper_limits_to_its_token_rate() {
+    let run = |cbr: &str| {
+        sim(&format!(
+            r#"
+duration = "20s"
+[topology]
+kind = "graph"
+nodes = [{{ name = "a" }}, {{ name = "b" }}]
+[[topology.links]]
+from = "a"
+to = "b"
+rate = "1Gbps"
+delay = "1ms"
+shaper = {{ rate = "4Mbps", burst = "16KiB", limit = "30KiB" }}
+[[flows]]
+protocol = "cbr"
+rate = "{cbr}"
+src = "a"
+dst = "b"
+"#
+        ))
+    };
+    let over = run("6Mbps");
+    let l = &over.summary.links[0];
+    let f = &over.summary.flows[0];
+    // 4 Mb/s of 1028-byte packets carry 4e6 * 1000/1028 b/s of payload
+    // (as in the tests above); the burst and the 30 KiB queue add < 0.02.
+    let ratio = f.goodput_bps / (4e6 * 1000.0 / 1028.0);
+    assert!((ratio - 1.0).abs() < 0.02, "goodput {}", f.goodput_bps);
+    assert!(l.drops_queue > 0);
+    let under = run("3Mbps");
+    assert_eq!(under.summary.links[0].drops, 0);
+}

@@ -8,6 +8,7 @@ use satcc_proto::{Duration, Instant};
 use satcc_sim::net::loss::ErrorModel;
 use satcc_sim::net::packet::DropReason;
 use satcc_sim::net::queue::{Admit, Queue, Queued};
+use satcc_sim::net::shaper::TokenBucket;
 
 use super::Direction;
 
@@ -89,6 +90,8 @@ pub struct LinkDir {
     overhead: u32,
     queue: Queue,
     error: Option<ErrorModel>,
+    /// The token bucket in front of the link, if any.
+    shaper: Option<TokenBucket>,
     err_rng: Rng,
     queue_rng: Rng,
     store: HashMap<u32, Vec<u8>>,
@@ -134,6 +137,10 @@ impl LinkDir {
             overhead,
             queue: Queue::new(&d.queue, d.rate_bps, d.delay),
             error: d.error.as_ref().map(ErrorModel::new),
+            shaper: d
+                .shaper
+                .as_ref()
+                .map(|s| TokenBucket::new(s.rate.0, s.burst.0)),
             err_rng: Rng::stream(seed, 1),
             queue_rng: Rng::stream(seed, 2),
             store: HashMap::new(),
@@ -234,6 +241,17 @@ impl LinkDir {
 
     /// The link is free at `t`: start the next transmission, if any.
     fn start_next(&mut self, t: Instant) {
+        if let (Some(s), Some(size)) = (self.shaper.as_mut(), self.queue.head_size()) {
+            // The head waits for its tokens (tbf): wake up then, with the
+            // link idle but its queue not empty.
+            let at = s.ready_at(t, size);
+            if at > t {
+                self.free_at = Some(at);
+                self.idle_since = None;
+                return;
+            }
+            s.take(t, size);
+        }
         self.note_queue(t);
         let Some(h) = self.queue.dequeue() else {
             self.free_at = None;
@@ -357,6 +375,7 @@ mod tests {
                     limit_bytes: None,
                 },
                 error,
+                shaper: None,
             },
             7,
             28,
@@ -396,6 +415,7 @@ mod tests {
                     limit_bytes: None,
                 },
                 error: None,
+                shaper: None,
             },
             7,
             0,
@@ -416,6 +436,53 @@ mod tests {
         assert_eq!(l.stats().arrived_bytes, 1000);
         assert_eq!(l.stats().delivered_bytes, 1000);
         assert_eq!(l.stats().busy_ns, 1_000_000);
+    }
+
+    /// A shaper (`tbf rate 8mbit burst 4000 limit 3000`, 1000-byte
+    /// datagrams on the wire) in front of a 1 Gb/s link, ten datagrams
+    /// 10 us apart: four pass at line rate on the full bucket's tokens,
+    /// three wait for tokens (1 ms each at 8 Mb/s) and three find the
+    /// 3000-byte queue full.
+    #[test]
+    fn shaper_passes_its_burst_then_shapes() {
+        use satcc_sim::scenario::{Bytes, Rate, ShaperSpec};
+        let mut l = LinkDir::new(
+            &Direction {
+                rate_bps: 1_000_000_000,
+                delay: Duration::ZERO,
+                queue: QueueSpec::DropTail {
+                    limit: None,
+                    limit_bytes: Some(Bytes(3000)),
+                },
+                error: None,
+                shaper: Some(ShaperSpec {
+                    rate: Rate(8_000_000),
+                    burst: Bytes(4000),
+                    limit: Bytes(3000),
+                }),
+            },
+            7,
+            28,
+        );
+        for i in 0..10 {
+            l.arrive(Instant(i * 10_000), vec![0; 972]);
+        }
+        let mut got = 0;
+        while l.poll(Instant(100_000)).is_some() {
+            got += 1;
+        }
+        assert_eq!(got, 4);
+        assert_eq!(l.stats().drops_queue, 3);
+        // The fifth waits from 40 us, with 40 bytes of tokens, until
+        // 1 ms (8 Mb/s is a byte per us), then 8 us on the wire; the next
+        // two follow 1 ms apart.
+        assert!(l.poll(Instant(990_000)).is_none());
+        assert!(l.poll(Instant(1_010_000)).is_some());
+        assert!(l.poll(Instant(1_990_000)).is_none());
+        assert!(l.poll(Instant(2_010_000)).is_some());
+        assert!(l.poll(Instant(3_010_000)).is_some());
+        assert!(l.poll(Instant(10_000_000)).is_none());
+        assert_eq!(l.stats().delivered, 7);
     }
 
     #[test]
@@ -464,6 +531,7 @@ mod tests {
                 delay: Duration::ZERO,
                 queue: q,
                 error: None,
+                shaper: None,
             },
             3,
             28,

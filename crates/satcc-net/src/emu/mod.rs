@@ -27,7 +27,7 @@ pub use relay::{CaptureError, Relay, RelayConfig, CLIENT_IDLE};
 use satcc_proto::Duration;
 use satcc_sim::scenario::{
     check_link, parse_table, parse_value, Dur, ErrorSpec, FieldError, LinkSpec, QueueSpec, Rate,
-    ScenarioError,
+    ScenarioError, ShaperSpec,
 };
 use serde::Deserialize;
 
@@ -94,6 +94,9 @@ pub struct Direction {
     pub queue: QueueSpec,
     /// The error model, if any.
     pub error: Option<ErrorSpec>,
+    /// A token-bucket shaper in front of the link (`tbf`), if any; its
+    /// `limit` is then the queue.
+    pub shaper: Option<ShaperSpec>,
 }
 
 /// A change of the link at a time of the schedule. Fields left out keep
@@ -384,8 +387,17 @@ impl LinkConfig {
         Direction {
             rate_bps: self.spec.rate.0,
             delay: self.spec.delay.0,
-            queue: self.spec.queue.clone(),
+            // As in the simulator: a shaper's `limit` is the byte FIFO in
+            // front of its bucket.
+            queue: match &self.spec.shaper {
+                Some(s) => QueueSpec::DropTail {
+                    limit: None,
+                    limit_bytes: Some(s.limit),
+                },
+                None => self.spec.queue.clone(),
+            },
             error: self.spec.error.clone(),
+            shaper: self.spec.shaper.clone(),
         }
     }
 
@@ -400,6 +412,7 @@ impl LinkConfig {
                 .clone()
                 .unwrap_or_else(|| self.spec.queue.clone()),
             error: self.spec.reverse_error.clone(),
+            shaper: None,
         }
     }
 

@@ -157,6 +157,9 @@ impl Default for Ns2Params {
     }
 }
 
+/// The default of [`SenderConfig::damping_max_gain`].
+pub const DEFAULT_DAMPING_MAX_GAIN: f64 = 2.0;
+
 /// Sender parameters.
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -167,6 +170,22 @@ pub struct SenderConfig {
     /// Oscillation damping (RFC 5348 §4.5; on by default, as the RFC's
     /// "SHOULD be implemented" asks).
     pub oscillation_damping: bool,
+    /// The largest X_inst/X oscillation damping may give (RFC 5348 §4.5;
+    /// default 2). §4.5 sets X_inst = X * R_sqmean / sqrt(R_sample) to
+    /// *reduce* the rate as queueing delay grows, and expects "only a
+    /// moderate difference between the instantaneous transmit rate X_inst
+    /// and the allowed transmit rate X"; it puts no upper bound on X_inst.
+    /// When the base RTT is tiny against the queueing delay (a sub-ms
+    /// path behind a 120 ms token-bucket queue, issue 34), one RTT sample
+    /// taken on an empty queue makes X_inst 20-30 X for a whole RTT, and
+    /// the flow settles into a cycle of filling the queue and overflowing
+    /// it. Our reading: the factor is bounded at 2, the most by which
+    /// RFC 5348 ever lets the sending rate grow within one RTT (§4.3 step
+    /// 4: X = min(2X, recv_limit) in slow start, and recv_limit =
+    /// 2 X_recv); X_inst changes once per feedback, i.e. once per RTT.
+    /// `f64::INFINITY` is the RFC's unbounded formula; a value below 1 is
+    /// treated as 1 (damping never caps below X) and NaN as 2.
+    pub damping_max_gain: f64,
     /// The b of the throughput equation (packets acknowledged per ACK).
     pub b: f64,
     /// Scheduling granularity t_gran of the host (RFC 5348 §4.6): a packet
@@ -190,6 +209,7 @@ impl Default for SenderConfig {
             t_mbi: Duration::from_secs(64),
             // §4.5: "this modification SHOULD be implemented".
             oscillation_damping: true,
+            damping_max_gain: DEFAULT_DAMPING_MAX_GAIN,
             b: 1.0,
             t_gran: Duration::ZERO,
             profile: Profile::Rfc5348,

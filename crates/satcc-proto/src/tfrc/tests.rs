@@ -306,6 +306,45 @@ fn oscillation_damping_slows_pacing_when_rtt_rises() {
     assert!(s.x_inst() < s.x());
 }
 
+/// Issue 34: on a path whose base RTT (0.1 ms) is tiny against its
+/// queueing delay (120 ms), one RTT sample on the empty queue makes §4.5's
+/// X_inst = X * R_sqmean / sqrt(R_sample) about 30 X. The default bound
+/// holds it at 2 X; `damping_max_gain = inf` is the RFC's formula.
+#[test]
+fn oscillation_damping_gain_is_bounded() {
+    let run = |gain: f64| {
+        let cfg = SenderConfig {
+            damping_max_gain: gain,
+            ..SenderConfig::default()
+        };
+        let mut s = TfrcSender::new(cfg, Instant::ZERO);
+        s.set_unlimited();
+        s.poll_transmit(Instant::ZERO).unwrap();
+        // Twenty samples of 120 ms (a full queue), one each 120 ms, p > 0
+        // so that X is the equation's; then one sample of 0.1 ms.
+        let mut t = 0;
+        for _ in 0..20 {
+            t += 120;
+            s.handle_input(at_ms(t), &fb(at_ms(t - 120), Duration::ZERO, 1.25e6, 0.001));
+        }
+        let now = at_ms(t + 1);
+        let echo = Instant(now.as_nanos() - 100_000);
+        s.handle_input(now, &fb(echo, Duration::ZERO, 1.25e6, 0.001));
+        s.x_inst() / s.x()
+    };
+    let unbounded = run(f64::INFINITY);
+    // sqrt(~0.12 s) / sqrt(0.1 ms), R_sqmean barely moved by the one sample.
+    assert!(unbounded > 25.0, "RFC formula: X_inst/X = {unbounded}");
+    let bounded = run(DEFAULT_DAMPING_MAX_GAIN);
+    assert!(
+        (bounded - 2.0).abs() < 1e-12,
+        "bounded: X_inst/X = {bounded}"
+    );
+    // Below 1 is read as 1, NaN as the default.
+    assert!((run(0.5) - 1.0).abs() < 1e-12);
+    assert!((run(f64::NAN) - 2.0).abs() < 1e-12);
+}
+
 #[test]
 fn sender_ignores_malformed_feedback() {
     let mut s = sender_after(0.0, 0.0);

@@ -7,3 +7,4 @@ pub mod packet;
 pub mod queue;
 pub mod refwa;
 pub mod routing;
+pub mod shaper;

@@ -44,6 +44,7 @@ pub(super) fn config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
         sender: tfrc::SenderConfig {
             s,
             oscillation_damping: o.oscillation_damping,
+            damping_max_gain: o.damping_max_gain,
             profile,
             ..tfrc::SenderConfig::default()
         },

@@ -231,6 +231,7 @@ impl Constellation {
             reverse_queue: None,
             error: err,
             reverse_error: None,
+            shaper: None,
         }
     }
 

@@ -268,6 +268,7 @@ impl AccessSpec {
             reverse_queue: None,
             error: None,
             reverse_error: None,
+            shaper: None,
         }
     }
 }
@@ -320,6 +321,27 @@ pub struct LinkSpec {
     /// Reverse error model; default none.
     #[serde(default)]
     pub reverse_error: Option<ErrorSpec>,
+    /// A token-bucket shaper in front of the forward direction (Linux's
+    /// `tbf`); default none.
+    #[serde(default)]
+    pub shaper: Option<ShaperSpec>,
+}
+
+/// A token-bucket shaper, as `tc qdisc ... tbf rate R burst B limit L`:
+/// tokens accrue at `rate` up to `burst` bytes, a packet leaves when the
+/// bucket holds its size (then at the link's own `rate`, the line rate),
+/// and up to `limit` bytes wait in front of the bucket (a byte FIFO that
+/// takes the place of the link's forward `queue`). tc's `kb` is 1024
+/// bytes: write `16KiB` for tc's `16kb`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperSpec {
+    /// Token rate.
+    pub rate: Rate,
+    /// Bucket depth, bytes.
+    pub burst: Bytes,
+    /// Bytes that may wait for tokens.
+    pub limit: Bytes,
 }
 
 impl LinkSpec {
@@ -856,6 +878,26 @@ pub fn check_link(l: &LinkSpec, at: &str) -> Result<(), FieldError> {
     check_queue(&l.queue, &format!("{at}.queue"))?;
     if let Some(q) = &l.reverse_queue {
         check_queue(q, &format!("{at}.reverse_queue"))?;
+    }
+    if let Some(s) = &l.shaper {
+        if s.rate.0 == 0 {
+            return Err(FieldError::new(
+                format!("{at}.shaper.rate"),
+                "must be above 0",
+            ));
+        }
+        if s.burst.0 == 0 {
+            return Err(FieldError::new(
+                format!("{at}.shaper.burst"),
+                "must be at least 1 byte",
+            ));
+        }
+        if s.limit.0 == 0 {
+            return Err(FieldError::new(
+                format!("{at}.shaper.limit"),
+                "must be at least 1 byte",
+            ));
+        }
     }
     Ok(())
 }

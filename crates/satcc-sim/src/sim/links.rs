@@ -12,6 +12,7 @@ use crate::net::hook::{HookVerdict, LinkHook, LinkView};
 use crate::net::loss::ErrorModel;
 use crate::net::packet::{DropReason, Packet, INITIAL_TTL};
 use crate::net::queue::{Admit, Queue, Queued};
+use crate::net::shaper::TokenBucket;
 use crate::topology::LinkRole;
 
 /// Drops of one link, by reason.
@@ -59,10 +60,11 @@ pub(crate) struct Link {
     pub to: u32,
     pub(super) free_pending: bool,
     /// The queue must see every arrival ([`Queue::sees_every_arrival`]),
-    /// kept here so that the idle fast path reads no line of the queue.
+    /// or a shaper must see the packet first: kept here so that the idle
+    /// fast path reads no line of the queue.
     pub(super) queue_sees_all: bool,
-    /// Neither a hook nor an error model: the fast path need not read the
-    /// lines that hold them. Kept by [`Link::set_hook`].
+    /// Neither a hook nor an error model nor a shaper: the fast path need
+    /// not read the lines that hold them. Kept by [`Link::set_hook`].
     pub(super) plain: bool,
     pub is_reverse: bool,
     /// (size, serialisation time in ns) of the last size [`Link::tx_time`]
@@ -90,15 +92,23 @@ pub(crate) struct Link {
     pub rate_bps: u64,
     pub role: LinkRole,
     pub name: String,
+    /// The token bucket in front of the link (`tbf`), if any: the head of
+    /// the queue starts its transmission only when the bucket holds it.
+    pub(super) shaper: Option<TokenBucket>,
 }
 
 impl Link {
     pub(super) fn new(def: &crate::topology::LinkDef, seed: u64, i: usize) -> Link {
         let queue = Queue::new(&def.queue, def.rate_bps, def.delay);
         let error = def.error.as_ref().map(ErrorModel::new);
+        let shaper = def
+            .shaper
+            .as_ref()
+            .map(|s| TokenBucket::new(s.rate.0, s.burst.0));
         Link {
-            queue_sees_all: queue.sees_every_arrival(),
-            plain: error.is_none(),
+            queue_sees_all: queue.sees_every_arrival() || shaper.is_some(),
+            plain: error.is_none() && shaper.is_none(),
+            shaper,
             name: def.name.clone(),
             to: def.to,
             rate_bps: def.rate_bps,
@@ -268,6 +278,17 @@ impl Sim {
             return;
         }
         let p = &self.packets.slots[idx as usize];
+        // An idle shaped link has nothing queued either (a packet waiting
+        // for tokens has its LinkFree pending), so the arrival is the head:
+        // it may start now only if the bucket holds it.
+        let shaper_wait = match (link.plain, idle) {
+            (false, true) => link.shaper.as_mut().and_then(|s| {
+                let at = s.ready_at(now, p.size);
+                (at > now).then_some(at)
+            }),
+            _ => None,
+        };
+        let idle_tx = idle && shaper_wait.is_none();
         let q = Queued {
             idx,
             size: p.size,
@@ -290,7 +311,7 @@ impl Sim {
             }
         }
         let link = &mut self.links[li];
-        if idle {
+        if idle_tx {
             // RED (which must see every arrival) accepted a packet for an
             // idle link: send the head now.
             link.note_queue(now);
@@ -299,7 +320,8 @@ impl Sim {
             }
         } else if !link.free_pending {
             link.free_pending = true;
-            let at = link.busy_until;
+            // Behind a transmission, or (idle) waiting for tokens.
+            let at = shaper_wait.unwrap_or(link.busy_until);
             self.events.push(at, Event::LinkFree(li as u32));
         }
     }
@@ -345,6 +367,11 @@ impl Sim {
             "link {} started a transmission while busy",
             link.name
         );
+        if !link.plain {
+            if let Some(s) = link.shaper.as_mut() {
+                s.take(now, size);
+            }
+        }
         let tx = link.tx_time(size);
         link.busy_until = now + tx;
         link.busy_ns += tx.as_nanos();
@@ -379,6 +406,17 @@ impl Sim {
         let now = self.now;
         let link = &mut self.links[li];
         link.free_pending = false;
+        if !link.plain {
+            // The head waits for its tokens (tbf's dequeue).
+            if let (Some(s), Some(size)) = (link.shaper.as_mut(), link.queue.head_size()) {
+                let at = s.ready_at(now, size);
+                if at > now {
+                    link.free_pending = true;
+                    self.events.push(at, Event::LinkFree(li as u32));
+                    return;
+                }
+            }
+        }
         link.note_queue(now);
         if let Some(h) = link.queue.dequeue() {
             self.start_tx(li, h.idx);

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use satcc_proto::Duration;
 
-use crate::scenario::{AccessSpec, ErrorSpec, LinkSpec, QueueSpec, Scenario, Topology};
+use crate::scenario::{AccessSpec, ErrorSpec, LinkSpec, QueueSpec, Scenario, ShaperSpec, Topology};
 
 /// One direction of a link, as built.
 #[derive(Clone, Debug)]
@@ -26,6 +26,8 @@ pub struct LinkDef {
     pub queue: QueueSpec,
     /// Error model.
     pub error: Option<ErrorSpec>,
+    /// Token-bucket shaper in front of the link, if any.
+    pub shaper: Option<ShaperSpec>,
     /// What the link is for.
     pub role: LinkRole,
     /// The second direction of its duplex pair (`NAME.rev`).
@@ -73,8 +75,16 @@ impl NetDef {
             to: b,
             rate_bps: spec.rate.0,
             delay: spec.delay.0,
-            queue: spec.queue.clone(),
+            // A shaper's `limit` is the byte FIFO in front of its bucket.
+            queue: match &spec.shaper {
+                Some(s) => QueueSpec::DropTail {
+                    limit: None,
+                    limit_bytes: Some(s.limit),
+                },
+                None => spec.queue.clone(),
+            },
             error: spec.error.clone(),
+            shaper: spec.shaper.clone(),
             role,
             is_reverse: false,
             reverse: fwd + 1,
@@ -90,6 +100,7 @@ impl NetDef {
                 .clone()
                 .unwrap_or_else(|| spec.queue.clone()),
             error: spec.reverse_error.clone(),
+            shaper: None,
             role,
             is_reverse: true,
             reverse: fwd,

@@ -180,7 +180,11 @@ impl RfcSender {
         .max(MIN_RTT);
         self.r = Some(r);
         // §4.5: R_sqmean = q2*R_sqmean + (1-q2)*sqrt(R_sample), q2 = 0.9;
-        // X_inst = X * R_sqmean / sqrt(R_sample).
+        // X_inst = X * R_sqmean / sqrt(R_sample), here at most
+        // damping_max_gain * X: on a path whose base RTT is tiny against
+        // its queueing delay, one sample taken on an empty queue would
+        // otherwise multiply the rate by 20 or more for an RTT (see
+        // SenderConfig::damping_max_gain).
         if self.src.cfg.oscillation_damping {
             let sq = r_sample.as_secs_f64().sqrt();
             self.r_sqmean = if first {
@@ -188,7 +192,13 @@ impl RfcSender {
             } else {
                 0.9 * self.r_sqmean + 0.1 * sq
             };
-            self.damping = self.r_sqmean / sq;
+            let gain = self.src.cfg.damping_max_gain;
+            let cap = if gain.is_nan() {
+                super::super::DEFAULT_DAMPING_MAX_GAIN
+            } else {
+                gain.max(1.0)
+            };
+            self.damping = (self.r_sqmean / sq).min(cap);
         }
         // §4.3 (3): t_RTO = 4R (the value §3.1 recommends for the equation).
         let t_rto = 4.0 * r.as_secs_f64();

@@ -213,6 +213,15 @@ impl Queue {
         }
     }
 
+    /// The size of the packet [`Self::dequeue`] would return next.
+    pub fn head_size(&self) -> Option<u32> {
+        match (self.q.front(), &self.kind) {
+            (Some(p), _) => Some(p.size),
+            (None, Kind::Priority { low, .. }) => low.front().map(|p| p.size),
+            (None, _) => None,
+        }
+    }
+
     /// The next packet to transmit: high priority first.
     pub fn dequeue(&mut self) -> Option<Queued> {
         if let Some(p) = self.q.pop_front() {

@@ -16,6 +16,10 @@ pub struct TfrcOptions {
     /// RFC 5348 §4.5 oscillation damping (default on: "SHOULD be
     /// implemented").
     pub oscillation_damping: bool,
+    /// The largest X_inst/X the damping may give (default 2, `inf` for
+    /// the RFC's unbounded formula; see
+    /// [`satcc_proto::tfrc::SenderConfig::damping_max_gain`]).
+    pub damping_max_gain: f64,
     /// RFC 5348 §5.5 history discounting (OPTIONAL; default off with
     /// profile `rfc5348`, on with `ns2` as ns-2's `discount_ 1`).
     pub history_discounting: bool,
@@ -29,6 +33,7 @@ impl Default for TfrcOptions {
         TfrcOptions {
             feedback: FeedbackSpec::default(),
             oscillation_damping: damping_default(),
+            damping_max_gain: satcc_proto::tfrc::DEFAULT_DAMPING_MAX_GAIN,
             history_discounting: false,
             profile: TfrcProfileSpec::default(),
         }
@@ -85,6 +90,8 @@ struct TfrcFields {
     rtt_ref: Option<Dur>,
     #[serde(default = "damping_default")]
     oscillation_damping: bool,
+    #[serde(default)]
+    damping_max_gain: Option<f64>,
     /// Default: off with profile "rfc5348", on with "ns2".
     #[serde(default)]
     history_discounting: Option<bool>,
@@ -105,9 +112,19 @@ impl TryFrom<TfrcFields> for TfrcOptions {
             }
             _ => FeedbackSpec::Standard,
         };
+        let damping_max_gain = f
+            .damping_max_gain
+            .unwrap_or(satcc_proto::tfrc::DEFAULT_DAMPING_MAX_GAIN);
+        if damping_max_gain.is_nan() || damping_max_gain < 1.0 {
+            return Err(FieldError::new(
+                "damping_max_gain",
+                "must be at least 1 (inf: RFC 5348 §4.5 unbounded)",
+            ));
+        }
         Ok(TfrcOptions {
             feedback,
             oscillation_damping: f.oscillation_damping,
+            damping_max_gain,
             history_discounting: f
                 .history_discounting
                 .unwrap_or(f.profile == TfrcProfileSpec::Ns2),
