@@ -9,9 +9,10 @@ use std::sync::atomic::Ordering;
 
 use clap::{Args, Subcommand};
 use satcc_net::saratoga::{
-    self as sar, parse_checksum, Progress, Rate, SaratogaServer, ServeConfig, SessionReport,
-    TransferConfig, TransferReport, DEFAULT_PORT,
+    self as sar, parse_checksum, parse_timestamp, Progress, Rate, SaratogaServer, ServeConfig,
+    SessionReport, TransferConfig, TransferReport, DEFAULT_PORT,
 };
+use satcc_proto::Duration;
 use satcc_sim::scenario::limits::fmt_bytes;
 use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
 
@@ -175,6 +176,17 @@ struct Common {
     /// once a second; 0: by time only). Fewer on a narrow return link.
     #[arg(long, default_value_t = 100, value_name = "N")]
     status_every: u32,
+    /// Timestamp type in STATUS-requesting DATA: posix64_32 (the
+    /// default; every peer tried decodes it), posix32, posix64,
+    /// posix32_32, epoch2000_32, local (type 0, which the Go
+    /// implementation refuses) or none.
+    #[arg(long, default_value = "posix64_32", value_name = "TYPE")]
+    timestamp: String,
+    /// Give up when the peer keeps answering but acknowledges nothing new
+    /// for this long (or for N round trips, `16rtt`, if longer; both:
+    /// `30s,16rtt`).
+    #[arg(long, default_value = "30s,16rtt", value_name = "T[,Nrtt]")]
+    progress_timeout: String,
     /// JSON on stdout instead of the result line (serve: one line per
     /// finished transfer).
     #[arg(long)]
@@ -259,6 +271,26 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{what} '{s}': no address"))
 }
 
+/// `--progress-timeout`: a duration, `Nrtt`, or both separated by a
+/// comma; at least one non-zero.
+fn parse_progress_timeout(s: &str) -> Result<(Duration, u32), String> {
+    let err = |e: String| format!("--progress-timeout '{s}': {e}");
+    let (mut t, mut n) = (Duration::ZERO, 0u32);
+    for part in s.split(',').map(str::trim) {
+        if let Some(k) = part.strip_suffix("rtt") {
+            n = k
+                .parse()
+                .map_err(|_| err(format!("'{part}': expected N followed by 'rtt'")))?;
+        } else {
+            t = parse_duration(part).map_err(|e| err(e.to_string()))?;
+        }
+    }
+    if t == Duration::ZERO && n == 0 {
+        return Err(err("expected a non-zero time or number of RTTs".into()));
+    }
+    Ok((t, n))
+}
+
 fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
     let rate = match &c.rate {
         Some(r) => {
@@ -285,12 +317,16 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
             c.timeout
         ));
     }
+    let (progress_timeout, progress_timeout_rtts) = parse_progress_timeout(&c.progress_timeout)?;
     Ok(TransferConfig {
         rate,
         payload: c.payload,
         checksum: parse_checksum(&c.checksum)?,
         inactivity_timeout: timeout,
         status_every_frames: c.status_every,
+        timestamp: parse_timestamp(&c.timestamp)?,
+        progress_timeout,
+        progress_timeout_rtts,
         max_size: parse_bytes(&c.max_size)
             .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
         overwrite: c.overwrite,

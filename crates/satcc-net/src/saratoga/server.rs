@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use satcc_proto::saratoga::wire::{self, error_code, Checksum, Repr, RequestType};
-use satcc_proto::saratoga::{SaraRequest, SaratogaReceiver};
+use satcc_proto::saratoga::{Failure, SaraRequest, SaratogaReceiver};
 use satcc_proto::{Duration, Endpoint, Instant, Message};
 
 use super::beacon;
@@ -260,6 +260,7 @@ impl SaratogaServer {
         let Some(s) = self.sessions.get_mut(&key) else {
             match &repr {
                 Repr::Metadata(m) => self.new_put(now, peer, m),
+                Repr::Request(r) if r.kind == RequestType::Put => self.put_request(peer, r),
                 Repr::Request(r) => self.new_get(now, peer, r),
                 Repr::Data(d) => {
                     self.counters.unknown_session += 1;
@@ -330,6 +331,31 @@ impl SaratogaServer {
         if let Some(f) = fail {
             s.outcome = Some(Err(f));
         }
+    }
+
+    /// A REQUEST(put) (§4.2, type 2): the peer asks before sending. The
+    /// answer is a STATUS of its session, success (with "METADATA not
+    /// received", so a sender waits for nothing else) or the error a
+    /// METADATA would get, and no state: the session starts, as a blind
+    /// PUT's does, with the METADATA that follows ([`Self::new_put`]
+    /// checks everything again, the size too), so a flood of requests
+    /// costs the server one reply each and no memory.
+    fn put_request(&mut self, peer: SocketAddr, r: &wire::Request) {
+        let session = r.session;
+        let Ok(name) = check_name(&r.name) else {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        };
+        if !self.admit(peer) {
+            return self.refuse(peer, session, error_code::CANT_RECEIVE);
+        }
+        if self.name_in_use(name) {
+            return self.refuse(peer, session, error_code::FILE_IN_USE);
+        }
+        let exists = std::fs::symlink_metadata(self.cfg.dir.join(name)).is_ok();
+        if !self.cfg.transfer.overwrite && exists {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
+        self.reply(&status_frame(session, error_code::SUCCESS, false), peer);
     }
 
     /// A METADATA of a new session: a PUT, if name, size and limits allow.
@@ -421,8 +447,8 @@ impl SaratogaServer {
     fn new_get(&mut self, now: Instant, peer: SocketAddr, r: &wire::Request) {
         let session = r.session;
         if !matches!(r.kind, RequestType::Get) {
-            // PUT needs no REQUEST here (a blind PUT starts with
-            // METADATA); delete and directory requests are not served.
+            // A put request is answered by `put_request`; delete and
+            // directory requests are not served.
             return self.refuse(peer, session, error_code::BAD_REQUEST);
         }
         let name = match check_name(&r.name) {
@@ -673,9 +699,19 @@ fn get_step(
     if g.done() {
         return Some(Ok(()));
     }
-    g.sender
-        .failure()
-        .map(|f| Err((0, format!("client lost: {f}"))))
+    match g.sender.failure()? {
+        f @ Failure::NoProgress { .. } => {
+            // The client is alive but its STATUS never advances: tell it
+            // why the session ends (§4.5 error 12, internal timeout).
+            let b = error_status(g.sender.session(), error_code::INTERNAL_TIMEOUT);
+            let _ = sock.send_to(&b, peer);
+            Some(Err((
+                error_code::INTERNAL_TIMEOUT,
+                format!("client stalled: {f}"),
+            )))
+        }
+        f => Some(Err((0, format!("client lost: {f}")))),
+    }
 }
 
 fn session_report(

@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use satcc_proto::saratoga::wire::{error_code, ChecksumType};
+use satcc_proto::saratoga::wire::{error_code, ChecksumType, TimestampType};
 use satcc_proto::Duration;
 use serde::Serialize;
 
@@ -41,6 +41,16 @@ pub struct TransferConfig {
     /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
     /// frequent STATUS frames queue there and delay the last one.
     pub status_every_frames: u32,
+    /// The timestamp type the sender writes in STATUS-requesting DATA
+    /// (§4.4), `None` for none. Default POSIX 64+32: the Go decoder
+    /// refuses type 0 (local interpretation) and with it the whole frame.
+    pub timestamp: Option<TimestampType>,
+    /// Give up when the peer's STATUS frames acknowledge nothing new for
+    /// this long (or [`TransferConfig::progress_timeout_rtts`] RTTs, if
+    /// longer), even though they keep arriving.
+    pub progress_timeout: Duration,
+    /// The progress timeout in smoothed RTTs (0: the time alone).
+    pub progress_timeout_rtts: u32,
 }
 
 impl Default for TransferConfig {
@@ -53,6 +63,9 @@ impl Default for TransferConfig {
             max_size: 10_000_000_000,
             overwrite: false,
             status_every_frames: 100,
+            timestamp: Some(TimestampType::Posix64_32),
+            progress_timeout: Duration::from_secs(30),
+            progress_timeout_rtts: 16,
         }
     }
 }
@@ -101,6 +114,16 @@ pub enum TransferError {
     Peer(u8),
     /// Nothing valid heard from the peer for this long.
     Timeout(Duration),
+    /// The peer kept answering, but acknowledged nothing new for this
+    /// long (`acked` of `total` bytes acknowledged).
+    Stalled {
+        /// How long nothing new was acknowledged.
+        stalled: Duration,
+        /// Bytes acknowledged from offset 0.
+        acked: u64,
+        /// The file's size.
+        total: u64,
+    },
     /// Every byte arrived but the checksum did not match.
     Integrity(String),
     /// The progress callback asked to stop.
@@ -118,6 +141,16 @@ impl std::fmt::Display for TransferError {
                 f,
                 "nothing heard from the peer for {:.1} s (is it running and reachable?)",
                 d.as_secs_f64()
+            ),
+            TransferError::Stalled {
+                stalled,
+                acked,
+                total,
+            } => write!(
+                f,
+                "no progress: the peer's STATUS acknowledged nothing new for {:.1} s \
+                 ({acked} of {total} bytes acknowledged; --progress-timeout)",
+                stalled.as_secs_f64()
             ),
             TransferError::Integrity(m) => write!(f, "integrity check failed: {m}"),
             TransferError::Cancelled => write!(f, "cancelled"),
@@ -143,6 +176,9 @@ pub fn error_text(code: u8) -> &'static str {
         error_code::FILE_TOO_BIG => "file too big for the server's --max-size",
         error_code::BAD_REQUEST => "request type not supported",
         error_code::FILE_IN_USE => "file in use by another transfer",
+        error_code::INTERNAL_TIMEOUT => {
+            "internal timeout: the transfer made no progress (--progress-timeout)"
+        }
         _ => "see draft-wood-tsvwg-saratoga §4.5",
     }
 }

@@ -1,0 +1,474 @@
+//! The faults that other Saratoga implementations showed (issue 29),
+//! each against a peer written here frame by frame: a receiver whose
+//! STATUS never advances (the Go encoder's timestamped STATUS reads as
+//! progress 0 for ever), a responder that answers with a session-0 error
+//! STATUS, a REQUEST(put) before a PUT, the timestamp type on the wire,
+//! REQUEST's willingness bits, and file times in METADATA.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration as StdDuration, Instant as StdInstant, SystemTime, UNIX_EPOCH};
+
+use satcc_net::saratoga::{
+    get, put, Rate, SaratogaServer, ServeConfig, ServerCounters, SessionReport, TransferConfig,
+    TransferError,
+};
+use satcc_proto::saratoga::wire::{
+    self, error_code, Checksum, DescriptorSize, DirEntry, Frame, Properties, Repr, RequestType,
+    TimestampType, TransferType,
+};
+use satcc_proto::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "satcc-sarpeer-{tag}-{}-{}",
+        std::process::id(),
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<(ServerCounters, Vec<SessionReport>)>,
+}
+
+impl Running {
+    fn stop(self) -> (ServerCounters, Vec<SessionReport>) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap()
+    }
+}
+
+fn serve(cfg: ServeConfig) -> Running {
+    let mut srv = SaratogaServer::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let mut reports = Vec::new();
+        srv.run(&st, &mut |r| reports.push(r.clone())).unwrap();
+        (srv.counters(), reports)
+    });
+    Running { addr, stop, handle }
+}
+
+fn cfg() -> TransferConfig {
+    TransferConfig {
+        rate: Rate::Fixed(20_000_000),
+        inactivity_timeout: Duration::from_secs(20),
+        ..TransferConfig::default()
+    }
+}
+
+fn parse(b: &[u8]) -> Option<Repr> {
+    Repr::parse(&Frame::new_checked(b).ok()?).ok()
+}
+
+/// The STATUS the Go encoder sends when it echoes a timestamp: 16 bytes
+/// reserved after the session but the offsets written there, so the
+/// draft's order reads a "timestamp" and then progress 0, in-response-to
+/// 0, no holes. Every one the same: it never advances.
+fn stuck_status(session: u32) -> Vec<u8> {
+    let mut ts = [0u8; 16];
+    ts[..8].copy_from_slice(&[0, 0, 0, 0, 0, 0, 0x10, 0]);
+    Repr::Status(wire::Status {
+        descriptor: DescriptorSize::D32,
+        session,
+        metadata_received: true,
+        incomplete: false,
+        voluntary: false,
+        error: 0,
+        timestamp: Some(ts),
+        progress: 0,
+        in_response_to: 0,
+        holes: Vec::new(),
+    })
+    .to_vec()
+    .unwrap()
+}
+
+/// What [`stuck_peer`] heard: the timestamp of each STATUS-requesting
+/// DATA, and the error STATUS frames.
+type Heard = (Vec<Option<[u8; 16]>>, Vec<wire::Status>);
+
+/// A peer that answers every STATUS-requesting DATA it receives with
+/// [`stuck_status`], for `for_how_long`.
+fn stuck_peer(sock: UdpSocket, for_how_long: StdDuration) -> JoinHandle<Heard> {
+    std::thread::spawn(move || {
+        sock.set_read_timeout(Some(StdDuration::from_millis(20)))
+            .unwrap();
+        let end = StdInstant::now() + for_how_long;
+        let mut buf = vec![0u8; 70_000];
+        let (mut ts, mut errors) = (Vec::new(), Vec::new());
+        while StdInstant::now() < end {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            match parse(&buf[..n]) {
+                Some(Repr::Data(d)) if d.request_status => {
+                    ts.push(d.timestamp);
+                    let _ = sock.send_to(&stuck_status(d.session), from);
+                }
+                Some(Repr::Status(s)) if s.error != 0 => errors.push(s),
+                _ => {}
+            }
+        }
+        (ts, errors)
+    })
+}
+
+#[test]
+fn a_put_to_a_peer_whose_status_never_advances_ends_with_one_line() {
+    let _g = serial();
+    let dir = tempdir("stuckput");
+    let src = dir.join("f");
+    std::fs::write(&src, vec![7u8; 200_000]).unwrap();
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = peer.local_addr().unwrap();
+    let h = stuck_peer(peer, StdDuration::from_secs(8));
+    let c = TransferConfig {
+        progress_timeout: Duration::from_secs(2),
+        ..cfg()
+    };
+    let t0 = StdInstant::now();
+    let err = put(&src, addr, "f", &c, &mut |_| true).expect_err("cannot succeed");
+    let took = t0.elapsed();
+    // Within the progress timeout (plus a probe interval), long before
+    // the 20 s inactivity timeout the STATUS frames keep fresh.
+    assert!(
+        took >= StdDuration::from_secs(2) && took < StdDuration::from_secs(5),
+        "{took:?}"
+    );
+    assert!(
+        matches!(
+            err,
+            TransferError::Stalled {
+                acked: 0,
+                total: 200_000,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let line = err.to_string();
+    assert!(
+        !line.contains('\n') && line.starts_with("no progress"),
+        "{line}"
+    );
+    let (ts, _) = h.join().unwrap();
+    assert!(ts.len() >= 2, "{ts:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_get_to_a_client_whose_status_never_advances_ends() {
+    let _g = serial();
+    let dir = tempdir("stuckget");
+    std::fs::write(dir.join("big"), vec![1u8; 2_000_000]).unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.rate = Rate::Fixed(20_000_000);
+    sc.transfer.progress_timeout = Duration::from_secs(2);
+    sc.transfer.inactivity_timeout = Duration::from_secs(20);
+    let server = serve(sc);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(server.addr).unwrap();
+    let req = Repr::Request(wire::Request {
+        descriptor: DescriptorSize::D64,
+        session: 4242,
+        streams: false,
+        tx_willing: 3,
+        rx_willing: 3,
+        udp_lite: false,
+        kind: RequestType::Get,
+        name: b"big".to_vec(),
+        auth: Vec::new(),
+    });
+    client.send(&req.to_vec().unwrap()).unwrap();
+    let t0 = StdInstant::now();
+    let (_, errors) = stuck_peer(client, StdDuration::from_secs(6))
+        .join()
+        .unwrap();
+    let (counters, reports) = server.stop();
+    let e = errors.first().expect("an error STATUS");
+    assert_eq!((e.session, e.error), (4242, error_code::INTERNAL_TIMEOUT));
+    assert_eq!(counters.failed, 1, "{counters:?}");
+    let r = &reports[0];
+    assert!(!r.ok);
+    let msg = r.error.as_deref().unwrap();
+    assert!(msg.starts_with("client stalled: no progress"), "{msg}");
+    assert!(t0.elapsed() < StdDuration::from_secs(7));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A responder that answers the first REQUEST with a STATUS of session 0
+/// carrying `code`, and returns that REQUEST's flags.
+fn refusing_responder(sock: UdpSocket, code: u8) -> JoinHandle<Option<u32>> {
+    std::thread::spawn(move || {
+        sock.set_read_timeout(Some(StdDuration::from_secs(5)))
+            .unwrap();
+        let mut buf = vec![0u8; 70_000];
+        let (n, from) = sock.recv_from(&mut buf).ok()?;
+        let flags = u32::from_be_bytes(buf[..4].try_into().unwrap());
+        let Some(Repr::Request(_)) = parse(&buf[..n]) else {
+            return None;
+        };
+        let st = Repr::Status(wire::Status {
+            descriptor: DescriptorSize::D16,
+            session: 0,
+            metadata_received: false,
+            incomplete: false,
+            voluntary: false,
+            error: code,
+            timestamp: None,
+            progress: 0,
+            in_response_to: 0,
+            holes: Vec::new(),
+        });
+        sock.send_to(&st.to_vec().unwrap(), from).unwrap();
+        Some(flags)
+    })
+}
+
+#[test]
+fn a_session_zero_error_status_is_reported_as_the_peers_error() {
+    let _g = serial();
+    let dir = tempdir("sess0");
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = peer.local_addr().unwrap();
+    let h = refusing_responder(peer, error_code::FILE_NOT_FOUND);
+    let t0 = StdInstant::now();
+    let err = get(addr, "nothere", &dir.join("x"), &cfg(), &mut |_| true).expect_err("refused");
+    assert!(
+        matches!(err, TransferError::Peer(error_code::FILE_NOT_FOUND)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("file not found"), "{err}");
+    // At once, not after the 20 s inactivity timeout.
+    assert!(t0.elapsed() < StdDuration::from_secs(3));
+    // Our REQUEST said willing to send and to receive, "yes" (3) each, in
+    // bits 12-13 and 14-15 as the Go table places them (the Go responder
+    // refuses a get whose rx-willing is not 3).
+    let flags = h.join().unwrap().expect("a REQUEST");
+    assert_eq!((flags >> 16) & 0xF, 0xF, "{flags:#010x}");
+    assert_eq!(flags & 0xFF, 1, "get");
+    assert!(!dir.join("x").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn request(session: u32, kind: RequestType, name: &[u8]) -> Vec<u8> {
+    Repr::Request(wire::Request {
+        descriptor: DescriptorSize::D32,
+        session,
+        streams: false,
+        tx_willing: 3,
+        rx_willing: 3,
+        udp_lite: false,
+        kind,
+        name: name.to_vec(),
+        auth: Vec::new(),
+    })
+    .to_vec()
+    .unwrap()
+}
+
+fn recv_status(sock: &UdpSocket) -> Option<wire::Status> {
+    sock.set_read_timeout(Some(StdDuration::from_secs(2)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let n = sock.recv(&mut buf).ok()?;
+    match parse(&buf[..n])? {
+        Repr::Status(s) => Some(s),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_put_request_is_answered_and_the_put_that_follows_lands() {
+    let _g = serial();
+    let dir = tempdir("reqput");
+    std::fs::write(dir.join("exists"), b"old").unwrap();
+    let server = serve(ServeConfig::new(dir.clone()));
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.connect(server.addr).unwrap();
+    // Refused as a METADATA would be: outside the directory, existing.
+    c.send(&request(11, RequestType::Put, b"../escape"))
+        .unwrap();
+    let s = recv_status(&c).expect("answer");
+    assert_eq!((s.session, s.error), (11, error_code::ACCESS_DENIED));
+    c.send(&request(12, RequestType::Put, b"exists")).unwrap();
+    let s = recv_status(&c).expect("answer");
+    assert_eq!((s.session, s.error), (12, error_code::ACCESS_DENIED));
+    // Accepted: success, METADATA not yet received.
+    c.send(&request(13, RequestType::Put, b"new")).unwrap();
+    let s = recv_status(&c).expect("answer");
+    assert_eq!((s.session, s.error), (13, error_code::SUCCESS));
+    assert!(!s.metadata_received);
+    // Then METADATA and DATA in that session: the file lands.
+    let body = b"hello, saratoga";
+    let md = Repr::Metadata(wire::Metadata {
+        descriptor: DescriptorSize::D16,
+        session: 13,
+        transfer: TransferType::File,
+        terminated: false,
+        udp_lite: false,
+        checksum: Checksum::compute(satcc_proto::saratoga::ChecksumType::Crc32, body),
+        entry: DirEntry {
+            properties: Properties::File,
+            descriptor: DescriptorSize::D16,
+            size: body.len() as u64,
+            mtime: 0,
+            ctime: 0,
+            path: b"new".to_vec(),
+        },
+    });
+    c.send(&md.to_vec().unwrap()).unwrap();
+    let d = Repr::Data(wire::Data {
+        descriptor: DescriptorSize::D16,
+        session: 13,
+        transfer: TransferType::File,
+        request_status: true,
+        eod: true,
+        timestamp: None,
+        offset: 0,
+        payload_len: body.len(),
+    });
+    let mut f = d.to_vec().unwrap();
+    let h = d.header_len();
+    f[h..].copy_from_slice(body);
+    c.send(&f).unwrap();
+    let s = recv_status(&c).expect("STATUS");
+    assert_eq!((s.session, s.error, s.progress), (13, 0, body.len() as u64));
+    let (counters, _) = server.stop();
+    assert_eq!(std::fs::read(dir.join("new")).unwrap(), body);
+    assert_eq!(counters.completed, 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_timestamp_type_is_chosen_and_none_sends_none() {
+    let _g = serial();
+    let dir = tempdir("tstype");
+    let src = dir.join("f");
+    std::fs::write(&src, vec![3u8; 50_000]).unwrap();
+    for want in [
+        Some(TimestampType::Posix32),
+        Some(TimestampType::Posix64_32),
+        Some(TimestampType::Epoch2000_32),
+        None,
+    ] {
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = peer.local_addr().unwrap();
+        let h = stuck_peer(peer, StdDuration::from_millis(2500));
+        let c = TransferConfig {
+            timestamp: want,
+            progress_timeout: Duration::from_secs(1),
+            ..cfg()
+        };
+        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let _ = put(&src, addr, "f", &c, &mut |_| true).expect_err("stuck");
+        let (ts, _) = h.join().unwrap();
+        assert!(!ts.is_empty());
+        for t in &ts {
+            match (want, t) {
+                (None, None) => {}
+                (Some(k), Some(b)) => {
+                    assert_eq!(b[0], k.code(), "{k:?}");
+                    // The wall clock, not the process's: the seconds
+                    // field is now (within a few seconds).
+                    let secs = match k {
+                        TimestampType::Posix32 => {
+                            u64::from(u32::from_be_bytes(b[1..5].try_into().unwrap()))
+                        }
+                        TimestampType::Posix64_32 => {
+                            u64::from_be_bytes(b[1..9].try_into().unwrap())
+                        }
+                        _ => {
+                            946_684_800 + u64::from(u32::from_be_bytes(b[1..5].try_into().unwrap()))
+                        }
+                    };
+                    assert!(secs.abs_diff(before.as_secs()) <= 5, "{k:?}: {secs}");
+                }
+                other => panic!("{want:?}: {other:?}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn file_times_travel_in_metadata_and_are_applied_on_receipt() {
+    let _g = serial();
+    let dir = tempdir("times");
+    let served = dir.join("served");
+    let local = dir.join("local");
+    std::fs::create_dir_all(&served).unwrap();
+    std::fs::create_dir_all(&local).unwrap();
+    let src = local.join("a");
+    std::fs::write(&src, vec![9u8; 30_000]).unwrap();
+    // 2021-03-04 05:06:07 UTC.
+    let when = UNIX_EPOCH + StdDuration::from_secs(1_614_834_367);
+    std::fs::File::options()
+        .write(true)
+        .open(&src)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    // What METADATA carries: seconds since 2000 (§5).
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = peer.local_addr().unwrap();
+    let h = std::thread::spawn(move || {
+        peer.set_read_timeout(Some(StdDuration::from_secs(3)))
+            .unwrap();
+        let mut buf = vec![0u8; 70_000];
+        loop {
+            let n = peer.recv(&mut buf).ok()?;
+            if let Some(Repr::Metadata(m)) = parse(&buf[..n]) {
+                return Some(m.entry);
+            }
+        }
+    });
+    let c = TransferConfig {
+        inactivity_timeout: Duration::from_secs(1),
+        ..cfg()
+    };
+    let _ = put(&src, addr, "a", &c, &mut |_| true);
+    let e = h.join().unwrap().expect("METADATA");
+    assert_eq!(u64::from(e.mtime), 1_614_834_367 - 946_684_800);
+    let now_y2k = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 946_684_800;
+    assert!(
+        u64::from(e.ctime).abs_diff(now_y2k) < 60,
+        "ctime: {}",
+        e.ctime
+    );
+    // Applied by the server (PUT) and by the client (GET).
+    let server = serve(ServeConfig::new(served.clone()));
+    put(&src, server.addr, "a", &cfg(), &mut |_| true).expect("put");
+    let back = local.join("back");
+    get(server.addr, "a", &back, &cfg(), &mut |_| true).expect("get");
+    server.stop();
+    for p in [served.join("a"), back] {
+        let m = std::fs::metadata(&p).unwrap().modified().unwrap();
+        assert_eq!(m, when, "{}", p.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
