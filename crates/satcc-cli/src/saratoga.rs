@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 
 use clap::{Args, Subcommand};
 use satcc_net::saratoga::{
-    self as sar, parse_checksum, parse_timestamp, Progress, Rate, SaratogaServer, ServeConfig,
-    SessionReport, TransferConfig, TransferReport, DEFAULT_PORT,
+    self as sar, parse_checksum, parse_timestamp, Access, Cidr, Progress, Rate, SaratogaServer,
+    ServeConfig, SessionReport, TransferConfig, TransferReport, DEFAULT_PORT,
 };
 use satcc_proto::Duration;
 use satcc_sim::scenario::limits::fmt_bytes;
@@ -223,6 +223,17 @@ struct ServeArgs {
     /// every failed transfer's temporary file is removed).
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_resumable: usize,
+    /// Answer only peers in this address block (`192.0.2.0/24`,
+    /// `2001:db8::/32`, or one address); repeatable. Others' frames are
+    /// dropped unanswered. Default: everyone.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<String>,
+    /// Serve GETs only: PUTs are refused (STATUS error 5).
+    #[arg(long, conflicts_with = "write_only")]
+    read_only: bool,
+    /// Accept PUTs only: GETs are refused (STATUS error 5).
+    #[arg(long)]
+    write_only: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -541,8 +552,21 @@ fn serve(a: ServeArgs) -> Outcome {
         }
         None => None,
     };
+    let allow = a
+        .allow
+        .iter()
+        .map(|c| Cidr::parse(c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let access = match (a.read_only, a.write_only) {
+        (true, _) => Access::ReadOnly,
+        (_, true) => Access::WriteOnly,
+        _ => Access::ReadWrite,
+    };
     let cfg = ServeConfig {
         transfer,
+        allow,
+        access,
         max_sessions: a.max_sessions,
         max_sessions_per_peer: a.max_per_peer,
         max_resumable: a.max_resumable,

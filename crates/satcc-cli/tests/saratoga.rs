@@ -130,6 +130,25 @@ fn put_get_json_and_errors() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(says), "{flag} {value}: {err}");
     }
+    let o = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&local)
+        .args(["--bind", "127.0.0.1:0", "--allow", "192.0.2.0/33"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--allow '192.0.2.0/33': prefix length 0 to 32"),
+        "{err}"
+    );
+    let o = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&local)
+        .args(["--read-only", "--write-only"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
     // Every timestamp type and none complete a PUT to our own server.
     for ts in ["none", "posix32", "epoch2000_32", "local"] {
         let o = satcc()

@@ -472,3 +472,120 @@ fn file_times_travel_in_metadata_and_are_applied_on_receipt() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cidr_blocks_parse_and_match() {
+    use satcc_net::saratoga::Cidr;
+    let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+    let c = Cidr::parse("192.0.2.0/24").unwrap();
+    assert!(c.contains(ip("192.0.2.200")));
+    assert!(!c.contains(ip("192.0.3.1")));
+    assert!(!c.contains(ip("2001:db8::1")));
+    // An IPv4 peer seen on an IPv6 socket.
+    assert!(c.contains(ip("::ffff:192.0.2.7")));
+    assert_eq!(c.to_string(), "192.0.2.0/24");
+    let one = Cidr::parse("10.1.2.3").unwrap();
+    assert!(one.contains(ip("10.1.2.3")) && !one.contains(ip("10.1.2.4")));
+    assert!(Cidr::parse("0.0.0.0/0")
+        .unwrap()
+        .contains(ip("203.0.113.9")));
+    let v6 = Cidr::parse("2001:db8::/32").unwrap();
+    assert!(v6.contains(ip("2001:db8:ffff::1")));
+    assert!(!v6.contains(ip("2001:db9::1")));
+    assert!(Cidr::parse("::/0").unwrap().contains(ip("::1")));
+    for bad in [
+        "192.0.2.0/33",
+        "2001:db8::/129",
+        "host/24",
+        "1.2.3.4/",
+        "1.2.3.4/x",
+    ] {
+        let e = Cidr::parse(bad).expect_err(bad);
+        assert!(e.starts_with(&format!("--allow '{bad}'")), "{e}");
+    }
+}
+
+#[test]
+fn allow_list_read_only_and_write_only() {
+    use satcc_net::saratoga::{Access, Cidr};
+    let _g = serial();
+    let dir = tempdir("access");
+    std::fs::write(dir.join("there"), vec![5u8; 10_000]).unwrap();
+    let src = dir.join("src");
+    std::fs::write(&src, vec![6u8; 10_000]).unwrap();
+    let inbox = dir.join("inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    std::fs::copy(dir.join("there"), inbox.join("there")).unwrap();
+    let quick = TransferConfig {
+        inactivity_timeout: Duration::from_secs(1),
+        ..cfg()
+    };
+
+    // Outside the list: no answer at all, counted.
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.allow = vec![
+        Cidr::parse("10.0.0.0/8").unwrap(),
+        Cidr::parse("::1").unwrap(),
+    ];
+    let server = serve(sc);
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.connect(server.addr).unwrap();
+    c.send(&request(21, RequestType::Get, b"there")).unwrap();
+    c.send(&request(22, RequestType::Put, b"new")).unwrap();
+    assert!(recv_status(&c).is_none(), "answered a peer not allowed");
+    let err =
+        get(server.addr, "there", &dir.join("x"), &quick, &mut |_| true).expect_err("dropped");
+    assert!(matches!(err, TransferError::Timeout(_)), "{err:?}");
+    let (counters, _) = server.stop();
+    assert!(counters.not_allowed >= 3, "{counters:?}");
+    assert_eq!(counters.refused, 0);
+
+    // Inside it: served.
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.allow = vec![Cidr::parse("127.0.0.0/8").unwrap()];
+    let server = serve(sc);
+    get(server.addr, "there", &dir.join("got"), &cfg(), &mut |_| {
+        true
+    })
+    .expect("allowed");
+    assert_eq!(server.stop().0.not_allowed, 0);
+
+    // Read-only: GET yes, PUT and REQUEST(put) refused with error 5.
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.access = Access::ReadOnly;
+    let server = serve(sc);
+    get(server.addr, "there", &dir.join("got2"), &cfg(), &mut |_| {
+        true
+    })
+    .expect("get");
+    let err = put(&src, server.addr, "new", &cfg(), &mut |_| true).expect_err("read-only");
+    assert!(
+        matches!(err, TransferError::Peer(error_code::ACCESS_DENIED)),
+        "{err:?}"
+    );
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.connect(server.addr).unwrap();
+    c.send(&request(23, RequestType::Put, b"new2")).unwrap();
+    let s = recv_status(&c).expect("refusal");
+    assert_eq!((s.session, s.error), (23, error_code::ACCESS_DENIED));
+    server.stop();
+    assert!(!inbox.join("new").exists() && !inbox.join("new2").exists());
+
+    // Write-only: PUT yes, GET refused with error 5.
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.access = Access::WriteOnly;
+    let server = serve(sc);
+    put(&src, server.addr, "new", &cfg(), &mut |_| true).expect("put");
+    let err = get(server.addr, "there", &dir.join("got3"), &cfg(), &mut |_| {
+        true
+    })
+    .expect_err("write-only");
+    assert!(
+        matches!(err, TransferError::Peer(error_code::ACCESS_DENIED)),
+        "{err:?}"
+    );
+    server.stop();
+    assert_eq!(std::fs::read(inbox.join("new")).unwrap(), vec![6u8; 10_000]);
+    assert!(!dir.join("got3").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

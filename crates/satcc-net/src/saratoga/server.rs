@@ -18,7 +18,7 @@ use super::files::{
 };
 use super::frames::{error_status, feed_status, parse, status_frame};
 use super::session::{rate, sara_config, send_all_from_receiver, RecvSide, SendSide, HASH_AHEAD};
-use super::types::{error_text, ServeConfig, ServerCounters, SessionReport};
+use super::types::{error_text, Access, ServeConfig, ServerCounters, SessionReport};
 use crate::clock::{grow_buffers, Clock, Socket};
 use crate::conn::MAX_RECEIVE;
 
@@ -147,11 +147,14 @@ impl SaratogaServer {
             if let Some((to, every)) = self.cfg.announce {
                 if now >= next_beacon {
                     let free = beacon::free_space_kb(&self.cfg.dir);
+                    // Willing to send (serve GETs) and to receive (PUTs)
+                    // as the access allows (§4.1).
+                    let yes_if = |b: bool| if b { beacon::WILLING_YES } else { 0 };
                     let b = beacon::beacon_frame(
                         &self.cfg.eid,
                         free,
-                        beacon::WILLING_YES,
-                        beacon::WILLING_YES,
+                        yes_if(self.cfg.access != Access::WriteOnly),
+                        yes_if(self.cfg.access != Access::ReadOnly),
                     );
                     if self.sock.send_to(&b, to).is_ok() {
                         self.counters.beacons_sent += 1;
@@ -242,6 +245,12 @@ impl SaratogaServer {
 
     fn on_datagram(&mut self, now: Instant, peer: SocketAddr, buf: &[u8]) {
         self.in_len = buf.len();
+        if !self.cfg.allow.is_empty() && !self.cfg.allow.iter().any(|c| c.contains(peer.ip())) {
+            // Not even a refusal: an address outside the list learns
+            // nothing, and cannot make the server send to a third party.
+            self.counters.not_allowed += 1;
+            return;
+        }
         let Some((repr, payload)) = parse(buf) else {
             self.counters.malformed += 1;
             return;
@@ -342,6 +351,9 @@ impl SaratogaServer {
     /// costs the server one reply each and no memory.
     fn put_request(&mut self, peer: SocketAddr, r: &wire::Request) {
         let session = r.session;
+        if self.cfg.access == Access::ReadOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
         let Ok(name) = check_name(&r.name) else {
             return self.refuse(peer, session, error_code::ACCESS_DENIED);
         };
@@ -361,6 +373,9 @@ impl SaratogaServer {
     /// A METADATA of a new session: a PUT, if name, size and limits allow.
     fn new_put(&mut self, now: Instant, peer: SocketAddr, m: &wire::Metadata) {
         let session = m.session;
+        if self.cfg.access == Access::ReadOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
         let name = match check_name(&m.entry.path) {
             Ok(n) => n.to_string(),
             Err(_) => return self.refuse(peer, session, error_code::ACCESS_DENIED),
@@ -450,6 +465,9 @@ impl SaratogaServer {
             // A put request is answered by `put_request`; delete and
             // directory requests are not served.
             return self.refuse(peer, session, error_code::BAD_REQUEST);
+        }
+        if self.cfg.access == Access::WriteOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
         }
         let name = match check_name(&r.name) {
             Ok(n) => n.to_string(),

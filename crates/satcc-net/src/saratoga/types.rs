@@ -3,7 +3,7 @@
 //! ([`TransferReport`], [`SessionReport`], [`ServerCounters`],
 //! [`Progress`]) and why it failed ([`TransferError`]).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use satcc_proto::saratoga::wire::{error_code, ChecksumType, TimestampType};
@@ -170,7 +170,8 @@ pub fn error_text(code: u8) -> &'static str {
         }
         error_code::FILE_NOT_FOUND => "file not found",
         error_code::ACCESS_DENIED => {
-            "access denied: name refused or the file exists (serve --overwrite)"
+            "access denied: name refused, the file exists (serve --overwrite), \
+             or the server is read-only or write-only"
         }
         error_code::UNKNOWN_ID => "unknown session id",
         error_code::FILE_TOO_BIG => "file too big for the server's --max-size",
@@ -192,6 +193,79 @@ pub struct Progress {
     pub total: Option<u64>,
     /// Seconds since the transfer started.
     pub elapsed_s: f64,
+}
+
+/// An address block (`192.0.2.0/24`, `2001:db8::/32`, or one address):
+/// a server given any answers only peers inside one (`--allow`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `ADDR/PREFIX` or `ADDR` (the whole address).
+    pub fn parse(s: &str) -> Result<Cidr, String> {
+        let bad = |why: &str| format!("--allow '{s}': {why}");
+        let (a, p) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse()
+            .map_err(|_| bad("expected ADDR or ADDR/PREFIX, e.g. 192.0.2.0/24"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|&n| n <= max)
+                .ok_or_else(|| bad(&format!("prefix length 0 to {max}")))?,
+        };
+        Ok(Cidr { addr, prefix })
+    }
+
+    /// Whether `ip` is inside. An IPv4 peer on an IPv6 socket (`::ffff:a.b.c.d`)
+    /// is matched as the IPv4 address it is.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        let (a, b, bits) = match (self.addr, ip) {
+            (IpAddr::V4(a), IpAddr::V4(b)) => (
+                u128::from(u32::from(a)) << 96,
+                u128::from(u32::from(b)) << 96,
+                self.prefix,
+            ),
+            (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), self.prefix),
+            _ => return false,
+        };
+        let mask = if bits == 0 {
+            0
+        } else {
+            u128::MAX << (128 - u32::from(bits))
+        };
+        a & mask == b & mask
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// What a server lets its peers do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// PUT and GET.
+    #[default]
+    ReadWrite,
+    /// GET only (`--read-only`): a PUT's METADATA or REQUEST(put) is
+    /// refused with STATUS error 5 (access denied).
+    ReadOnly,
+    /// PUT only (`--write-only`): a REQUEST(get) is refused so.
+    WriteOnly,
 }
 
 /// How a [`super::SaratogaServer`] runs.
@@ -218,6 +292,11 @@ pub struct ServeConfig {
     pub announce: Option<(SocketAddr, Duration)>,
     /// The endpoint identifier announced.
     pub eid: String,
+    /// Peers allowed: frames from any other address are dropped unanswered
+    /// (and counted, [`ServerCounters::not_allowed`]). Empty: everyone.
+    pub allow: Vec<Cidr>,
+    /// PUT and GET, or one of them.
+    pub access: Access,
 }
 
 impl ServeConfig {
@@ -232,6 +311,8 @@ impl ServeConfig {
             max_resumable: 32,
             announce: None,
             eid: "satcc".into(),
+            allow: Vec::new(),
+            access: Access::ReadWrite,
         }
     }
 }
@@ -243,6 +324,9 @@ pub struct ServerCounters {
     pub datagrams: u64,
     /// Datagrams that did not parse as Saratoga frames.
     pub malformed: u64,
+    /// Datagrams from addresses outside [`ServeConfig::allow`], dropped
+    /// unanswered.
+    pub not_allowed: u64,
     /// Frames of no session known for their address (and session id).
     pub unknown_session: u64,
     /// Sessions refused (name, size, limits, existing file).
