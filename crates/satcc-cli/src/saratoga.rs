@@ -234,6 +234,13 @@ struct ServeArgs {
     /// Accept PUTs only: GETs are refused (STATUS error 5).
     #[arg(long)]
     write_only: bool,
+    /// Bytes of PUTs one IP address may send while the server runs (a
+    /// failed PUT's are given back); beyond, refused (STATUS error 8).
+    #[arg(long, value_name = "SIZE")]
+    quota_per_peer: Option<String>,
+    /// The same for all peers together.
+    #[arg(long, value_name = "SIZE")]
+    quota: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -563,10 +570,17 @@ fn serve(a: ServeArgs) -> Outcome {
         (_, true) => Access::WriteOnly,
         _ => Access::ReadWrite,
     };
+    let quota = |flag: &str, v: &Option<String>| -> Result<Option<u64>, (u8, String)> {
+        v.as_ref()
+            .map(|q| parse_bytes(q).map_err(|e| bad(format!("{flag} '{q}': {e}"))))
+            .transpose()
+    };
     let cfg = ServeConfig {
         transfer,
         allow,
         access,
+        quota_per_peer: quota("--quota-per-peer", &a.quota_per_peer)?,
+        quota_total: quota("--quota", &a.quota)?,
         max_sessions: a.max_sessions,
         max_sessions_per_peer: a.max_per_peer,
         max_resumable: a.max_resumable,

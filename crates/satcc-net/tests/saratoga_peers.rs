@@ -589,3 +589,112 @@ fn allow_list_read_only_and_write_only() {
     assert!(!dir.join("got3").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn byte_quotas_per_peer_and_in_total() {
+    let _g = serial();
+    let dir = tempdir("quota");
+    let inbox = dir.join("inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    let src = dir.join("src");
+    std::fs::write(&src, vec![4u8; 10_000]).unwrap();
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.quota_per_peer = Some(25_000);
+    sc.quota_total = Some(35_000);
+    let server = serve(sc);
+    // 127.0.0.1: two 10 kB PUTs fit its 25 kB, the third does not.
+    put(&src, server.addr, "a", &cfg(), &mut |_| true).expect("first");
+    put(&src, server.addr, "b", &cfg(), &mut |_| true).expect("second");
+    let err = put(&src, server.addr, "c", &cfg(), &mut |_| true).expect_err("over quota");
+    assert!(
+        matches!(err, TransferError::Peer(error_code::FILE_TOO_BIG)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("quota"), "{err}");
+    // Another address (127.0.0.2, loopback too): 10 kB fit the 35 kB
+    // total (20 kB used), a second 10 kB would not.
+    let other = UdpSocket::bind("127.0.0.2:0").unwrap();
+    other.connect(server.addr).unwrap();
+    let md = |session: u32, name: &[u8]| {
+        Repr::Metadata(wire::Metadata {
+            descriptor: DescriptorSize::D16,
+            session,
+            transfer: TransferType::File,
+            terminated: false,
+            udp_lite: false,
+            checksum: Checksum::None,
+            entry: DirEntry {
+                properties: Properties::File,
+                descriptor: DescriptorSize::D16,
+                size: 10_000,
+                mtime: 0,
+                ctime: 0,
+                path: name.to_vec(),
+            },
+        })
+        .to_vec()
+        .unwrap()
+    };
+    other.send(&md(31, b"d")).unwrap();
+    other.send(&md(32, b"e")).unwrap();
+    let s = recv_status(&other).expect("refusal");
+    assert_eq!((s.session, s.error), (32, error_code::FILE_TOO_BIG));
+    let (counters, _) = server.stop();
+    assert_eq!(counters.over_quota, 2, "{counters:?}");
+    assert!(inbox.join("a").exists() && inbox.join("b").exists());
+    assert!(!inbox.join("c").exists());
+
+    // A failed PUT's bytes are given back: with 15 kB per peer, a 10 kB
+    // PUT that fails its checksum, then another 10 kB PUT, is accepted.
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.quota_per_peer = Some(15_000);
+    let server = serve(sc);
+    let p = UdpSocket::bind("127.0.0.3:0").unwrap();
+    p.connect(server.addr).unwrap();
+    let frames = |session: u32, name: &[u8], sum: Checksum, len: usize| {
+        let body = vec![1u8; 10_000];
+        let md = Repr::Metadata(wire::Metadata {
+            descriptor: DescriptorSize::D16,
+            session,
+            transfer: TransferType::File,
+            terminated: false,
+            udp_lite: false,
+            checksum: sum,
+            entry: DirEntry {
+                properties: Properties::File,
+                descriptor: DescriptorSize::D16,
+                size: 10_000,
+                mtime: 0,
+                ctime: 0,
+                path: name.to_vec(),
+            },
+        });
+        let d = Repr::Data(wire::Data {
+            descriptor: DescriptorSize::D16,
+            session,
+            transfer: TransferType::File,
+            request_status: true,
+            eod: len == 10_000,
+            timestamp: None,
+            offset: 0,
+            payload_len: len,
+        });
+        let mut f = d.to_vec().unwrap();
+        let h = d.header_len();
+        f[h..].copy_from_slice(&body[..len]);
+        (md.to_vec().unwrap(), f)
+    };
+    let (m1, d1) = frames(41, b"bad", Checksum::Crc32(0), 10_000);
+    p.send(&m1).unwrap();
+    p.send(&d1).unwrap();
+    let s = recv_status(&p).expect("checksum refusal");
+    assert_eq!((s.session, s.error), (41, error_code::CANT_RECEIVE));
+    let (m2, d2) = frames(42, b"good", Checksum::None, 100);
+    p.send(&m2).unwrap();
+    p.send(&d2).unwrap();
+    let s = recv_status(&p).expect("accepted");
+    assert_eq!((s.session, s.error, s.progress), (42, 0, 100));
+    let (counters, _) = server.stop();
+    assert_eq!(counters.over_quota, 0, "{counters:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

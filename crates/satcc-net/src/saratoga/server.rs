@@ -63,7 +63,13 @@ struct Session {
     ended: Option<Instant>,
     /// How it ended: `Err((STATUS error code or 0, why))`.
     outcome: Outcome,
+    /// A PUT's bytes counted against the quotas (given back if it fails).
+    reserved: u64,
 }
+
+/// Peers with bytes counted against `--quota-per-peer` at most: a new
+/// address beyond is refused, so the table cannot grow without bound.
+const MAX_QUOTA_PEERS: usize = 65_536;
 
 /// A Saratoga responder: accepts PUTs into a directory and serves GETs
 /// from it, many sessions at once on one socket.
@@ -79,6 +85,9 @@ pub struct SaratogaServer {
     /// long, so a spoofed source address gains no useful amplification
     /// (the smallest REQUEST is 9 bytes, a refusal 12).
     in_len: usize,
+    /// Bytes of PUTs counted per peer address and in total (quotas).
+    used: HashMap<IpAddr, u64>,
+    used_total: u64,
     /// Checksums of files served, so that repeated GETs (or a peer
     /// sending REQUESTs with fresh session ids) do not re-read a large
     /// file in the server's only thread each time.
@@ -117,6 +126,8 @@ impl SaratogaServer {
                 ..ServerCounters::default()
             },
             in_len: 0,
+            used: HashMap::new(),
+            used_total: 0,
             sums: SumCache::default(),
         })
     }
@@ -383,6 +394,10 @@ impl SaratogaServer {
         if m.entry.size > self.cfg.transfer.max_size {
             return self.refuse(peer, session, error_code::FILE_TOO_BIG);
         }
+        if !self.quota_allows(peer.ip(), m.entry.size) {
+            self.counters.over_quota += 1;
+            return self.refuse(peer, session, error_code::FILE_TOO_BIG);
+        }
         if !self.admit(peer) {
             return self.refuse(peer, session, error_code::CANT_RECEIVE);
         }
@@ -455,6 +470,26 @@ impl SaratogaServer {
             }
         }
         self.open_session(now, (peer, session), Side::Put(Box::new(side)), name);
+        if self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some() {
+            let size = m.entry.size;
+            *self.used.entry(peer.ip()).or_insert(0) += size;
+            self.used_total += size;
+            if let Some(s) = self.sessions.get_mut(&(peer, session)) {
+                s.reserved = size;
+            }
+        }
+    }
+
+    /// Whether a PUT of `size` bytes from `ip` fits the quotas.
+    fn quota_allows(&self, ip: IpAddr, size: u64) -> bool {
+        let mine = self.used.get(&ip).copied();
+        if self.cfg.quota_per_peer.is_some() && mine.is_none() && self.used.len() >= MAX_QUOTA_PEERS
+        {
+            return false;
+        }
+        let fits = |used: u64, q: Option<u64>| q.is_none_or(|q| used.saturating_add(size) <= q);
+        fits(mine.unwrap_or(0), self.cfg.quota_per_peer)
+            && fits(self.used_total, self.cfg.quota_total)
     }
 
     /// A REQUEST of a new session: a GET of a regular file in the
@@ -577,6 +612,7 @@ impl SaratogaServer {
                 last_heard: now,
                 ended: None,
                 outcome: None,
+                reserved: 0,
             },
         );
     }
@@ -588,6 +624,7 @@ impl SaratogaServer {
         let dir = &self.cfg.dir;
         let max_resumable = self.cfg.max_resumable;
         let mut done = Vec::new();
+        let mut give_back: Vec<(IpAddr, u64)> = Vec::new();
         for (&(peer, id), s) in self.sessions.iter_mut() {
             if let Side::Preparing(p) = &mut s.side {
                 use std::sync::mpsc::TryRecvError;
@@ -634,9 +671,19 @@ impl SaratogaServer {
                     if let (Side::Put(r), Err(_)) = (&mut s.side, o) {
                         let room = r.resumable_fail && count_resumable(dir) < max_resumable;
                         r.suspend_or_discard(room);
+                        give_back.push((peer.ip(), std::mem::take(&mut s.reserved)));
                     }
                     let res = o.clone().map_err(|e| e.1);
                     done.push(session_report(s, peer, id, now, res));
+                }
+            }
+        }
+        for (ip, n) in give_back.into_iter().filter(|g| g.1 > 0) {
+            self.used_total = self.used_total.saturating_sub(n);
+            if let Some(u) = self.used.get_mut(&ip) {
+                *u = u.saturating_sub(n);
+                if *u == 0 {
+                    self.used.remove(&ip);
                 }
             }
         }

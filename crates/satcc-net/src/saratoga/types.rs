@@ -174,7 +174,7 @@ pub fn error_text(code: u8) -> &'static str {
              or the server is read-only or write-only"
         }
         error_code::UNKNOWN_ID => "unknown session id",
-        error_code::FILE_TOO_BIG => "file too big for the server's --max-size",
+        error_code::FILE_TOO_BIG => "file too big for the server's --max-size or byte quota",
         error_code::BAD_REQUEST => "request type not supported",
         error_code::FILE_IN_USE => "file in use by another transfer",
         error_code::INTERNAL_TIMEOUT => {
@@ -297,6 +297,12 @@ pub struct ServeConfig {
     pub allow: Vec<Cidr>,
     /// PUT and GET, or one of them.
     pub access: Access,
+    /// Bytes of PUTs one IP address may send while the server runs
+    /// (in progress and completed; a failed PUT's bytes are given back).
+    /// A PUT that would pass it is refused with STATUS error 8.
+    pub quota_per_peer: Option<u64>,
+    /// The same for all peers together.
+    pub quota_total: Option<u64>,
 }
 
 impl ServeConfig {
@@ -313,6 +319,8 @@ impl ServeConfig {
             eid: "satcc".into(),
             allow: Vec::new(),
             access: Access::ReadWrite,
+            quota_per_peer: None,
+            quota_total: None,
         }
     }
 }
@@ -327,6 +335,8 @@ pub struct ServerCounters {
     /// Datagrams from addresses outside [`ServeConfig::allow`], dropped
     /// unanswered.
     pub not_allowed: u64,
+    /// PUTs refused because they would pass a byte quota.
+    pub over_quota: u64,
     /// Frames of no session known for their address (and session id).
     pub unknown_session: u64,
     /// Sessions refused (name, size, limits, existing file).
