@@ -9,9 +9,10 @@ use std::sync::atomic::Ordering;
 
 use clap::{Args, Subcommand};
 use satcc_net::saratoga::{
-    self as sar, parse_checksum, Progress, Rate, SaratogaServer, ServeConfig, SessionReport,
-    TransferConfig, TransferReport, DEFAULT_PORT,
+    self as sar, parse_checksum, parse_timestamp, Access, Cidr, Progress, Rate, SaratogaServer,
+    ServeConfig, SessionReport, TransferConfig, TransferReport, DEFAULT_PORT,
 };
+use satcc_proto::Duration;
 use satcc_sim::scenario::limits::fmt_bytes;
 use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
 
@@ -175,6 +176,17 @@ struct Common {
     /// once a second; 0: by time only). Fewer on a narrow return link.
     #[arg(long, default_value_t = 100, value_name = "N")]
     status_every: u32,
+    /// Timestamp type in STATUS-requesting DATA: posix64_32 (the
+    /// default; every peer tried decodes it), posix32, posix64,
+    /// posix32_32, epoch2000_32, local (type 0, which the Go
+    /// implementation refuses) or none.
+    #[arg(long, default_value = "posix64_32", value_name = "TYPE")]
+    timestamp: String,
+    /// Give up when the peer keeps answering but acknowledges nothing new
+    /// for this long (or for N round trips, `16rtt`, if longer; both:
+    /// `30s,16rtt`).
+    #[arg(long, default_value = "30s,16rtt", value_name = "T[,Nrtt]")]
+    progress_timeout: String,
     /// JSON on stdout instead of the result line (serve: one line per
     /// finished transfer).
     #[arg(long)]
@@ -211,6 +223,24 @@ struct ServeArgs {
     /// every failed transfer's temporary file is removed).
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_resumable: usize,
+    /// Answer only peers in this address block (`192.0.2.0/24`,
+    /// `2001:db8::/32`, or one address); repeatable. Others' frames are
+    /// dropped unanswered. Default: everyone.
+    #[arg(long, value_name = "CIDR")]
+    allow: Vec<String>,
+    /// Serve GETs only: PUTs are refused (STATUS error 5).
+    #[arg(long, conflicts_with = "write_only")]
+    read_only: bool,
+    /// Accept PUTs only: GETs are refused (STATUS error 5).
+    #[arg(long)]
+    write_only: bool,
+    /// Bytes of PUTs one IP address may send while the server runs (a
+    /// failed PUT's are given back); beyond, refused (STATUS error 8).
+    #[arg(long, value_name = "SIZE")]
+    quota_per_peer: Option<String>,
+    /// The same for all peers together.
+    #[arg(long, value_name = "SIZE")]
+    quota: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -259,6 +289,26 @@ fn resolve(what: &str, s: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{what} '{s}': no address"))
 }
 
+/// `--progress-timeout`: a duration, `Nrtt`, or both separated by a
+/// comma; at least one non-zero.
+fn parse_progress_timeout(s: &str) -> Result<(Duration, u32), String> {
+    let err = |e: String| format!("--progress-timeout '{s}': {e}");
+    let (mut t, mut n) = (Duration::ZERO, 0u32);
+    for part in s.split(',').map(str::trim) {
+        if let Some(k) = part.strip_suffix("rtt") {
+            n = k
+                .parse()
+                .map_err(|_| err(format!("'{part}': expected N followed by 'rtt'")))?;
+        } else {
+            t = parse_duration(part).map_err(|e| err(e.to_string()))?;
+        }
+    }
+    if t == Duration::ZERO && n == 0 {
+        return Err(err("expected a non-zero time or number of RTTs".into()));
+    }
+    Ok((t, n))
+}
+
 fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
     let rate = match &c.rate {
         Some(r) => {
@@ -285,12 +335,16 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
             c.timeout
         ));
     }
+    let (progress_timeout, progress_timeout_rtts) = parse_progress_timeout(&c.progress_timeout)?;
     Ok(TransferConfig {
         rate,
         payload: c.payload,
         checksum: parse_checksum(&c.checksum)?,
         inactivity_timeout: timeout,
         status_every_frames: c.status_every,
+        timestamp: parse_timestamp(&c.timestamp)?,
+        progress_timeout,
+        progress_timeout_rtts,
         max_size: parse_bytes(&c.max_size)
             .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
         overwrite: c.overwrite,
@@ -505,8 +559,28 @@ fn serve(a: ServeArgs) -> Outcome {
         }
         None => None,
     };
+    let allow = a
+        .allow
+        .iter()
+        .map(|c| Cidr::parse(c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let access = match (a.read_only, a.write_only) {
+        (true, _) => Access::ReadOnly,
+        (_, true) => Access::WriteOnly,
+        _ => Access::ReadWrite,
+    };
+    let quota = |flag: &str, v: &Option<String>| -> Result<Option<u64>, (u8, String)> {
+        v.as_ref()
+            .map(|q| parse_bytes(q).map_err(|e| bad(format!("{flag} '{q}': {e}"))))
+            .transpose()
+    };
     let cfg = ServeConfig {
         transfer,
+        allow,
+        access,
+        quota_per_peer: quota("--quota-per-peer", &a.quota_per_peer)?,
+        quota_total: quota("--quota", &a.quota)?,
         max_sessions: a.max_sessions,
         max_sessions_per_peer: a.max_per_peer,
         max_resumable: a.max_resumable,

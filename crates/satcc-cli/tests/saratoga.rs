@@ -103,6 +103,75 @@ fn put_get_json_and_errors() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--rate 'fast'"));
+    for (flag, value, says) in [
+        (
+            "--timestamp",
+            "posix16",
+            "--timestamp 'posix16': expected none, posix32",
+        ),
+        (
+            "--progress-timeout",
+            "0s",
+            "--progress-timeout '0s': expected a non-zero",
+        ),
+        (
+            "--progress-timeout",
+            "10s,xrtt",
+            "'xrtt': expected N followed by 'rtt'",
+        ),
+    ] {
+        let o = satcc()
+            .args(["saratoga", "put"])
+            .arg(&src)
+            .args([&addr, flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{flag} {value}: {err}");
+    }
+    let o = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&local)
+        .args(["--bind", "127.0.0.1:0", "--allow", "192.0.2.0/33"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--allow '192.0.2.0/33': prefix length 0 to 32"),
+        "{err}"
+    );
+    let o = satcc()
+        .args(["saratoga", "serve"])
+        .arg(&local)
+        .args(["--read-only", "--write-only"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    // Every timestamp type and none complete a PUT to our own server.
+    for ts in ["none", "posix32", "epoch2000_32", "local"] {
+        let o = satcc()
+            .args(["saratoga", "put"])
+            .arg(&src)
+            .args([
+                &addr,
+                "--as",
+                &format!("ts-{ts}"),
+                "--timestamp",
+                ts,
+                "--quiet",
+            ])
+            .args(["--progress-timeout", "20s,8rtt"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{ts}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(std::fs::read(inbox.join(format!("ts-{ts}"))).unwrap() == body);
+    }
     let help = run(&["saratoga", "--help"]);
     assert!(String::from_utf8_lossy(&help.stdout).contains("satcc saratoga put"));
 

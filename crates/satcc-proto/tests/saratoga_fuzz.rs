@@ -126,6 +126,8 @@ fn seeds() -> Vec<Seed> {
             descriptor: DescriptorSize::D64,
             session: 0x1234_5678,
             streams: false,
+            tx_willing: 0,
+            rx_willing: 0,
             udp_lite: false,
             kind,
             name: name.to_vec(),

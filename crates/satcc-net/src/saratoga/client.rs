@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use satcc_proto::saratoga::wire::{error_code, Checksum, Repr};
-use satcc_proto::saratoga::SaratogaReceiver;
+use satcc_proto::saratoga::{Failure, SaratogaReceiver};
 use satcc_proto::{Duration, Instant};
 
 use super::files::{check_name, checksum_file, TempFile};
@@ -16,6 +16,14 @@ use super::session::{
     HASH_AHEAD, PROGRESS_EVERY,
 };
 use super::types::{Progress, TransferConfig, TransferError, TransferReport};
+
+/// An error STATUS the client takes as the server's answer: of its
+/// session, or of session 0, which a responder uses when it could not
+/// create the session the frame asked for (the Go responder answers a
+/// refused REQUEST so). Only frames from the server's address get here.
+fn is_ours_or_zero(status_session: u32, ours: u32) -> bool {
+    status_session == ours || status_session == 0
+}
 
 /// Sends `path` to the server at `server` as `name` (a Saratoga PUT),
 /// calling `progress` about every 100 ms (return `false` to give up).
@@ -62,10 +70,17 @@ pub fn put(
             return Ok(side.report("put", server, secs));
         }
         match side.sender.failure() {
-            Some(satcc_proto::saratoga::Failure::PeerError(c)) => {
-                return Err(TransferError::Peer(c))
+            Some(Failure::PeerError(c)) => return Err(TransferError::Peer(c)),
+            Some(Failure::NoProgress { stalled, acked }) => {
+                return Err(TransferError::Stalled {
+                    stalled,
+                    acked,
+                    total: size,
+                })
             }
-            Some(_) => return Err(TransferError::Timeout(now.saturating_since(last_heard))),
+            Some(Failure::InactivityTimeout { .. }) => {
+                return Err(TransferError::Timeout(now.saturating_since(last_heard)))
+            }
             None => {}
         }
         if size == 0 && now.saturating_since(last_heard) >= cfg.inactivity_timeout {
@@ -80,11 +95,11 @@ pub fn put(
             continue;
         };
         if let Repr::Status(s) = repr {
+            if s.error != 0 && is_ours_or_zero(s.session, session) {
+                return Err(TransferError::Peer(s.error));
+            }
             if s.session != session {
                 continue;
-            }
-            if s.error != 0 {
-                return Err(TransferError::Peer(s.error));
             }
             let before = side.sender.sender_stats().status_received;
             side.on_status(now, &s);
@@ -171,7 +186,7 @@ pub fn get(
             continue;
         };
         match &repr {
-            Repr::Status(s) if s.session == session && s.error != 0 => {
+            Repr::Status(s) if s.error != 0 && is_ours_or_zero(s.session, session) => {
                 return Err(TransferError::Peer(s.error));
             }
             Repr::Metadata(m) if m.session == session => {

@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io;
 
 use satcc_proto::saratoga::msg::{from_repr, to_repr};
-use satcc_proto::saratoga::wire::{self, Checksum, ChecksumType, DescriptorSize, Frame, Repr};
+use satcc_proto::saratoga::wire::{
+    self, Checksum, ChecksumType, DescriptorSize, Frame, Repr, TimestampType, Y2K_UNIX_SECS,
+};
 use satcc_proto::saratoga::{SaraMetadata, SaratogaReceiver, SaratogaSender};
 use satcc_proto::{Instant, Message};
 
@@ -32,6 +34,45 @@ pub fn parse_checksum(s: &str) -> Result<ChecksumType, String> {
     }
 }
 
+/// Parses a timestamp type for `--timestamp`: `none` (no timestamps), or
+/// a type both reference tables define, by the Go table's name
+/// (`posix32`, `posix64`, `posix32_32`, `posix64_32`, `epoch2000_32`,
+/// `local`). `None` in the result is "no timestamps".
+pub fn parse_timestamp(s: &str) -> Result<Option<TimestampType>, String> {
+    let l = s.to_ascii_lowercase();
+    if l == "none" || l == "off" {
+        return Ok(None);
+    }
+    TimestampType::ALL
+        .into_iter()
+        .find(|t| t.name() == l)
+        .map(Some)
+        .ok_or_else(|| {
+            format!(
+                "--timestamp '{s}': expected none, posix32, posix64, posix32_32, posix64_32, \
+                 epoch2000_32 or local"
+            )
+        })
+}
+
+/// A file time as a directory entry carries it (§5): seconds since
+/// 2000-01-01 UTC in 32 bits, 0 for a time before 2000 or unknown, the
+/// largest value past 2136.
+pub(super) fn y2k_secs(t: Option<std::time::SystemTime>) -> u32 {
+    t.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| {
+            u32::try_from(d.as_secs().saturating_sub(Y2K_UNIX_SECS)).unwrap_or(u32::MAX)
+        })
+}
+
+/// The time a directory entry's `secs` (since 2000, §5) names; `None` for
+/// 0, which we and older peers send for "unknown".
+pub(super) fn from_y2k_secs(secs: u32) -> Option<std::time::SystemTime> {
+    (secs != 0).then(|| {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(Y2K_UNIX_SECS + u64::from(secs))
+    })
+}
+
 pub(super) fn checksum_bytes(c: &Checksum) -> Vec<u8> {
     match c {
         Checksum::None => Vec::new(),
@@ -52,17 +93,23 @@ pub(super) fn checksum_from(kind: ChecksumType, b: &[u8]) -> Option<Checksum> {
 }
 
 /// The frame of a sans-IO message with the real `name` (REQUEST,
-/// METADATA) and, for DATA, the file bytes at its offset, in `out`.
+/// METADATA), the file's `(mtime, ctime)` in seconds since 2000 (§5;
+/// METADATA's directory entry) and, for DATA, the file bytes at its
+/// offset, in `out`.
 pub(super) fn encode(
     msg: &Message,
     name: &[u8],
     file: Option<&File>,
+    times: (u32, u32),
     out: &mut [u8],
 ) -> io::Result<usize> {
     let mut repr = to_repr(msg).ok_or_else(|| io::Error::other("not a Saratoga message"))?;
     match &mut repr {
         Repr::Request(r) => r.name = name.to_vec(),
-        Repr::Metadata(m) => m.entry.path = name.to_vec(),
+        Repr::Metadata(m) => {
+            m.entry.path = name.to_vec();
+            (m.entry.mtime, m.entry.ctime) = times;
+        }
         _ => {}
     }
     let len = repr.buffer_len();
@@ -97,10 +144,10 @@ pub(super) fn encode_status_or(
     out: &mut [u8],
 ) -> io::Result<usize> {
     let Message::SaraStatus(st) = m else {
-        return encode(m, name, None, out);
+        return encode(m, name, None, (0, 0), out);
     };
     let Some(Repr::Status(mut w)) = to_repr(m) else {
-        return encode(m, name, None, out);
+        return encode(m, name, None, (0, 0), out);
     };
     if st.incomplete() && st.error == 0 {
         let rs = r.received();

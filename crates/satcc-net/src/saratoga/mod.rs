@@ -40,11 +40,11 @@ mod types;
 pub use crate::signal::stop_on_signals;
 pub use client::{get, put};
 pub use files::{check_name, checksum_file, NameError};
-pub use frames::parse_checksum;
+pub use frames::{parse_checksum, parse_timestamp};
 pub use server::SaratogaServer;
 pub use types::{
-    error_text, Progress, Rate, ServeConfig, ServerCounters, SessionReport, TransferConfig,
-    TransferError, TransferReport,
+    error_text, Access, Cidr, Progress, Rate, ServeConfig, ServerCounters, SessionReport,
+    TransferConfig, TransferError, TransferReport,
 };
 
 use satcc_proto::saratoga::wire;

@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use satcc_proto::saratoga::wire::{self, error_code, Checksum, Repr, RequestType};
-use satcc_proto::saratoga::{SaraRequest, SaratogaReceiver};
+use satcc_proto::saratoga::{Failure, SaraRequest, SaratogaReceiver};
 use satcc_proto::{Duration, Endpoint, Instant, Message};
 
 use super::beacon;
@@ -18,7 +18,7 @@ use super::files::{
 };
 use super::frames::{error_status, feed_status, parse, status_frame};
 use super::session::{rate, sara_config, send_all_from_receiver, RecvSide, SendSide, HASH_AHEAD};
-use super::types::{error_text, ServeConfig, ServerCounters, SessionReport};
+use super::types::{error_text, Access, ServeConfig, ServerCounters, SessionReport};
 use crate::clock::{grow_buffers, Clock, Socket};
 use crate::conn::MAX_RECEIVE;
 
@@ -63,7 +63,13 @@ struct Session {
     ended: Option<Instant>,
     /// How it ended: `Err((STATUS error code or 0, why))`.
     outcome: Outcome,
+    /// A PUT's bytes counted against the quotas (given back if it fails).
+    reserved: u64,
 }
+
+/// Peers with bytes counted against `--quota-per-peer` at most: a new
+/// address beyond is refused, so the table cannot grow without bound.
+const MAX_QUOTA_PEERS: usize = 65_536;
 
 /// A Saratoga responder: accepts PUTs into a directory and serves GETs
 /// from it, many sessions at once on one socket.
@@ -79,6 +85,9 @@ pub struct SaratogaServer {
     /// long, so a spoofed source address gains no useful amplification
     /// (the smallest REQUEST is 9 bytes, a refusal 12).
     in_len: usize,
+    /// Bytes of PUTs counted per peer address and in total (quotas).
+    used: HashMap<IpAddr, u64>,
+    used_total: u64,
     /// Checksums of files served, so that repeated GETs (or a peer
     /// sending REQUESTs with fresh session ids) do not re-read a large
     /// file in the server's only thread each time.
@@ -117,6 +126,8 @@ impl SaratogaServer {
                 ..ServerCounters::default()
             },
             in_len: 0,
+            used: HashMap::new(),
+            used_total: 0,
             sums: SumCache::default(),
         })
     }
@@ -147,11 +158,14 @@ impl SaratogaServer {
             if let Some((to, every)) = self.cfg.announce {
                 if now >= next_beacon {
                     let free = beacon::free_space_kb(&self.cfg.dir);
+                    // Willing to send (serve GETs) and to receive (PUTs)
+                    // as the access allows (§4.1).
+                    let yes_if = |b: bool| if b { beacon::WILLING_YES } else { 0 };
                     let b = beacon::beacon_frame(
                         &self.cfg.eid,
                         free,
-                        beacon::WILLING_YES,
-                        beacon::WILLING_YES,
+                        yes_if(self.cfg.access != Access::WriteOnly),
+                        yes_if(self.cfg.access != Access::ReadOnly),
                     );
                     if self.sock.send_to(&b, to).is_ok() {
                         self.counters.beacons_sent += 1;
@@ -242,6 +256,12 @@ impl SaratogaServer {
 
     fn on_datagram(&mut self, now: Instant, peer: SocketAddr, buf: &[u8]) {
         self.in_len = buf.len();
+        if !self.cfg.allow.is_empty() && !self.cfg.allow.iter().any(|c| c.contains(peer.ip())) {
+            // Not even a refusal: an address outside the list learns
+            // nothing, and cannot make the server send to a third party.
+            self.counters.not_allowed += 1;
+            return;
+        }
         let Some((repr, payload)) = parse(buf) else {
             self.counters.malformed += 1;
             return;
@@ -260,6 +280,7 @@ impl SaratogaServer {
         let Some(s) = self.sessions.get_mut(&key) else {
             match &repr {
                 Repr::Metadata(m) => self.new_put(now, peer, m),
+                Repr::Request(r) if r.kind == RequestType::Put => self.put_request(peer, r),
                 Repr::Request(r) => self.new_get(now, peer, r),
                 Repr::Data(d) => {
                     self.counters.unknown_session += 1;
@@ -332,14 +353,49 @@ impl SaratogaServer {
         }
     }
 
+    /// A REQUEST(put) (§4.2, type 2): the peer asks before sending. The
+    /// answer is a STATUS of its session, success (with "METADATA not
+    /// received", so a sender waits for nothing else) or the error a
+    /// METADATA would get, and no state: the session starts, as a blind
+    /// PUT's does, with the METADATA that follows ([`Self::new_put`]
+    /// checks everything again, the size too), so a flood of requests
+    /// costs the server one reply each and no memory.
+    fn put_request(&mut self, peer: SocketAddr, r: &wire::Request) {
+        let session = r.session;
+        if self.cfg.access == Access::ReadOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
+        let Ok(name) = check_name(&r.name) else {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        };
+        if !self.admit(peer) {
+            return self.refuse(peer, session, error_code::CANT_RECEIVE);
+        }
+        if self.name_in_use(name) {
+            return self.refuse(peer, session, error_code::FILE_IN_USE);
+        }
+        let exists = std::fs::symlink_metadata(self.cfg.dir.join(name)).is_ok();
+        if !self.cfg.transfer.overwrite && exists {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
+        self.reply(&status_frame(session, error_code::SUCCESS, false), peer);
+    }
+
     /// A METADATA of a new session: a PUT, if name, size and limits allow.
     fn new_put(&mut self, now: Instant, peer: SocketAddr, m: &wire::Metadata) {
         let session = m.session;
+        if self.cfg.access == Access::ReadOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
+        }
         let name = match check_name(&m.entry.path) {
             Ok(n) => n.to_string(),
             Err(_) => return self.refuse(peer, session, error_code::ACCESS_DENIED),
         };
         if m.entry.size > self.cfg.transfer.max_size {
+            return self.refuse(peer, session, error_code::FILE_TOO_BIG);
+        }
+        if !self.quota_allows(peer.ip(), m.entry.size) {
+            self.counters.over_quota += 1;
             return self.refuse(peer, session, error_code::FILE_TOO_BIG);
         }
         if !self.admit(peer) {
@@ -414,6 +470,26 @@ impl SaratogaServer {
             }
         }
         self.open_session(now, (peer, session), Side::Put(Box::new(side)), name);
+        if self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some() {
+            let size = m.entry.size;
+            *self.used.entry(peer.ip()).or_insert(0) += size;
+            self.used_total += size;
+            if let Some(s) = self.sessions.get_mut(&(peer, session)) {
+                s.reserved = size;
+            }
+        }
+    }
+
+    /// Whether a PUT of `size` bytes from `ip` fits the quotas.
+    fn quota_allows(&self, ip: IpAddr, size: u64) -> bool {
+        let mine = self.used.get(&ip).copied();
+        if self.cfg.quota_per_peer.is_some() && mine.is_none() && self.used.len() >= MAX_QUOTA_PEERS
+        {
+            return false;
+        }
+        let fits = |used: u64, q: Option<u64>| q.is_none_or(|q| used.saturating_add(size) <= q);
+        fits(mine.unwrap_or(0), self.cfg.quota_per_peer)
+            && fits(self.used_total, self.cfg.quota_total)
     }
 
     /// A REQUEST of a new session: a GET of a regular file in the
@@ -421,9 +497,12 @@ impl SaratogaServer {
     fn new_get(&mut self, now: Instant, peer: SocketAddr, r: &wire::Request) {
         let session = r.session;
         if !matches!(r.kind, RequestType::Get) {
-            // PUT needs no REQUEST here (a blind PUT starts with
-            // METADATA); delete and directory requests are not served.
+            // A put request is answered by `put_request`; delete and
+            // directory requests are not served.
             return self.refuse(peer, session, error_code::BAD_REQUEST);
+        }
+        if self.cfg.access == Access::WriteOnly {
+            return self.refuse(peer, session, error_code::ACCESS_DENIED);
         }
         let name = match check_name(&r.name) {
             Ok(n) => n.to_string(),
@@ -533,6 +612,7 @@ impl SaratogaServer {
                 last_heard: now,
                 ended: None,
                 outcome: None,
+                reserved: 0,
             },
         );
     }
@@ -544,6 +624,7 @@ impl SaratogaServer {
         let dir = &self.cfg.dir;
         let max_resumable = self.cfg.max_resumable;
         let mut done = Vec::new();
+        let mut give_back: Vec<(IpAddr, u64)> = Vec::new();
         for (&(peer, id), s) in self.sessions.iter_mut() {
             if let Side::Preparing(p) = &mut s.side {
                 use std::sync::mpsc::TryRecvError;
@@ -590,9 +671,19 @@ impl SaratogaServer {
                     if let (Side::Put(r), Err(_)) = (&mut s.side, o) {
                         let room = r.resumable_fail && count_resumable(dir) < max_resumable;
                         r.suspend_or_discard(room);
+                        give_back.push((peer.ip(), std::mem::take(&mut s.reserved)));
                     }
                     let res = o.clone().map_err(|e| e.1);
                     done.push(session_report(s, peer, id, now, res));
+                }
+            }
+        }
+        for (ip, n) in give_back.into_iter().filter(|g| g.1 > 0) {
+            self.used_total = self.used_total.saturating_sub(n);
+            if let Some(u) = self.used.get_mut(&ip) {
+                *u = u.saturating_sub(n);
+                if *u == 0 {
+                    self.used.remove(&ip);
                 }
             }
         }
@@ -673,9 +764,19 @@ fn get_step(
     if g.done() {
         return Some(Ok(()));
     }
-    g.sender
-        .failure()
-        .map(|f| Err((0, format!("client lost: {f}"))))
+    match g.sender.failure()? {
+        f @ Failure::NoProgress { .. } => {
+            // The client is alive but its STATUS never advances: tell it
+            // why the session ends (§4.5 error 12, internal timeout).
+            let b = error_status(g.sender.session(), error_code::INTERNAL_TIMEOUT);
+            let _ = sock.send_to(&b, peer);
+            Some(Err((
+                error_code::INTERNAL_TIMEOUT,
+                format!("client stalled: {f}"),
+            )))
+        }
+        f => Some(Err((0, format!("client lost: {f}")))),
+    }
 }
 
 fn session_report(

@@ -7,7 +7,9 @@ use std::fs::File;
 use std::net::{SocketAddr, UdpSocket};
 
 use satcc_proto::saratoga::msg::from_repr;
-use satcc_proto::saratoga::wire::{self, error_code, Checksum, DescriptorSize, Repr, RequestType};
+use satcc_proto::saratoga::wire::{
+    self, error_code, Checksum, DescriptorSize, Repr, RequestType, TimestampType,
+};
 use satcc_proto::saratoga::{
     RangeSet, RateController, SaraMetadata, SaraRequest, SaratogaConfig, SaratogaReceiver,
     SaratogaSender,
@@ -17,7 +19,8 @@ use satcc_proto::{Duration, Endpoint, Instant, Message};
 
 use super::files::{write_all_at, FileError, Hasher, ResumeInfo, TempFile};
 use super::frames::{
-    checksum_name, encode, encode_status_or, feed_status, metadata_message, parse, MAX_WIRE_HOLES,
+    checksum_name, encode, encode_status_or, feed_status, from_y2k_secs, metadata_message, parse,
+    y2k_secs, MAX_WIRE_HOLES,
 };
 use super::types::{Progress, Rate, TransferConfig, TransferError, TransferReport};
 use super::MAX_PAYLOAD;
@@ -65,8 +68,40 @@ pub(super) fn sara_config(
         checksum,
         inactivity_timeout: cfg.inactivity_timeout,
         status_every_frames: cfg.status_every_frames,
+        timestamps: cfg.timestamp.is_some(),
+        timestamp_type: cfg.timestamp.unwrap_or(TimestampType::Posix64_32),
+        progress_timeout: cfg.progress_timeout,
+        progress_timeout_rtts: cfg.progress_timeout_rtts,
         ..SaratogaConfig::default()
     }
+}
+
+/// POSIX time in ns at `Instant(0)` of the clock whose present is `now`,
+/// for the POSIX timestamp types: the same offset encodes our timestamps
+/// and decodes their echoes, so RTT samples stay exact.
+fn unix_offset_ns(now: Instant) -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .saturating_sub(now.as_nanos())
+}
+
+/// A file's (mtime, ctime) as METADATA's directory entry carries them
+/// (seconds since 2000, §5); ctime is the inode change time on Unix.
+fn file_times(file: &File) -> (u32, u32) {
+    let Ok(md) = file.metadata() else {
+        return (0, 0);
+    };
+    #[cfg(unix)]
+    let ctime = {
+        use std::os::unix::fs::MetadataExt;
+        u64::try_from(md.ctime())
+            .ok()
+            .map(|s| std::time::UNIX_EPOCH + std::time::Duration::from_secs(s))
+    };
+    #[cfg(not(unix))]
+    let ctime = md.created().ok();
+    (y2k_secs(md.modified().ok()), y2k_secs(ctime))
 }
 
 /// The sending endpoint for a file of `size` bytes in `session`.
@@ -81,7 +116,10 @@ pub(super) fn make_sender(
     checksum: Checksum,
     now: Instant,
 ) -> SaratogaSender {
-    let sc = sara_config(cfg, session, checksum);
+    let sc = SaratogaConfig {
+        unix_offset_ns: unix_offset_ns(now),
+        ..sara_config(cfg, session, checksum)
+    };
     let rc: Box<dyn RateController> = match cfg.rate {
         Rate::Fixed(bps) => Box::new(satcc_proto::saratoga::FixedRate::new(bps)),
         Rate::Stfrc => {
@@ -132,6 +170,8 @@ pub(super) struct SendSide {
     /// there is no DATA to request a STATUS with, so the driver does.
     pub(super) meta_retry: Option<Instant>,
     pub(super) error: Option<String>,
+    /// The file's (mtime, ctime), seconds since 2000, for METADATA.
+    pub(super) times: (u32, u32),
 }
 
 impl SendSide {
@@ -148,6 +188,7 @@ impl SendSide {
     ) -> SendSide {
         SendSide {
             sender: make_sender(cfg, session, size, checksum, now),
+            times: file_times(&file),
             file,
             name,
             size,
@@ -185,7 +226,7 @@ impl SendSide {
                 }
             }
         }
-        match encode(&m, &self.name, Some(&self.file), out) {
+        match encode(&m, &self.name, Some(&self.file), self.times, out) {
             Ok(n) => {
                 // A full socket buffer loses the frame, as a full queue
                 // would: Saratoga repairs it.
@@ -236,7 +277,7 @@ impl SendSide {
                         checksum: self.checksum,
                         name: 0,
                     });
-                    if let Ok(n) = encode(&m, &self.name, None, out) {
+                    if let Ok(n) = encode(&m, &self.name, None, self.times, out) {
                         let _ = sock.send_to(&out[..n], to);
                     }
                     self.meta_retry = Some(now + Duration::from_secs(1));
@@ -319,6 +360,9 @@ pub(super) struct RecvSide {
     pub(super) temp: TempFile,
     /// Size and checksum from METADATA.
     pub(super) meta: Option<(u64, Checksum)>,
+    /// The file's modification time from METADATA (§5), applied to the
+    /// file once verified; `None` when the peer sent 0 (unknown).
+    pub(super) mtime: Option<std::time::SystemTime>,
     pub(super) max_size: u64,
     pub(super) overwrite: bool,
     pub(super) data_frames: u64,
@@ -357,6 +401,7 @@ impl RecvSide {
             session,
             temp,
             meta: None,
+            mtime: None,
             max_size: cfg.max_size,
             overwrite: cfg.overwrite,
             data_frames: 0,
@@ -391,6 +436,7 @@ impl RecvSide {
             if self.receiver.receiver_stats().metadata_received > before {
                 if self.meta.is_none() {
                     self.hash = Hasher::new(m.checksum.kind()).map(|h| (h, 0));
+                    self.mtime = from_y2k_secs(m.entry.mtime);
                 }
                 self.meta = Some((m.entry.size, m.checksum));
             }
@@ -506,7 +552,15 @@ impl RecvSide {
         if self.result.is_none() && self.receiver.is_complete() {
             if let Some((size, sum)) = self.meta {
                 let hashed = self.hash.take();
-                self.result = Some(self.temp.commit(size, &sum, self.overwrite, hashed));
+                let res = self.temp.commit(size, &sum, self.overwrite, hashed);
+                if let (Ok(()), Some(t)) = (&res, self.mtime) {
+                    // After the rename (truncating to size in `commit`
+                    // would update it again); through the open handle, so
+                    // it is the file we verified. Best effort: ctime
+                    // cannot be set, and a failure here loses no data.
+                    let _ = self.temp.file.set_modified(t);
+                }
+                self.result = Some(res);
             }
         }
         self.result.as_ref()

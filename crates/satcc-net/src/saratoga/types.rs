@@ -3,10 +3,10 @@
 //! ([`TransferReport`], [`SessionReport`], [`ServerCounters`],
 //! [`Progress`]) and why it failed ([`TransferError`]).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use satcc_proto::saratoga::wire::{error_code, ChecksumType};
+use satcc_proto::saratoga::wire::{error_code, ChecksumType, TimestampType};
 use satcc_proto::Duration;
 use serde::Serialize;
 
@@ -41,6 +41,16 @@ pub struct TransferConfig {
     /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
     /// frequent STATUS frames queue there and delay the last one.
     pub status_every_frames: u32,
+    /// The timestamp type the sender writes in STATUS-requesting DATA
+    /// (§4.4), `None` for none. Default POSIX 64+32: the Go decoder
+    /// refuses type 0 (local interpretation) and with it the whole frame.
+    pub timestamp: Option<TimestampType>,
+    /// Give up when the peer's STATUS frames acknowledge nothing new for
+    /// this long (or [`TransferConfig::progress_timeout_rtts`] RTTs, if
+    /// longer), even though they keep arriving.
+    pub progress_timeout: Duration,
+    /// The progress timeout in smoothed RTTs (0: the time alone).
+    pub progress_timeout_rtts: u32,
 }
 
 impl Default for TransferConfig {
@@ -53,6 +63,9 @@ impl Default for TransferConfig {
             max_size: 10_000_000_000,
             overwrite: false,
             status_every_frames: 100,
+            timestamp: Some(TimestampType::Posix64_32),
+            progress_timeout: Duration::from_secs(30),
+            progress_timeout_rtts: 16,
         }
     }
 }
@@ -101,6 +114,16 @@ pub enum TransferError {
     Peer(u8),
     /// Nothing valid heard from the peer for this long.
     Timeout(Duration),
+    /// The peer kept answering, but acknowledged nothing new for this
+    /// long (`acked` of `total` bytes acknowledged).
+    Stalled {
+        /// How long nothing new was acknowledged.
+        stalled: Duration,
+        /// Bytes acknowledged from offset 0.
+        acked: u64,
+        /// The file's size.
+        total: u64,
+    },
     /// Every byte arrived but the checksum did not match.
     Integrity(String),
     /// The progress callback asked to stop.
@@ -118,6 +141,16 @@ impl std::fmt::Display for TransferError {
                 f,
                 "nothing heard from the peer for {:.1} s (is it running and reachable?)",
                 d.as_secs_f64()
+            ),
+            TransferError::Stalled {
+                stalled,
+                acked,
+                total,
+            } => write!(
+                f,
+                "no progress: the peer's STATUS acknowledged nothing new for {:.1} s \
+                 ({acked} of {total} bytes acknowledged; --progress-timeout)",
+                stalled.as_secs_f64()
             ),
             TransferError::Integrity(m) => write!(f, "integrity check failed: {m}"),
             TransferError::Cancelled => write!(f, "cancelled"),
@@ -137,12 +170,16 @@ pub fn error_text(code: u8) -> &'static str {
         }
         error_code::FILE_NOT_FOUND => "file not found",
         error_code::ACCESS_DENIED => {
-            "access denied: name refused or the file exists (serve --overwrite)"
+            "access denied: name refused, the file exists (serve --overwrite), \
+             or the server is read-only or write-only"
         }
         error_code::UNKNOWN_ID => "unknown session id",
-        error_code::FILE_TOO_BIG => "file too big for the server's --max-size",
+        error_code::FILE_TOO_BIG => "file too big for the server's --max-size or byte quota",
         error_code::BAD_REQUEST => "request type not supported",
         error_code::FILE_IN_USE => "file in use by another transfer",
+        error_code::INTERNAL_TIMEOUT => {
+            "internal timeout: the transfer made no progress (--progress-timeout)"
+        }
         _ => "see draft-wood-tsvwg-saratoga §4.5",
     }
 }
@@ -156,6 +193,79 @@ pub struct Progress {
     pub total: Option<u64>,
     /// Seconds since the transfer started.
     pub elapsed_s: f64,
+}
+
+/// An address block (`192.0.2.0/24`, `2001:db8::/32`, or one address):
+/// a server given any answers only peers inside one (`--allow`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `ADDR/PREFIX` or `ADDR` (the whole address).
+    pub fn parse(s: &str) -> Result<Cidr, String> {
+        let bad = |why: &str| format!("--allow '{s}': {why}");
+        let (a, p) = match s.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse()
+            .map_err(|_| bad("expected ADDR or ADDR/PREFIX, e.g. 192.0.2.0/24"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match p {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|&n| n <= max)
+                .ok_or_else(|| bad(&format!("prefix length 0 to {max}")))?,
+        };
+        Ok(Cidr { addr, prefix })
+    }
+
+    /// Whether `ip` is inside. An IPv4 peer on an IPv6 socket (`::ffff:a.b.c.d`)
+    /// is matched as the IPv4 address it is.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        let (a, b, bits) = match (self.addr, ip) {
+            (IpAddr::V4(a), IpAddr::V4(b)) => (
+                u128::from(u32::from(a)) << 96,
+                u128::from(u32::from(b)) << 96,
+                self.prefix,
+            ),
+            (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b), self.prefix),
+            _ => return false,
+        };
+        let mask = if bits == 0 {
+            0
+        } else {
+            u128::MAX << (128 - u32::from(bits))
+        };
+        a & mask == b & mask
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// What a server lets its peers do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Access {
+    /// PUT and GET.
+    #[default]
+    ReadWrite,
+    /// GET only (`--read-only`): a PUT's METADATA or REQUEST(put) is
+    /// refused with STATUS error 5 (access denied).
+    ReadOnly,
+    /// PUT only (`--write-only`): a REQUEST(get) is refused so.
+    WriteOnly,
 }
 
 /// How a [`super::SaratogaServer`] runs.
@@ -182,6 +292,17 @@ pub struct ServeConfig {
     pub announce: Option<(SocketAddr, Duration)>,
     /// The endpoint identifier announced.
     pub eid: String,
+    /// Peers allowed: frames from any other address are dropped unanswered
+    /// (and counted, [`ServerCounters::not_allowed`]). Empty: everyone.
+    pub allow: Vec<Cidr>,
+    /// PUT and GET, or one of them.
+    pub access: Access,
+    /// Bytes of PUTs one IP address may send while the server runs
+    /// (in progress and completed; a failed PUT's bytes are given back).
+    /// A PUT that would pass it is refused with STATUS error 8.
+    pub quota_per_peer: Option<u64>,
+    /// The same for all peers together.
+    pub quota_total: Option<u64>,
 }
 
 impl ServeConfig {
@@ -196,6 +317,10 @@ impl ServeConfig {
             max_resumable: 32,
             announce: None,
             eid: "satcc".into(),
+            allow: Vec::new(),
+            access: Access::ReadWrite,
+            quota_per_peer: None,
+            quota_total: None,
         }
     }
 }
@@ -207,6 +332,11 @@ pub struct ServerCounters {
     pub datagrams: u64,
     /// Datagrams that did not parse as Saratoga frames.
     pub malformed: u64,
+    /// Datagrams from addresses outside [`ServeConfig::allow`], dropped
+    /// unanswered.
+    pub not_allowed: u64,
+    /// PUTs refused because they would pass a byte quota.
+    pub over_quota: u64,
     /// Frames of no session known for their address (and session id).
     pub unknown_session: u64,
     /// Sessions refused (name, size, limits, existing file).

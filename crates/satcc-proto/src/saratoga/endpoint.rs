@@ -57,7 +57,7 @@ impl Endpoint for SaratogaSender {
             retransmits: s.retransmits,
             timeouts: u64::from(matches!(
                 self.failure,
-                Some(Failure::InactivityTimeout { .. })
+                Some(Failure::InactivityTimeout { .. } | Failure::NoProgress { .. })
             )),
             rtt_samples: s.rtt_samples,
             sum_rtt: s.sum_rtt,

@@ -36,7 +36,7 @@ pub use ranges::RangeSet;
 pub use rate::{FixedRate, RateController, StatusInfo};
 pub use receiver::SaratogaReceiver;
 pub use sender::SaratogaSender;
-pub use wire::{ChecksumType, DescriptorSize, RequestType};
+pub use wire::{ChecksumType, DescriptorSize, RequestType, TimestampType};
 
 /// File size announced by an endless bulk sender
 /// ([`crate::Sender::set_unlimited`]): the largest 64-bit offset, so the
@@ -56,6 +56,14 @@ pub enum Failure {
     },
     /// The peer sent a STATUS with a non-zero error code (§4.5).
     PeerError(u8),
+    /// STATUS frames kept arriving (or not), but none acknowledged new
+    /// data for the progress timeout ([`SaratogaConfig::progress_timeout`]).
+    NoProgress {
+        /// How long nothing new was acknowledged.
+        stalled: Duration,
+        /// Bytes acknowledged from offset 0 (the progress indicator).
+        acked: u64,
+    },
 }
 
 impl std::fmt::Display for Failure {
@@ -65,6 +73,11 @@ impl std::fmt::Display for Failure {
                 write!(f, "inactivity timeout: nothing heard since {last_heard}")
             }
             Failure::PeerError(c) => write!(f, "peer reported STATUS error code {c}"),
+            Failure::NoProgress { stalled, acked } => write!(
+                f,
+                "no progress: the peer acknowledged nothing new for {:.1} s ({acked} bytes acknowledged)",
+                stalled.as_secs_f64()
+            ),
         }
     }
 }
@@ -86,6 +99,15 @@ pub struct SaratogaConfig {
     /// STATUS, so the STATUS echo gives an RTT sample and lets the sender
     /// tell a STATUS that predates its latest retransmissions.
     pub timestamps: bool,
+    /// The timestamp type written (§4.4; byte 0 of the field). Default
+    /// POSIX 64+32 (seconds and nanoseconds): every peer tried decodes it
+    /// (the Go decoder refuses type 0, local interpretation) and it gives
+    /// nanosecond RTT samples. With a seconds-only type no RTT is sampled.
+    pub timestamp_type: wire::TimestampType,
+    /// POSIX time in nanoseconds at `Instant(0)`, for the POSIX timestamp
+    /// types: the runtime sets it from its wall clock; 0 (1970) in the
+    /// simulator, where only our own receiver reads the field.
+    pub unix_offset_ns: u64,
     /// Request a STATUS (DATA bit 15) at least every this many DATA frames
     /// (§4.4 leaves the frequency open; 100 as the reference
     /// implementation's `datacounter`). 0 disables the count rule.
@@ -99,6 +121,18 @@ pub struct SaratogaConfig {
     /// peer this long (§3 leaves the value open; default 60 s, the order
     /// of the reference implementation's 58 s transfer timeout).
     pub inactivity_timeout: Duration,
+    /// Progress timeout (T): the sender gives up when, with data
+    /// outstanding, no STATUS has acknowledged anything new (a higher
+    /// progress indicator or in-response-to offset) for this long, or
+    /// [`SaratogaConfig::progress_timeout_rtts`] smoothed RTTs if longer.
+    /// The inactivity timeout alone does not end a transfer with a peer
+    /// whose STATUS keeps arriving but never advances (issue 29: the Go
+    /// encoder's STATUS reads as progress 0 for ever). Default 60 s; zero
+    /// leaves only the RTT rule.
+    pub progress_timeout: Duration,
+    /// Progress timeout in smoothed RTTs (N; 0: only the time rule).
+    /// Default 16: on a path whose RTT exceeds 3.75 s this lengthens T.
+    pub progress_timeout_rtts: u32,
     /// Receiver: the most disjoint received ranges kept. A DATA frame that
     /// would need another is dropped (and re-sent later as a hole), so a
     /// peer cannot grow the receiver's memory without bound.
@@ -123,9 +157,13 @@ impl Default for SaratogaConfig {
             payload: 1024,
             lower_header_bytes: 28,
             timestamps: true,
+            timestamp_type: wire::TimestampType::Posix64_32,
+            unix_offset_ns: 0,
             status_every_frames: 100,
             status_request_interval: Duration::from_secs(1),
             inactivity_timeout: Duration::from_secs(60),
+            progress_timeout: Duration::from_secs(60),
+            progress_timeout_rtts: 16,
             max_ranges: 4096,
             max_retx_ranges: 4096,
             checksum: wire::Checksum::None,

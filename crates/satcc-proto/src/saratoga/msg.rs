@@ -15,20 +15,81 @@
 //!   incomplete" flag (§4.5, bit 14) set: exactly what the draft's flag is
 //!   for ("the holes listed are not all the holes"). The sender repairs
 //!   those, and the next STATUS lists the rest.
-//! - A timestamp is the draft's opaque 16-byte timestamp/nonce (§4.4).
-//!   Our sender writes [`ts_from_instant`]: byte 0 is the timestamp type
-//!   0 ("local interpretation"), bytes 1-8 the [`Instant`] in ns,
-//!   big-endian, the rest zero; the receiver echoes the 16 bytes as they
-//!   came.
+//! - A timestamp is the draft's 16-byte timestamp/nonce (§4.4). Our
+//!   sender writes [`ts_encode`] of the configured
+//!   [`wire::TimestampType`] (byte 0 the type, as the Go implementation
+//!   writes it), and reads its own echo back with [`ts_decode`]; the
+//!   receiver echoes the 16 bytes as they came.
 
-use super::wire::{self, DirEntry, Properties, Repr, TransferType, TIMESTAMP_LEN};
+use super::wire::{
+    self, DirEntry, Properties, Repr, TimestampType, TransferType, TIMESTAMP_LEN, Y2K_UNIX_SECS,
+};
 use crate::endpoint::Message;
 pub use crate::messages::saratoga::{
     SaraData, SaraMetadata, SaraRequest, SaraStatus, STATUS_INLINE_HOLES,
 };
 use crate::time::Instant;
 
-/// The 16-byte timestamp our sender puts in DATA for `t`.
+const NS: u64 = 1_000_000_000;
+
+/// The 16-byte timestamp of type `kind` for the time `t`, laid out as the
+/// Go implementation's `timestamp.Put` does (type in byte 0, big-endian
+/// fields from byte 1, the rest zero). [`TimestampType::Local`] holds
+/// `t` in nanoseconds (bytes 1-8); the others hold the wall-clock time
+/// `unix_offset_ns + t` (`unix_offset_ns`: POSIX time in ns at
+/// `Instant(0)`, given by the runtime; 0 in the simulator).
+pub fn ts_encode(kind: TimestampType, t: Instant, unix_offset_ns: u64) -> [u8; TIMESTAMP_LEN] {
+    let mut b = [0u8; TIMESTAMP_LEN];
+    b[0] = kind.code();
+    let unix = unix_offset_ns.saturating_add(t.as_nanos());
+    let (secs, ns) = (unix / NS, (unix % NS) as u32);
+    match kind {
+        TimestampType::Local => b[1..9].copy_from_slice(&t.as_nanos().to_be_bytes()),
+        // 32-bit seconds wrap in 2106, as the field does.
+        TimestampType::Posix32 => b[1..5].copy_from_slice(&(secs as u32).to_be_bytes()),
+        TimestampType::Posix64 => b[1..9].copy_from_slice(&secs.to_be_bytes()),
+        TimestampType::Posix32_32 => {
+            b[1..5].copy_from_slice(&(secs as u32).to_be_bytes());
+            b[5..9].copy_from_slice(&ns.to_be_bytes());
+        }
+        TimestampType::Posix64_32 => {
+            b[1..9].copy_from_slice(&secs.to_be_bytes());
+            b[9..13].copy_from_slice(&ns.to_be_bytes());
+        }
+        TimestampType::Epoch2000_32 => {
+            let y2k = secs.saturating_sub(Y2K_UNIX_SECS) as u32;
+            b[1..5].copy_from_slice(&y2k.to_be_bytes());
+        }
+    }
+    b
+}
+
+/// The send time a timestamp of ours says, for the types precise to the
+/// nanosecond ([`TimestampType::is_precise`]); `None` for the
+/// seconds-only types, a code neither table defines, a nanosecond field
+/// of 10^9 or more, or a time before `Instant(0)`. Only an echo of our
+/// own DATA is read: a peer's value is never trusted beyond the sender's
+/// `t <= now` check.
+pub fn ts_decode(ts: &[u8; TIMESTAMP_LEN], unix_offset_ns: u64) -> Option<Instant> {
+    let be32 = |r: std::ops::Range<usize>| u64::from(u32::from_be_bytes(ts[r].try_into().unwrap()));
+    let be64 = |r: std::ops::Range<usize>| u64::from_be_bytes(ts[r].try_into().unwrap());
+    let unix = |secs: u64, ns: u64| -> Option<Instant> {
+        if ns >= NS {
+            return None;
+        }
+        let t = secs.checked_mul(NS)?.checked_add(ns)?;
+        Some(Instant(t.checked_sub(unix_offset_ns)?))
+    };
+    match TimestampType::from_code(ts[0])? {
+        TimestampType::Local => Some(Instant(be64(1..9))),
+        TimestampType::Posix32_32 => unix(be32(1..5), be32(5..9)),
+        TimestampType::Posix64_32 => unix(be64(1..9), be32(9..13)),
+        TimestampType::Posix32 | TimestampType::Posix64 | TimestampType::Epoch2000_32 => None,
+    }
+}
+
+/// The 16-byte local-interpretation timestamp (type 0) for `t`:
+/// `ts_encode(TimestampType::Local, t, 0)`.
 pub fn ts_from_instant(t: Instant) -> [u8; TIMESTAMP_LEN] {
     let mut b = [0u8; TIMESTAMP_LEN];
     b[1..9].copy_from_slice(&t.as_nanos().to_be_bytes());
@@ -70,6 +131,12 @@ pub fn to_repr(msg: &Message) -> Option<Repr> {
             descriptor: r.descriptor,
             session: r.session,
             streams: false,
+            // "yes" both ways: the Go responder (its flag table puts these
+            // in REQUEST bits 12-15) refuses a get unless rx-willing is 3
+            // and a put unless tx-willing is 3; its commit 38490db says
+            // they "MUST both be yes". Ignored on receipt (docs/saratoga.md).
+            tx_willing: 3,
+            rx_willing: 3,
             udp_lite: false,
             kind: r.kind,
             name: name_of_key(r.name),

@@ -26,7 +26,7 @@
 
 use std::collections::VecDeque;
 
-use super::msg::{instant_from_ts, ts_from_instant};
+use super::msg::{ts_decode, ts_encode};
 use super::rate::{FixedRate, RateController, StatusInfo};
 use super::wire::{check_holes, DescriptorSize, RequestType, TIMESTAMP_LEN};
 use super::{
@@ -124,6 +124,12 @@ pub struct SaratogaSender {
     frames_since_request: u32,
     last_request: Option<Instant>,
     last_heard: Instant,
+    /// When a STATUS last acknowledged new data (or data became
+    /// outstanding after none was): the progress timeout's start.
+    last_progress: Instant,
+    /// The highest of progress indicator and in-response-to offset any
+    /// valid STATUS carried: "new data acknowledged" is this growing.
+    best_ack: u64,
     /// The last new DATA frame (offset, len), re-sent as a probe.
     last_frame: Option<(u64, u32)>,
     probe_due: bool,
@@ -172,6 +178,8 @@ impl SaratogaSender {
             frames_since_request: 0,
             last_request: None,
             last_heard: now,
+            last_progress: now,
+            best_ack: 0,
             last_frame: None,
             probe_due: false,
             started: false,
@@ -253,6 +261,7 @@ impl SaratogaSender {
         self.started = true;
         self.metadata_due = true;
         self.last_heard = now;
+        self.last_progress = now;
         self.pacer = Pacer::new(now);
     }
 
@@ -290,7 +299,8 @@ impl SaratogaSender {
         let eod = self
             .file_size
             .is_some_and(|s| s != UNLIMITED_SIZE && offset + u64::from(len) == s);
-        let ts = (request && self.cfg.timestamps).then(|| ts_from_instant(now));
+        let ts = (request && self.cfg.timestamps)
+            .then(|| ts_encode(self.cfg.timestamp_type, now, self.cfg.unix_offset_ns));
         if request {
             self.frames_since_request = 0;
             self.last_request = Some(now);
@@ -333,6 +343,11 @@ impl SaratogaSender {
             self.pacer.on_send(now, ipi);
             return Some(Message::SaraMetadata(m));
         }
+        if self.progress_deadline().is_none() {
+            // Nothing was outstanding (an idle application, or the
+            // start): the progress timeout counts from this frame.
+            self.last_progress = now;
+        }
         let payload = u64::from(self.cfg.payload.max(1));
         let d = if let Some((s, e)) = self.retx.first() {
             let len = (e - s).min(payload);
@@ -367,8 +382,14 @@ impl SaratogaSender {
         Some(Message::SaraData(d))
     }
 
+    /// Our timestamps' echoes tell when the answered DATA left: on, and of
+    /// a nanosecond type (a seconds-only echo cannot order frames).
+    fn echo_usable(&self) -> bool {
+        self.cfg.timestamps && self.cfg.timestamp_type.is_precise()
+    }
+
     fn remember_retx(&mut self, now: Instant, s: u64, e: u64) {
-        if !self.cfg.timestamps {
+        if !self.echo_usable() {
             return;
         }
         if self.recent_retx.len() >= self.cfg.max_retx_ranges.max(1) {
@@ -505,9 +526,18 @@ impl SaratogaSender {
             self.failure = Some(Failure::PeerError(s.error));
             return;
         }
+        let frontier = s.progress.max(s.in_response_to);
+        if frontier > self.best_ack {
+            self.best_ack = frontier;
+            self.last_progress = now;
+        }
         let echo = s
             .timestamp()
-            .and_then(|t| instant_from_ts(&t))
+            // Only an echo of the type we write is ours: a peer's own
+            // bytes (the Go encoder puts its offsets in the field, which
+            // then read as type 0) would make a false RTT sample.
+            .filter(|t| self.echo_usable() && t[0] == self.cfg.timestamp_type.code())
+            .and_then(|t| ts_decode(&t, self.cfg.unix_offset_ns))
             .filter(|&t| t <= now);
         if let Some(t) = echo {
             let rtt = now - t;
@@ -541,7 +571,7 @@ impl SaratogaSender {
                 self.recent_retx.iter().map(|r| (r.1, r.2)).collect()
             }
             None => {
-                if !self.cfg.timestamps {
+                if !self.echo_usable() {
                     self.recent_retx.clear();
                 }
                 Vec::new()
@@ -635,6 +665,15 @@ impl SaratogaSender {
             });
             return;
         }
+        if let Some(t) = self.progress_deadline() {
+            if now >= t {
+                self.failure = Some(Failure::NoProgress {
+                    stalled: now.saturating_since(self.last_progress),
+                    acked: self.acked,
+                });
+                return;
+            }
+        }
         if !self.has_work() && self.last_frame.is_some() {
             let due = self.last_request.map_or(now, |t| t + self.probe_interval());
             if now >= due {
@@ -655,12 +694,29 @@ impl SaratogaSender {
         self.cfg.status_request_interval.max(rtts)
     }
 
+    /// When the progress timeout expires: only while sent data awaits
+    /// acknowledgement (an idle application is not a stall), after
+    /// `max(T, N × srtt)` without new data acknowledged.
+    fn progress_deadline(&self) -> Option<Instant> {
+        if self.next_new <= self.acked && self.retx.is_empty() {
+            return None;
+        }
+        let rtts = self.stats.srtt.map_or(Duration::ZERO, |r| {
+            r.saturating_mul(u64::from(self.cfg.progress_timeout_rtts))
+        });
+        let limit = self.cfg.progress_timeout.max(rtts);
+        (limit > Duration::ZERO).then(|| self.last_progress + limit)
+    }
+
     /// When the sender next needs waking.
     pub fn poll_timeout(&self) -> Option<Instant> {
         if !self.active() {
             return None;
         }
         let mut t = self.last_heard + self.cfg.inactivity_timeout;
+        if let Some(p) = self.progress_deadline() {
+            t = t.min(p);
+        }
         if let Some(rc) = self.rc.poll_timeout() {
             t = t.min(rc);
         }

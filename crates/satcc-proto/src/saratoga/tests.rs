@@ -471,7 +471,7 @@ fn holes_are_retransmitted_first_and_not_twice() {
     assert_eq!(sent[19].offset, 19_000);
     let t_req = at_ms(2);
     let mut st = status(2000, 15_000, &[(2000, 3000), (5000, 7000)]);
-    st.set_timestamp(Some(msg::ts_from_instant(t_req)));
+    st.set_timestamp(Some(msg::ts_encode(TimestampType::Posix64_32, t_req, 0)));
     s.handle_input(at_ms(100), &Message::SaraStatus(st));
     fn next(s: &mut SaratogaSender, now: &mut Instant) -> SaraData {
         loop {
@@ -498,7 +498,11 @@ fn holes_are_retransmitted_first_and_not_twice() {
     assert_eq!(s.sender_stats().retransmits, 3);
     // A later STATUS that still lists one: re-sent again.
     let mut st2 = status(2000, 21_000, &[(5000, 6000)]);
-    st2.set_timestamp(Some(msg::ts_from_instant(at_ms(200))));
+    st2.set_timestamp(Some(msg::ts_encode(
+        TimestampType::Posix64_32,
+        at_ms(200),
+        0,
+    )));
     s.handle_input(at_ms(300), &Message::SaraStatus(st2));
     let mut now = at_ms(300);
     let d = loop {
@@ -868,4 +872,223 @@ fn resume_offer_is_taken_only_in_its_shape_and_sends_only_the_holes() {
     assert!(s.is_complete());
     assert!(r.is_complete());
     assert_eq!(r.received().iter().collect::<Vec<_>>(), vec![(0, 100_000)]);
+}
+
+/// Drives a PUT sender against a peer that answers every STATUS request
+/// with the same STATUS (progress 0, in-response-to 0, no holes, as the
+/// Go encoder's timestamped STATUS reads: issue 29), after `delay`, until
+/// the sender stops or `limit`. Returns when it stopped, if it did.
+fn against_a_stuck_peer(
+    s: &mut SaratogaSender,
+    delay: Duration,
+    limit: Instant,
+) -> Option<Instant> {
+    let mut pending: Vec<Instant> = Vec::new();
+    let mut now = Instant::ZERO;
+    while now <= limit {
+        while let Some(m) = s.poll_message(now) {
+            if let Message::SaraData(d) = m {
+                if d.request_status {
+                    pending.push(now + delay);
+                }
+            }
+        }
+        if s.failure().is_some() {
+            return Some(now);
+        }
+        let next = [pending.first().copied(), s.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()?;
+        now = now.max(next);
+        while pending.first().is_some_and(|&t| t <= now) {
+            pending.remove(0);
+            s.handle_input(now, &Message::SaraStatus(status(0, 0, &[])));
+        }
+        if s.poll_timeout().is_some_and(|t| t <= now) {
+            s.handle_timeout(now);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_status_that_never_advances_ends_the_put_at_the_progress_timeout() {
+    // Without the progress timeout the STATUS keeps the inactivity timer
+    // fresh and the sender probes for ever: the livelock of issue 29.
+    let off = SaratogaConfig {
+        progress_timeout: Duration::ZERO,
+        progress_timeout_rtts: 0,
+        ..cfg()
+    };
+    let mut s = SaratogaSender::new(off, 8_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 50_000);
+    assert_eq!(against_a_stuck_peer(&mut s, ms(50), at_ms(300_000)), None);
+    assert_eq!(s.failure(), None);
+    assert!(s.sender_stats().status_received > 250);
+
+    // With it (default 60 s): ends 60 s after the first DATA, not
+    // earlier, with a failure that says why.
+    let (mut s, _) = put_pair(50_000, 8_000_000);
+    let end = against_a_stuck_peer(&mut s, ms(50), at_ms(300_000)).expect("gave up");
+    assert!(end >= at_ms(60_000) && end < at_ms(61_500), "{end}");
+    let f = s.failure().expect("failure");
+    assert!(
+        matches!(f, Failure::NoProgress { acked: 0, stalled } if stalled >= Duration::from_secs(60)),
+        "{f:?}"
+    );
+    assert!(f.to_string().contains("acknowledged nothing new"), "{f}");
+    assert_eq!(Endpoint::stats(&s).timeouts, 1);
+    assert_eq!(s.poll_timeout(), None, "stopped: no timers");
+    assert!(s.poll_message(end + ms(10_000)).is_none());
+
+    // N × RTT when longer than T: T = 1 s, 16 RTTs of 200 ms = 3.2 s.
+    let c = SaratogaConfig {
+        progress_timeout: Duration::from_secs(1),
+        ..cfg()
+    };
+    let mut s = SaratogaSender::new(c, 8_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 50_000);
+    // The stuck STATUS echoes no timestamp, so the RTT is learnt from a
+    // first, valid one: 200 ms.
+    let mut now = Instant::ZERO;
+    while now < at_ms(5) {
+        while s.poll_message(now).is_some() {}
+        now = s.poll_timeout().expect("pacing");
+    }
+    let mut st = status(1000, 1000, &[]);
+    st.set_timestamp(Some(msg::ts_encode(
+        TimestampType::Posix64_32,
+        Instant::ZERO,
+        0,
+    )));
+    s.handle_input(at_ms(200), &Message::SaraStatus(st));
+    assert_eq!(s.sender_stats().srtt, Some(ms(200)));
+    let end = against_a_stuck_peer(&mut s, ms(100), at_ms(60_000)).expect("gave up");
+    assert!(end >= at_ms(3_400) && end < at_ms(4_500), "{end}");
+}
+
+#[test]
+fn an_idle_application_is_not_a_stall() {
+    // Everything offered is acknowledged, then the application offers
+    // more 5 minutes later: nothing was outstanding meanwhile, so the
+    // progress timeout counts from the new data, not from the last STATUS.
+    // (A long inactivity timeout, which also counts from the last STATUS,
+    // keeps it out of the way.)
+    let c = SaratogaConfig {
+        inactivity_timeout: Duration::from_secs(3600),
+        ..cfg()
+    };
+    let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 10_000);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let _ = run(&mut s, &mut r, ms(10), at_ms(1_000), |_, _| false);
+    assert!(r.is_complete());
+    let later = at_ms(300_000);
+    s.offer(later, 20_000);
+    let mut now = later;
+    for _ in 0..1000 {
+        if s.sent_end() >= 30_000 {
+            break;
+        }
+        while s.poll_message(now).is_some() {}
+        now = now.max(s.poll_timeout().expect("pacing"));
+    }
+    assert_eq!(s.sent_end(), 30_000);
+    s.handle_timeout(now);
+    assert_eq!(s.failure(), None);
+    s.handle_timeout(later + ms(59_000));
+    assert_eq!(s.failure(), None, "59 s after the new data: not yet");
+    s.handle_timeout(later + ms(61_000));
+    assert!(
+        matches!(s.failure(), Some(Failure::NoProgress { acked: 10_000, .. })),
+        "{:?}",
+        s.failure()
+    );
+}
+
+#[test]
+fn timestamps_of_every_type_are_written_as_the_go_table_lays_them_out() {
+    // 2026-11-26 16:00:00.123456789 UTC = 1_795_708_800 s + 0.123456789.
+    let unix_ns: u64 = 1_795_708_800 * 1_000_000_000 + 123_456_789;
+    let off = unix_ns - 5_000_000_000; // Instant(5 s) is that time
+    let t = Instant(5_000_000_000);
+    let secs = 1_795_708_800u64;
+    let y2k = (secs - 946_684_800) as u32;
+    let mut want = std::collections::HashMap::new();
+    let mut b = [0u8; 16];
+    b[1..9].copy_from_slice(&5_000_000_000u64.to_be_bytes());
+    want.insert(TimestampType::Local, b);
+    let mut b = [0u8; 16];
+    b[0] = 1;
+    b[1..5].copy_from_slice(&(secs as u32).to_be_bytes());
+    want.insert(TimestampType::Posix32, b);
+    let mut b = [0u8; 16];
+    b[0] = 2;
+    b[1..9].copy_from_slice(&secs.to_be_bytes());
+    want.insert(TimestampType::Posix64, b);
+    let mut b = [0u8; 16];
+    b[0] = 3;
+    b[1..5].copy_from_slice(&(secs as u32).to_be_bytes());
+    b[5..9].copy_from_slice(&123_456_789u32.to_be_bytes());
+    want.insert(TimestampType::Posix32_32, b);
+    let mut b = [0u8; 16];
+    b[0] = 4;
+    b[1..9].copy_from_slice(&secs.to_be_bytes());
+    b[9..13].copy_from_slice(&123_456_789u32.to_be_bytes());
+    want.insert(TimestampType::Posix64_32, b);
+    let mut b = [0u8; 16];
+    b[0] = 5;
+    b[1..5].copy_from_slice(&y2k.to_be_bytes());
+    want.insert(TimestampType::Epoch2000_32, b);
+    for k in TimestampType::ALL {
+        let got = msg::ts_encode(k, t, off);
+        assert_eq!(got, want[&k], "{}", k.name());
+        // Our own echo gives the send time back when the type resolves
+        // nanoseconds; the seconds-only types give no RTT sample.
+        let back = msg::ts_decode(&got, off);
+        assert_eq!(back, k.is_precise().then_some(t), "{}", k.name());
+    }
+    // A nanosecond field of 10^9 or more, or an unknown type: no time.
+    let mut bad = want[&TimestampType::Posix64_32];
+    bad[9..13].copy_from_slice(&1_000_000_000u32.to_be_bytes());
+    assert_eq!(msg::ts_decode(&bad, off), None);
+    let mut unk = [0u8; 16];
+    unk[0] = 0xEE;
+    assert_eq!(msg::ts_decode(&unk, off), None);
+}
+
+#[test]
+fn the_sender_writes_the_configured_timestamp_type_and_still_samples_rtt() {
+    for k in TimestampType::ALL {
+        let c = SaratogaConfig {
+            timestamp_type: k,
+            unix_offset_ns: 1_795_708_800 * 1_000_000_000,
+            ..cfg()
+        };
+        let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
+        s.offer(Instant::ZERO, 200_000);
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let t = run(&mut s, &mut r, ms(25), at_ms(60_000), |i, m| {
+            is_data(m) && i % 17 == 5
+        });
+        assert_delivered_exactly(&r, 200_000);
+        let types: Vec<u8> = t
+            .sent
+            .iter()
+            .filter_map(|(_, m)| match m {
+                Message::SaraData(d) => d.ts.map(|b| b[0]),
+                _ => None,
+            })
+            .collect();
+        assert!(!types.is_empty());
+        assert!(types.iter().all(|&b| b == k.code()), "{}", k.name());
+        let rtt = s.sender_stats().srtt;
+        if k.is_precise() {
+            let rtt = rtt.expect("sampled");
+            assert!(rtt >= ms(50) && rtt < ms(60), "{}: {rtt}", k.name());
+        } else {
+            assert_eq!(rtt, None, "{}", k.name());
+        }
+    }
 }

@@ -15,7 +15,7 @@
 //! | 8-9 | descriptor size: 16, 32, 64, 128-bit offsets | all (§4) |
 //! | 10-11 | transfer type (0 file, 1 directory, 2 bundle, 3 stream) | METADATA, DATA (§4.3, §4.4) |
 //! | 11 | streams supported | BEACON, REQUEST (§4.1, §4.2) |
-//! | 12-13 / 14-15 | willing to send / willing to receive | BEACON (§4.1) |
+//! | 12-13 / 14-15 | willing to send / willing to receive | BEACON (§4.1); REQUEST per the Go table (Vallona differs: docs/saratoga.md) |
 //! | 16 | UDP-Lite supported | BEACON, REQUEST |
 //! | 17, 18-19 | free space advertised, its descriptor size | BEACON (§4.1) |
 //! | 12 | transfer in progress (0) / terminated (1) | METADATA (§4.3) |
@@ -283,6 +283,87 @@ impl TransferType {
     }
 }
 
+/// Timestamp/nonce types: the first byte of the 16-byte timestamp of
+/// DATA and STATUS (§4.4, §4.5). Both reference tables define the same
+/// six codes (Go `saratoga.json` "timestamps": localinterp, posix32,
+/// posix64, posix32_32, posix64_32, epoch2000_32; Vallona `timestamp.h`:
+/// T_TSTAMP_UDEF, _32, _64, _32_32, _64_32, _32_Y2K). They disagree on
+/// where the code goes: Go writes it in byte 0 and the time from byte 1,
+/// Vallona in byte 15 and the time from byte 0. We follow Go (issue 29:
+/// where the tables disagree, the Go table). All values big-endian; the
+/// unused bytes are zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TimestampType {
+    /// 0, "local interpretation": opaque to everyone but its writer. Ours
+    /// holds a monotonic nanosecond count in bytes 1-8. The Go decoder
+    /// refuses the whole frame (docs/saratoga.md, disagreement 1).
+    Local,
+    /// 1: POSIX seconds in 32 bits (bytes 1-4).
+    Posix32,
+    /// 2: POSIX seconds in 64 bits (bytes 1-8).
+    Posix64,
+    /// 3: POSIX seconds in 32 bits (1-4), nanoseconds in 32 bits (5-8).
+    Posix32_32,
+    /// 4: POSIX seconds in 64 bits (1-8), nanoseconds in 32 bits (9-12).
+    Posix64_32,
+    /// 5: seconds since 2000-01-01 00:00 UTC in 32 bits (bytes 1-4).
+    Epoch2000_32,
+}
+
+impl TimestampType {
+    /// Every type, in code order.
+    pub const ALL: [TimestampType; 6] = [
+        TimestampType::Local,
+        TimestampType::Posix32,
+        TimestampType::Posix64,
+        TimestampType::Posix32_32,
+        TimestampType::Posix64_32,
+        TimestampType::Epoch2000_32,
+    ];
+
+    /// The type code (byte 0 of the field).
+    pub fn code(self) -> u8 {
+        match self {
+            TimestampType::Local => 0,
+            TimestampType::Posix32 => 1,
+            TimestampType::Posix64 => 2,
+            TimestampType::Posix32_32 => 3,
+            TimestampType::Posix64_32 => 4,
+            TimestampType::Epoch2000_32 => 5,
+        }
+    }
+
+    /// The type of a code; `None` for codes neither table defines.
+    pub fn from_code(c: u8) -> Option<TimestampType> {
+        TimestampType::ALL.into_iter().find(|t| t.code() == c)
+    }
+
+    /// The Go table's name (`posix64_32`, ...; `local` for localinterp).
+    pub fn name(self) -> &'static str {
+        match self {
+            TimestampType::Local => "local",
+            TimestampType::Posix32 => "posix32",
+            TimestampType::Posix64 => "posix64",
+            TimestampType::Posix32_32 => "posix32_32",
+            TimestampType::Posix64_32 => "posix64_32",
+            TimestampType::Epoch2000_32 => "epoch2000_32",
+        }
+    }
+
+    /// Whether the field resolves nanoseconds, so that its echo gives an
+    /// RTT sample (the seconds-only types do not).
+    pub fn is_precise(self) -> bool {
+        matches!(
+            self,
+            TimestampType::Local | TimestampType::Posix32_32 | TimestampType::Posix64_32
+        )
+    }
+}
+
+/// Seconds from the POSIX epoch to 2000-01-01 00:00 UTC: the epoch of
+/// directory-entry times (§5) and of timestamp type 5.
+pub const Y2K_UNIX_SECS: u64 = 946_684_800;
+
 /// STATUS error codes (§4.5, bits 24-31) this crate names; others are
 /// carried as numbers.
 pub mod error_code {
@@ -405,6 +486,17 @@ pub struct Request {
     pub session: u32,
     /// Streams supported (bit 11).
     pub streams: bool,
+    /// Willing to send (bits 12-13, as BEACON's: 0 no, 1 invalid, 2
+    /// capable, 3 yes). The Go implementation's flag table defines it
+    /// here and its responder refuses a put whose value is not 3;
+    /// Vallona's `flags.txt` has one "willingness" field in 12-13 instead.
+    /// We follow the Go table (issue 29, docs/saratoga.md).
+    pub tx_willing: u8,
+    /// Willing to receive (bits 14-15, Go table): its responder refuses a
+    /// get whose value is not 3. Vallona reads bit 14 as the session type
+    /// and bit 15 as file-or-directory; Go's own table also lists
+    /// `fileordir` at bit 15, overlapping this field.
+    pub rx_willing: u8,
     /// UDP-Lite supported (bit 16).
     pub udp_lite: bool,
     /// Request type (bits 24-31).
@@ -850,6 +942,8 @@ impl Repr {
                     descriptor,
                     session,
                     streams: on(11),
+                    tx_willing: bit::get(flags, 12, 2) as u8,
+                    rx_willing: bit::get(flags, 14, 2) as u8,
                     udp_lite: on(16),
                     kind,
                     name,
@@ -1038,6 +1132,8 @@ impl Repr {
             Repr::Request(x) => {
                 common(FrameType::Request, x.descriptor)
                     | b(x.streams, 11)
+                    | bit::put(x.tx_willing.into(), 12, 2)
+                    | bit::put(x.rx_willing.into(), 14, 2)
                     | b(x.udp_lite, 16)
                     | bit::put(x.kind.code().into(), 24, 8)
             }
@@ -1118,6 +1214,13 @@ impl Repr {
                 out.extend_from_slice(&x.eid);
             }
             Repr::Request(x) => {
+                if x.tx_willing > 3 || x.rx_willing > 3 {
+                    return Err(Error::BadField {
+                        frame: name,
+                        field: "willing",
+                        value: x.tx_willing.max(x.rx_willing).into(),
+                    });
+                }
                 check_name(&x.name)?;
                 out.extend_from_slice(&x.session.to_be_bytes());
                 out.extend_from_slice(&x.name);
