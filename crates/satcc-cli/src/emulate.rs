@@ -62,29 +62,9 @@ pub struct EmulateArgs {
     /// Linux only.
     #[arg(long, value_name = "LISTEN=TO")]
     pub route: Vec<String>,
-    /// A built-in link: geo, dmc, ipstar, leo.
-    #[arg(long, value_name = "NAME", conflicts_with = "link")]
-    pub preset: Option<String>,
-    /// A link file: a scenario link's keys (rate, reverse_rate, delay,
-    /// queue, reverse_queue, error, reverse_error) and an optional
-    /// [schedule] (repeat, steps = [{ at, rate, reverse_rate, delay }]).
-    #[arg(long, value_name = "FILE.toml")]
-    pub link: Option<PathBuf>,
-    /// Replace the schedule with a CSV trace `time_s,rate,delay[,reverse_rate]`
-    /// (e.g. `5,2Mbps,260ms`; empty fields keep the previous value).
-    #[arg(long, value_name = "FILE.csv", conflicts_with = "mahimahi")]
-    pub trace: Option<PathBuf>,
-    /// Replace the forward rate with a mahimahi packet-delivery trace (one
-    /// millisecond timestamp per 1500-byte delivery opportunity; loops),
-    /// averaged over 100 ms windows.
-    #[arg(long, value_name = "FILE")]
-    pub mahimahi: Option<PathBuf>,
-    /// Loop a --trace with this period (e.g. `60s`).
-    #[arg(long, value_name = "DURATION")]
-    pub trace_repeat: Option<String>,
-    /// Seed of the error models' and RED's random streams.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Where the link comes from.
+    #[command(flatten)]
+    pub src: LinkArgs,
     /// Stop after this long (e.g. `30s`) and print a summary [default: run
     /// until interrupted].
     #[arg(long, value_name = "DURATION")]
@@ -163,37 +143,39 @@ pub fn dur(what: &str, s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| format!("{what}: {e}"))
 }
 
-fn load_link(a: &EmulateArgs) -> Result<(String, LinkConfig, Option<&'static str>), String> {
-    load_link_from(&LinkSource {
-        preset: a.preset.as_deref(),
-        link: a.link.as_deref(),
-        trace: a.trace.as_deref(),
-        mahimahi: a.mahimahi.as_deref(),
-        trace_repeat: a.trace_repeat.as_deref(),
-    })
-}
-
 /// Where a link comes from: the options `satcc emulate` and `satcc shell`
 /// share.
-pub struct LinkSource<'a> {
-    /// `--preset NAME`.
-    pub preset: Option<&'a str>,
-    /// `--link FILE.toml`.
-    pub link: Option<&'a std::path::Path>,
-    /// `--trace FILE.csv`.
-    pub trace: Option<&'a std::path::Path>,
-    /// `--mahimahi FILE`.
-    pub mahimahi: Option<&'a std::path::Path>,
-    /// `--trace-repeat DURATION`.
-    pub trace_repeat: Option<&'a str>,
+#[derive(Args, Debug)]
+pub struct LinkArgs {
+    /// A built-in link: geo, dmc, ipstar, leo.
+    #[arg(long, value_name = "NAME", conflicts_with = "link")]
+    pub preset: Option<String>,
+    /// A link file: a scenario link's keys (rate, reverse_rate, delay,
+    /// queue, reverse_queue, error, reverse_error) and an optional
+    /// [schedule] (repeat, steps = [{ at, rate, reverse_rate, delay }]).
+    #[arg(long, value_name = "FILE.toml")]
+    pub link: Option<PathBuf>,
+    /// Replace the schedule with a CSV trace `time_s,rate,delay[,reverse_rate]`
+    /// (e.g. `5,2Mbps,260ms`; empty fields keep the previous value).
+    #[arg(long, value_name = "FILE.csv", conflicts_with = "mahimahi")]
+    pub trace: Option<PathBuf>,
+    /// Replace the forward rate with a mahimahi packet-delivery trace (one
+    /// millisecond timestamp per 1500-byte delivery opportunity; loops),
+    /// averaged over 100 ms windows.
+    #[arg(long, value_name = "FILE")]
+    pub mahimahi: Option<PathBuf>,
+    /// Loop a --trace with this period (e.g. `60s`).
+    #[arg(long, value_name = "DURATION")]
+    pub trace_repeat: Option<String>,
+    /// Seed of the error models' and RED's random streams.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
-/// The link a [`LinkSource`] names: its name for messages, the link, and
+/// The link a [`LinkArgs`] names: its name for messages, the link, and
 /// the preset's text (for `--print-link`).
-pub fn load_link_from(
-    a: &LinkSource<'_>,
-) -> Result<(String, LinkConfig, Option<&'static str>), String> {
-    let (name, mut link, text) = match (a.preset, a.link) {
+pub fn load_link_from(a: &LinkArgs) -> Result<(String, LinkConfig, Option<&'static str>), String> {
+    let (name, mut link, text) = match (a.preset.as_deref(), a.link.as_deref()) {
         (Some(p), None) => (
             format!("preset {p}"),
             LinkConfig::preset(p).map_err(|e| format!("--preset: {e}"))?,
@@ -219,15 +201,16 @@ pub fn load_link_from(
     };
     let repeat = a
         .trace_repeat
+        .as_deref()
         .map(|s| dur("--trace-repeat", s))
         .transpose()?;
-    if let Some(f) = a.trace {
+    if let Some(f) = a.trace.as_deref() {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--trace {}: cannot read: {e}", f.display()))?;
         link.set_trace_csv(&text, &f.display().to_string(), repeat)
             .map_err(|e| e.to_string())?;
     }
-    if let Some(f) = a.mahimahi {
+    if let Some(f) = a.mahimahi.as_deref() {
         let text = std::fs::read_to_string(f)
             .map_err(|e| format!("--mahimahi {}: cannot read: {e}", f.display()))?;
         link.set_mahimahi(&text, &f.display().to_string(), Duration::from_millis(100))
@@ -305,10 +288,10 @@ pub fn emulate(a: EmulateArgs) -> ExitCode {
 }
 
 fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
-    let (name, link, text) = load_link(a)?;
+    let (name, link, text) = load_link_from(&a.src)?;
     if a.print_link {
         match text {
-            Some(t) if a.trace.is_none() && a.mahimahi.is_none() => print!("{t}"),
+            Some(t) if a.src.trace.is_none() && a.src.mahimahi.is_none() => print!("{t}"),
             _ => {
                 return Err(
                     "--print-link prints a preset (a --link file is already in that syntax)".into(),
@@ -343,7 +326,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
         None => None,
     };
     let mut cfg = RelayConfig::new(listen, to, link.clone());
-    cfg.seed = a.seed;
+    cfg.seed = a.src.seed;
     cfg.overhead = a.overhead;
     for r in &a.route {
         let (l, t) = r
@@ -448,7 +431,7 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
         link: name,
         listen: listen.to_string(),
         to: to.to_string(),
-        seed: a.seed,
+        seed: a.src.seed,
         duration_s: secs,
         other_clients,
         links: vec![

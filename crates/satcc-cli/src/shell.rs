@@ -13,7 +13,7 @@ use satcc_net::shell::{
 use satcc_proto::{Duration, Instant};
 use serde::Serialize;
 
-use crate::emulate::{describe, dur, load_link_from, LinkSource};
+use crate::emulate::{describe, dur, load_link_from, LinkArgs};
 
 /// Run a command (default: your shell) in a network namespace whose
 /// traffic to the other side crosses an emulated satellite link, as
@@ -51,26 +51,9 @@ use crate::emulate::{describe, dur, load_link_from, LinkSource};
 #[derive(Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct ShellArgs {
-    /// A built-in link: geo, dmc, ipstar, leo (as `satcc emulate`).
-    #[arg(long, value_name = "NAME", conflicts_with = "link")]
-    pub preset: Option<String>,
-    /// A link file: a scenario link's keys and an optional [schedule]
-    /// (as `satcc emulate --link`).
-    #[arg(long, value_name = "FILE.toml")]
-    pub link: Option<PathBuf>,
-    /// Replace the schedule with a CSV trace `time_s,rate,delay[,reverse_rate]`.
-    #[arg(long, value_name = "FILE.csv", conflicts_with = "mahimahi")]
-    pub trace: Option<PathBuf>,
-    /// Replace the forward rate with a mahimahi packet-delivery trace,
-    /// averaged over 100 ms windows.
-    #[arg(long, value_name = "FILE")]
-    pub mahimahi: Option<PathBuf>,
-    /// Loop a --trace with this period (e.g. `60s`).
-    #[arg(long, value_name = "DURATION")]
-    pub trace_repeat: Option<String>,
-    /// Seed of the error models' and RED's random streams.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// Where the link comes from (as `satcc emulate`).
+    #[command(flatten)]
+    pub src: LinkArgs,
     /// A command for the peer's side, run by `sh -c` (e.g. a server:
     /// 'satcc perf --server'). Its input is /dev/null; it is killed when
     /// the shell's command ends.
@@ -177,13 +160,7 @@ pub fn shell(a: ShellArgs) -> ExitCode {
 const GRACE: Duration = Duration::from_secs(2);
 
 fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
-    let (name, link, _) = load_link_from(&LinkSource {
-        preset: a.preset.as_deref(),
-        link: a.link.as_deref(),
-        trace: a.trace.as_deref(),
-        mahimahi: a.mahimahi.as_deref(),
-        trace_repeat: a.trace_repeat.as_deref(),
-    })?;
+    let (name, link, _) = load_link_from(&a.src)?;
     let interval = a
         .interval
         .as_deref()
@@ -265,7 +242,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         shell_end,
         peer_end,
         &link,
-        a.seed,
+        a.src.seed,
         ns.mtu(),
         a.pcap.as_deref(),
     ) {
@@ -442,7 +419,7 @@ fn summarize(
     }
     Summary {
         link: name.to_string(),
-        seed: a.seed,
+        seed: a.src.seed,
         mtu: a.mtu,
         shell_addr: SHELL_ADDR.to_string(),
         peer_addr: PEER_ADDR.to_string(),

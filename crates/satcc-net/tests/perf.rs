@@ -104,13 +104,16 @@ fn tfrc_through_the_emulator() {
     );
     assert!(report.loss_event_rate.unwrap() > 0.0);
     // The exit's own time, not the end of the 500 ms report interval it
-    // fell in (issue 34: it used to be rounded up to one).
+    // fell in (issue 34: it used to be that end, the same f64 as the
+    // interval's `end_s`). Compared exactly: a real exit can fall within
+    // a millisecond of an interval's end (0.500080579 s once), but not on
+    // the same nanosecond.
     let exit = report.slow_start_exit_s.unwrap();
     assert!(
         report
             .intervals
             .iter()
-            .all(|i| (i.end_s - exit).abs() > 1e-3),
+            .all(|i| i.end_s.to_bits() != exit.to_bits()),
         "slow_start_exit_s {exit} is an interval's end"
     );
     // Goodput over the last 2 s, from the sender-reported receive rate
