@@ -554,6 +554,13 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                 .expect("NetDef builds one duplex link per core link spec");
             (at.clone(), Some(*spec))
         };
+        if l.shaper.is_some() || net.links[rev].shaper.is_some() {
+            // Exporting the link without it would cross-check another path.
+            return Err(Ns2Error::unsupported(
+                format!("{at}.shaper"),
+                "ns-2 2.35's links have no token-bucket shaper (Linux's tbf); remove it to export the rest",
+            ));
+        }
         g.node(l.from);
         g.node(l.to);
         g.simplex(i, &format!("{at}.queue"), &format!("{at}.error"))?;

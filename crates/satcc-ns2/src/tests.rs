@@ -134,6 +134,11 @@ fn unsupported_features_name_the_field() {
         "error = { kind = \"gilbert\", p_gb = 0.01, p_bg = 0.5 }",
     ));
     assert!(e.starts_with("topology.bottleneck.error:"), "{e}");
+    let e = err_of((
+        "error = { kind = \"uniform\", per = 1e-3 }",
+        "error = { kind = \"uniform\", per = 1e-3 }\nshaper = { rate = \"1Mbps\", burst = \"16KiB\", limit = \"150KiB\" }",
+    ));
+    assert!(e.starts_with("topology.bottleneck.shaper:"), "{e}");
     // Spread starts are exported as the very times satcc draws.
     let toml = SAMPLE.replace("count = 2", "count = 2\nstart_spread = \"1s\"");
     let sc = Scenario::from_toml_str(&toml, "<x>", &[]).unwrap();
