@@ -6,14 +6,12 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use satcc_net::emu::{LinkConfig, Relay, RelayConfig};
 use satcc_net::saratoga::{
-    check_name, get, put, Rate, SaratogaServer, ServeConfig, ServerCounters, SessionReport,
-    TransferConfig, TransferError,
+    check_name, get, put, Rate, SaratogaServer, ServeConfig, TransferConfig, TransferError,
 };
 use satcc_proto::saratoga::wire::{
     self, error_code, Checksum, ChecksumType, DescriptorSize, DirEntry, Frame, Properties, Repr,
@@ -21,23 +19,11 @@ use satcc_proto::saratoga::wire::{
 };
 use satcc_proto::Duration;
 
-/// Tests that time transfers run one at a time (2 cores shared).
-static SERIAL: Mutex<()> = Mutex::new(());
+mod common;
+use common::{serial, serve};
 
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A fresh directory under the target's temp dir.
 fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "satcc-sar-{tag}-{}-{}",
-        std::process::id(),
-        StdInstant::now().elapsed().as_nanos()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tempdir("satcc-sar", tag)
 }
 
 /// Deterministic, incompressible-looking bytes.
@@ -51,32 +37,6 @@ fn pattern(n: usize, seed: u64) -> Vec<u8> {
             (x >> 24) as u8
         })
         .collect()
-}
-
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    handle: JoinHandle<(ServerCounters, Vec<SessionReport>)>,
-}
-
-impl Running {
-    fn stop(self) -> (ServerCounters, Vec<SessionReport>) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().unwrap()
-    }
-}
-
-fn serve(cfg: ServeConfig) -> Running {
-    let mut srv = SaratogaServer::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
-    let addr = srv.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let handle = std::thread::spawn(move || {
-        let mut reports = Vec::new();
-        srv.run(&st, &mut |r| reports.push(r.clone())).unwrap();
-        (srv.counters(), reports)
-    });
-    Running { addr, stop, handle }
 }
 
 fn cfg(rate: Rate) -> TransferConfig {

@@ -5,67 +5,23 @@
 //! STATUS, a REQUEST(put) before a PUT, the timestamp type on the wire,
 //! REQUEST's willingness bits, and file times in METADATA.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration as StdDuration, Instant as StdInstant, SystemTime, UNIX_EPOCH};
 
-use satcc_net::saratoga::{
-    get, put, Rate, SaratogaServer, ServeConfig, ServerCounters, SessionReport, TransferConfig,
-    TransferError,
-};
+use satcc_net::saratoga::{get, put, Rate, ServeConfig, TransferConfig, TransferError};
 use satcc_proto::saratoga::wire::{
     self, error_code, Checksum, DescriptorSize, DirEntry, Frame, Properties, Repr, RequestType,
     TimestampType, TransferType,
 };
 use satcc_proto::Duration;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
+mod common;
+use common::{serial, serve};
 
 fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "satcc-sarpeer-{tag}-{}-{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-struct Running {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    handle: JoinHandle<(ServerCounters, Vec<SessionReport>)>,
-}
-
-impl Running {
-    fn stop(self) -> (ServerCounters, Vec<SessionReport>) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().unwrap()
-    }
-}
-
-fn serve(cfg: ServeConfig) -> Running {
-    let mut srv = SaratogaServer::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
-    let addr = srv.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let handle = std::thread::spawn(move || {
-        let mut reports = Vec::new();
-        srv.run(&st, &mut |r| reports.push(r.clone())).unwrap();
-        (srv.counters(), reports)
-    });
-    Running { addr, stop, handle }
+    common::tempdir("satcc-sarpeer", tag)
 }
 
 fn cfg() -> TransferConfig {
