@@ -134,7 +134,10 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                     "no path of links joins the flow's nodes",
                 ));
             };
-            let config = ProtocolConfig::from_spec(spec, routes.base_rtt(net, id));
+            let config = crate::perf::on_real_wire(
+                ProtocolConfig::from_spec(spec, routes.base_rtt(net, id)),
+                spec,
+            );
             let wire = config
                 .wire_protocol()
                 .ok_or_else(|| err(format!("flows[{fi}].protocol"), "no UDP wire format"))?;

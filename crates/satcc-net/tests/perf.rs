@@ -383,3 +383,33 @@ fn hundred_idle_peers_are_bounded_then_expired() {
         assert_eq!(srv.take_finished().len(), active, "max_peers {max_peers}");
     }
 }
+
+/// `perf --protocol cbr --rate R` counts the whole datagram at IP (issue
+/// 34: 1000-byte payloads at 9 Mb/s went out at 9.105 Mb/s, 1 028 bytes
+/// counted per 1 040-byte datagram): payload + satcc's datagram header +
+/// 28 bytes of IPv4 and UDP per interval of the rate.
+#[test]
+fn cbr_rate_counts_the_datagram_at_ip() {
+    let mut keys = toml::Table::new();
+    keys.insert("protocol".into(), "cbr".into());
+    keys.insert("mss".into(), 1000i64.into());
+    keys.insert("rate".into(), "9Mbps".into());
+    let config = satcc_net::perf::flow_config(keys).expect("a CBR flow");
+    let satcc_sim::protocols::ProtocolConfig::Cbr(c) = config else {
+        panic!("not CBR: {config:?}");
+    };
+    let header = wire::header_len(&Message::Datagram { seq: 0, len: 1000 }).unwrap();
+    assert_eq!(
+        header, 12,
+        "the datagram header is 12 bytes (wire/compact.rs)"
+    );
+    let at_ip = 1000 + 12 + 28;
+    let rate = at_ip as f64 * 8.0 / (c.interval.as_nanos() as f64 * 1e-9);
+    assert!(
+        // Nanosecond rounding of the interval: 1e-5; the old count was
+        // 1.2 % over.
+        (rate / 9e6 - 1.0).abs() < 1e-5,
+        "{rate} b/s at IP for 9 Mb/s ({} ns between datagrams)",
+        c.interval.as_nanos()
+    );
+}
