@@ -9,6 +9,10 @@ link's token-bucket shaper (10 Gb/s "veth", 40 us each way, `shaper =
     cargo build --release -p satcc-cli
     scripts/real-path-validation.py [--satcc PATH] [--time 15] [--runs 1]
                                     [--protocols tfrc,ccid3,...] [--json out.json]
+                                    [--set KEY=VALUE ...]
+
+--set gives the flow a key, on both sides (the perf client's --set and
+the simulated flow), e.g. `--set data_limited=stretches`.
 
 Each real run makes its own user and network namespaces (`unshare --user
 --net --map-root-user`, no privilege needed), a second network namespace
@@ -76,17 +80,19 @@ rm -f "$SRV_OUT" "$CLI_OUT"
 """
 
 
-def flow_args(proto, rate):
+def flow_args(proto, rate, sets=()):
     args = ["--protocol", proto]
+    for kv in sets:
+        args += ["--set", kv]
     if proto in ("saratoga", "cbr"):
         args += ["--rate", f"{0.9 * rate:g}Mbps"]
     return args
 
 
-def real(satcc, proto, rate, secs):
+def real(satcc, proto, rate, secs, sets=()):
     p = subprocess.run(
         ["unshare", "--user", "--net", "--map-root-user", "sh", "-c", SCRIPT, "sh",
-         satcc, str(secs), str(WARM_S), str(rate)] + flow_args(proto, rate),
+         satcc, str(secs), str(WARM_S), str(rate)] + flow_args(proto, rate, sets),
         capture_output=True, text=True, timeout=secs + 60)
     if p.returncode != 0:
         sys.exit(f"real run {proto} {rate} Mb/s failed ({p.returncode}): {p.stderr}\n{p.stdout}")
@@ -109,8 +115,12 @@ def real(satcc, proto, rate, secs):
     }
 
 
-def scenario(proto, rate, secs):
+def scenario(proto, rate, secs, sets=()):
     flow = [f'protocol = "{proto}"', 'src = "client"', 'dst = "server"', "mss = 1000"]
+    for kv in sets:
+        k, v = kv.split("=", 1)
+        flow.append(f"{k} = {v}" if v[:1] in '"[{' or v.replace(".", "").isdigit()
+                    or v in ("true", "false", "inf") else f'{k} = "{v}"')
     if proto in ("saratoga", "cbr"):
         flow.append(f'rate = "{0.9 * rate:g}Mbps"')
     return "\n".join([
@@ -122,12 +132,12 @@ def scenario(proto, rate, secs):
         "[[flows]]"] + flow) + "\n"
 
 
-def sim(satcc, proto, rate, secs):
+def sim(satcc, proto, rate, secs, sets=()):
     def at(d):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "s.toml")
             with open(path, "w") as f:
-                f.write(scenario(proto, rate, d))
+                f.write(scenario(proto, rate, d, sets))
             p = subprocess.run([satcc, "run", path, "--json", "-q"], check=True,
                                capture_output=True, text=True)
             s = json.loads(p.stdout)
@@ -152,6 +162,8 @@ def main():
     ap.add_argument("--runs", type=int, default=1, help="real runs per point (averaged)")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS))
     ap.add_argument("--json", help="write every number here too")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a flow key for both the real and the simulated flow (repeatable)")
     a = ap.parse_args()
     rows = []
     print("| protocol | link | real goodput | sim goodput | real ÷ sim | real drops | sim drops "
@@ -159,9 +171,9 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     for rate in RATES:
         for proto in a.protocols.split(","):
-            rs = [real(a.satcc, proto, rate, a.time) for _ in range(a.runs)]
+            rs = [real(a.satcc, proto, rate, a.time, a.set) for _ in range(a.runs)]
             r = {k: sum(x[k] for x in rs) / len(rs) for k in rs[0]}
-            s = sim(a.satcc, proto, rate, a.time)
+            s = sim(a.satcc, proto, rate, a.time, a.set)
             rows.append({"protocol": proto, "rate_mbps": rate, "real": r, "real_runs": rs, "sim": s})
             print(f"| {proto} | {rate} Mb/s | {r['goodput_bps'] / 1e6:.3f} Mb/s "
                   f"| {s['goodput_bps'] / 1e6:.3f} Mb/s | {r['goodput_bps'] / s['goodput_bps']:.3f} "

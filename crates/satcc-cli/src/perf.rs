@@ -91,7 +91,9 @@ pub struct PerfArgs {
     /// business, so the client does not take it.
     #[arg(long, default_value = "standard")]
     pub feedback: String,
-    /// CBR: the rate, e.g. `2Mbps`.
+    /// CBR and Saratoga: the rate, e.g. `2Mbps`, counted at IP (every
+    /// byte of the datagram with its IPv4 and UDP headers, as a link
+    /// counts it).
     #[arg(long)]
     pub rate: Option<String>,
     /// Further flow keys as in a scenario's [[flows]], e.g.

@@ -72,8 +72,8 @@ pub fn on_real_wire(config: ProtocolConfig, spec: &FlowSpec) -> ProtocolConfig {
             })
             .unwrap_or(0) as u128;
             let real_wire = u128::from(c.payload) + header + 28;
-            if sim_wire > 0 {
-                let ns = u128::from(c.interval.as_nanos()) * real_wire / sim_wire;
+            if let Some(ns) = (u128::from(c.interval.as_nanos()) * real_wire).checked_div(sim_wire)
+            {
                 c.interval = Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX));
             }
             ProtocolConfig::Cbr(c)

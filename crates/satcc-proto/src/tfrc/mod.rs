@@ -160,6 +160,21 @@ impl Default for Ns2Params {
 /// The default of [`SenderConfig::damping_max_gain`].
 pub const DEFAULT_DAMPING_MAX_GAIN: f64 = 2.0;
 
+/// How the sender decides that a feedback packet covered a data-limited
+/// interval (RFC 5348 §4.3 step 4, §8.2.1; see
+/// [`SenderConfig::data_limited_check`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DataLimitedCheck {
+    /// §8.2.1's procedure with two timestamps, NotLimited1 and
+    /// NotLimited2 (the default).
+    #[default]
+    TwoTimestamps,
+    /// The interval meets no stretch of time during which the sender had
+    /// data waiting: exactly "data-limited over the entire interval",
+    /// whatever the feedback rate.
+    Stretches,
+}
+
 /// Sender parameters.
 #[derive(Clone, Debug)]
 pub struct SenderConfig {
@@ -186,6 +201,20 @@ pub struct SenderConfig {
     /// `f64::INFINITY` is the RFC's unbounded formula; a value below 1 is
     /// treated as 1 (damping never caps below X) and NaN as 2.
     pub damping_max_gain: f64,
+    /// How a data-limited interval is recognised (§4.3 step 4: "If the
+    /// entire interval covered by the feedback packet was a data-limited
+    /// interval"). §8.2.1 gives a procedure with two timestamps that
+    /// answers correctly when feedback comes about once per RTT; when
+    /// several feedback packets arrive within the lag between a packet's
+    /// sending and its echo (a standing queue, or a receiver whose R_m is
+    /// still the tiny first sample), both timestamps lie after t_new and a
+    /// sender that always had data waiting is judged data-limited, which
+    /// freezes max(X_recv_set) (§4.3: "X_recv_set = {max X_recv_set}",
+    /// restamped now). [`DataLimitedCheck::Stretches`] answers the
+    /// question itself; `TwoTimestamps` (the default, until the tables
+    /// are regenerated: it moves multi-flow results by up to 7 % per
+    /// class) is §8.2.1's procedure.
+    pub data_limited_check: DataLimitedCheck,
     /// The b of the throughput equation (packets acknowledged per ACK).
     pub b: f64,
     /// Scheduling granularity t_gran of the host (RFC 5348 §4.6): a packet
@@ -210,12 +239,42 @@ impl Default for SenderConfig {
             // §4.5: "this modification SHOULD be implemented".
             oscillation_damping: true,
             damping_max_gain: DEFAULT_DAMPING_MAX_GAIN,
+            data_limited_check: DataLimitedCheck::default(),
             b: 1.0,
             t_gran: Duration::ZERO,
             profile: Profile::Rfc5348,
             ns2: Ns2Params::default(),
         }
     }
+}
+
+/// What X_recv is measured over when data arrives after the feedback
+/// timer expired with nothing received since the last report (RFC 5348
+/// §6.2; see [`ReceiverConfig::x_recv_interval`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XRecvInterval {
+    /// Everything since the last feedback packet was sent (the default;
+    /// §6.2 step 2's "MAY be calculated over a longer time interval").
+    #[default]
+    SinceFeedback,
+    /// About the last R_m: from the timer's latest (skipped) expiry,
+    /// reaching back one more R_m when that is less than R_m ago, so a
+    /// lone packet reports between s/(2 R_m) and s/R_m.
+    Rtt,
+}
+
+/// The X_target from which the first loss interval is synthesised
+/// (RFC 5348 §6.3.1; see [`ReceiverConfig::first_loss_target`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FirstLossTarget {
+    /// "the maximum value of X_recv so far" (§6.3.1; the default).
+    #[default]
+    MaxXRecv,
+    /// The receive rate over the current measurement window, the packet
+    /// that revealed the loss included: what the next report would carry
+    /// (ns-2 2.35's `adjust_history` takes the same kind of recent rate,
+    /// `est_thput`).
+    Recent,
 }
 
 /// Receiver parameters.
@@ -239,6 +298,32 @@ pub struct ReceiverConfig {
     /// in the last R, with the sender's t_RTO ([`TfrcData::t_rto`]) and
     /// ns-2's coarse inverse `b_to_p` (formula-with-inverse.h).
     pub profile: Profile,
+    /// What X_recv covers when data arrives after empty feedback-timer
+    /// expiries (profile `rfc5348`; the `ns2` profile measures as ns-2
+    /// does). R_m is the RTT the sender wrote into the data packet, so a
+    /// packet that queued behind the sender's own slow start carries the
+    /// RTT of a path with no queue: behind a token-bucket shaper on a
+    /// sub-ms veth pair (issue 34) it was 0.1 ms while packets arrived
+    /// every 0.83 ms, and "one packet per R_m" reported 77 Mb/s on a
+    /// 10 Mb/s link for 120 ms, which the sender's slow start (X =
+    /// min(2X, 2 X_recv), §4.3) took at its word: 153 Mb/s offered, 1 935
+    /// of 4 008 datagrams dropped in the first 0.2 s. Measured since the
+    /// last report ([`XRecvInterval::SinceFeedback`], the default), the
+    /// same packets report 9.6 Mb/s and 166 are dropped, the queue's
+    /// worth a TCP slow start also loses. A TFRC or CCID3 source here is
+    /// always a bulk source, so a gap between packets is the network's,
+    /// never an idle application's; [`XRecvInterval::Rtt`] is the
+    /// one-R_m reading (what satcc did before).
+    pub x_recv_interval: XRecvInterval,
+    /// X_target of the first loss interval (profile `rfc5348`). §6.3.1
+    /// takes the largest X_recv so far, reasoning that in slow start the
+    /// receive rate never exceeds what the path delivers; behind a token
+    /// bucket the first reports measure its burst passing at line rate
+    /// (278 Mb/s on a 2 Mb/s tbf, issue 34), the synthesised interval
+    /// gives p near 1e-6, and the flow goes on at twice the link rate for
+    /// the eight loss events it takes to age that interval out.
+    /// [`FirstLossTarget::Recent`] takes the current receive rate.
+    pub first_loss_target: FirstLossTarget,
 }
 
 impl Default for ReceiverConfig {
@@ -250,6 +335,8 @@ impl Default for ReceiverConfig {
             ndupack: 3,
             b: 1.0,
             profile: Profile::Rfc5348,
+            x_recv_interval: XRecvInterval::default(),
+            first_loss_target: FirstLossTarget::default(),
         }
     }
 }

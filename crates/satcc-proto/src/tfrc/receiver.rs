@@ -11,14 +11,18 @@
 //! RFC 4342 errata 610/611: never measure over less than one RTT). The first
 //! feedback, sent at the first data packet (§6.3), has no interval to
 //! measure and reports X_recv = 0; the sender's X_recv_set still holds
-//! its initial Infinity then (§4.2), so this does not limit it.
+//! its initial Infinity then (§4.2), so this does not limit it. When the
+//! feedback timer expired with nothing to report, the next report covers
+//! everything since the last one (§6.2's longer interval,
+//! [`super::XRecvInterval::SinceFeedback`]), so packets that arrive less
+//! often than one per R_m report their real rate.
 
 use std::collections::VecDeque;
 
 use super::loss::{LossDetector, LossIntervals, PacketClass};
 use super::{
-    Profile, ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats, FALLBACK_FEEDBACK_INTERVAL,
-    MIN_RTT,
+    FirstLossTarget, Profile, ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats,
+    XRecvInterval, FALLBACK_FEEDBACK_INTERVAL, MIN_RTT,
 };
 use crate::equation::ns2::b_to_p;
 use crate::equation::tfrc_loss_rate_for;
@@ -165,7 +169,12 @@ impl TfrcReceiver {
         // 0.5/R packets per second as the minimum value for X_target";
         // find the p for which the equation (t_RTO = 4R, §3.1) gives
         // X_target, and use 1/p.
-        let x_target = first_loss_target(self.max_x_recv, self.cfg.s, rtt);
+        let basis = match self.cfg.first_loss_target {
+            FirstLossTarget::MaxXRecv => self.max_x_recv,
+            // The rate the next report would carry, this packet included.
+            FirstLossTarget::Recent => self.win.measure(now, len, self.obs).0,
+        };
+        let x_target = first_loss_target(basis, self.cfg.s, rtt);
         let (s, b) = (self.cfg.s, self.cfg.b);
         let ns2 = if self.cfg.profile == Profile::Ns2 {
             Some(self.ns2_first_loss(now, rtt, d))
@@ -196,7 +205,13 @@ impl TfrcReceiver {
         // timer last expired".
         let resumed = match self.skipped_at.take() {
             Some(t) => {
-                self.resume_after_idle(now, t);
+                // With XRecvInterval::SinceFeedback the window simply goes
+                // on from the last report (§6.2's longer interval).
+                if self.cfg.x_recv_interval == XRecvInterval::Rtt
+                    || self.cfg.profile == Profile::Ns2
+                {
+                    self.resume_after_idle(now, t);
+                }
                 true
             }
             None => false,
@@ -278,8 +293,9 @@ impl TfrcReceiver {
         }
     }
 
-    /// Data arrives after the feedback timer expired empty at `t`: the
-    /// timer the RFC keeps running would have expired again every O since
+    /// [`super::XRecvInterval::Rtt`] and the `ns2` profile: data arrives
+    /// after the feedback timer expired empty at `t`: the timer the RFC
+    /// keeps running would have expired again every O since
     /// (§6.2: "the feedback timer is restarted to expire after R_m
     /// seconds"). X_recv is measured from the latest of those expiries,
     /// going back one more interval when it is less than O ago (§6.2 step

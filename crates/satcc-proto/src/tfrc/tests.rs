@@ -911,9 +911,13 @@ fn rfc5348_6_1_data_after_idle_is_answered_at_once_over_one_rtt() {
     // §6.1 (4): "If p <= p_prev and no feedback packet was sent when the
     // feedback timer last expired, cause the feedback timer to expire and
     // perform the actions described in Section 6.2." §6.2: "the feedback
-    // timer is restarted to expire after R_m seconds", so X_recv covers
-    // about one R_m, never the whole idle time.
-    let mut r = TfrcReceiver::new(ReceiverConfig::default());
+    // timer is restarted to expire after R_m seconds", so with
+    // XRecvInterval::Rtt X_recv covers about one R_m, never the whole
+    // idle time.
+    let mut r = TfrcReceiver::new(ReceiverConfig {
+        x_recv_interval: XRecvInterval::Rtt,
+        ..ReceiverConfig::default()
+    });
     for i in 0..50u64 {
         let t = at_ms(10 * i);
         rx_tick(&mut r, t);
@@ -936,6 +940,50 @@ fn rfc5348_6_1_data_after_idle_is_answered_at_once_over_one_rtt() {
         f.x_recv
     );
     assert_eq!(r.poll_timeout(), Some(at_ms(10_700)));
+}
+
+/// Issue 34: packets that arrive less often than one per R_m (here one per
+/// 0.83 ms, 1.2 MB/s, with R_m the 0.1 ms a packet carried from before the
+/// queue built up). Each arrives after an empty expiry and is answered at
+/// once (§6.1 step 4); with XRecvInterval::Rtt the report is about s/R_m
+/// (5-10 MB/s, the 77 Mb/s of the tbf path), with the default,
+/// everything since the last report, it is the arrival rate.
+#[test]
+fn sparse_arrivals_report_their_rate_since_the_last_report() {
+    let run = |interval: XRecvInterval| {
+        let mut r = TfrcReceiver::new(ReceiverConfig {
+            x_recv_interval: interval,
+            ..ReceiverConfig::default()
+        });
+        let gap = Duration::from_micros(833);
+        let mut last = None;
+        for i in 0..60u64 {
+            let t = Instant(gap.as_nanos() * i);
+            rx_tick(&mut r, t);
+            let d = TfrcData {
+                seq: i,
+                len: 1000,
+                ts: t,
+                rtt: Some(Duration::from_micros(100)),
+                t_rto: None,
+            };
+            if let Some(f) = rx_at(&mut r, t, d) {
+                last = Some(f.x_recv);
+            }
+        }
+        last.expect("reports")
+    };
+    let arrival_rate = 1000.0 / 833e-6;
+    let since = run(XRecvInterval::SinceFeedback);
+    assert!(
+        rel(since, arrival_rate) < 0.01,
+        "since the last report: {since} B/s, arrivals {arrival_rate} B/s"
+    );
+    let one_rtt = run(XRecvInterval::Rtt);
+    assert!(
+        one_rtt > 4.0 * arrival_rate,
+        "one R_m: {one_rtt} B/s, arrivals {arrival_rate} B/s"
+    );
 }
 
 #[test]

@@ -45,6 +45,7 @@ pub(super) fn config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
             s,
             oscillation_damping: o.oscillation_damping,
             damping_max_gain: o.damping_max_gain,
+            data_limited_check: o.data_limited,
             profile,
             ..tfrc::SenderConfig::default()
         },
@@ -52,6 +53,8 @@ pub(super) fn config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
             s,
             policy,
             history_discounting: o.history_discounting,
+            x_recv_interval: o.x_recv_interval,
+            first_loss_target: o.first_loss_target,
             ndupack,
             profile,
             ..tfrc::ReceiverConfig::default()

@@ -2,13 +2,21 @@
 //! on feedback with X_recv_set, the no-feedback timer, oscillation damping
 //! and paced transmission.
 //!
-//! Data-limited intervals (§4.3 step 4) are detected with the procedure of
-//! §8.2.1: the sender remembers two times it was *not* data-limited (it
-//! sent a packet with more data waiting), and a feedback packet covering
-//! (t_new − R, t_new] that contains neither was a data-limited interval.
-//! A bulk source ([`super::TfrcSender::set_unlimited`]) is never
-//! data-limited, so for it the rules reduce to the RFC's "typical
-//! behaviour" branch.
+//! Data-limited intervals (§4.3 step 4): a feedback packet covering
+//! (t_new − R, t_new] reports a data-limited interval when the sender was
+//! data-limited over all of it (§8.2.1). The sender keeps the stretches of
+//! time during which it was *not* data-limited (from a packet sent with
+//! more data waiting to the packet that emptied its buffer), and the
+//! interval is data-limited when it meets none of them
+//! ([`DataLimitedCheck::Stretches`]). §8.2.1's two-timestamp procedure
+//! (NotLimited1/NotLimited2, [`DataLimitedCheck::TwoTimestamps`], the
+//! default) gives the same answer when one feedback covers each RTT; with several
+//! feedbacks per t_new lag (a queue that delays data by D ≫ the
+//! feedback interval, issue 34) it finds both timestamps after t_new and
+//! calls a bulk sender's intervals data-limited, and the data-limited
+//! branch then keeps max(X_recv_set) restamped for ever. A bulk source
+//! ([`super::TfrcSender::set_unlimited`]) is never data-limited, so for it
+//! the rules reduce to the RFC's "typical behaviour" branch.
 //!
 //! "A new loss event or an increase in the loss event rate p" (§4.3 step 4)
 //! is seen as an increase in p: the §3.2.2 feedback carries p and nothing
@@ -16,11 +24,15 @@
 
 use std::collections::VecDeque;
 
-use super::super::{TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
+use super::super::{DataLimitedCheck, TfrcData, TfrcFeedback, TfrcSenderStats, MIN_RTT};
 use super::Source;
 use crate::equation::tfrc_rate;
 use crate::pacer::{Ipi, Pacer};
 use crate::time::{Duration, Instant};
+
+/// Cap on the remembered stretches of not being data-limited (memory
+/// stays bounded whatever the application's on/off pattern).
+const MAX_STRETCHES: usize = 64;
 
 /// Cap on X_recv_set entries (it holds at most the feedback of two RTTs,
 /// and only a decreasing run of them; this only guards odd inputs).
@@ -53,8 +65,13 @@ pub struct RfcSender {
     nfb_deadline: Instant,
     /// Nothing sent since the no-feedback timer was last set (§4.4).
     idle_since_nfb: bool,
-    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next.
+    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next
+    /// (DataLimitedCheck::TwoTimestamps).
     not_limited: [Instant; 2],
+    /// The stretches during which the sender was not data-limited, oldest
+    /// first, the last one open (end None) while data is waiting
+    /// (DataLimitedCheck::Stretches).
+    not_limited_runs: VecDeque<(Instant, Option<Instant>)>,
     t_new: Instant,
     t_next: Instant,
     feedback_seen: bool,
@@ -81,6 +98,7 @@ impl RfcSender {
             nfb_deadline: now + Duration::from_secs(2), // §4.2
             idle_since_nfb: true,
             not_limited: [Instant::ZERO; 2],
+            not_limited_runs: VecDeque::new(),
             t_new: Instant::ZERO,
             t_next: Instant::ZERO,
             feedback_seen: false,
@@ -268,6 +286,9 @@ impl RfcSender {
     /// data-limited": the interval (t_new − R, t_new] is data-limited
     /// unless NotLimited1 or NotLimited2 falls in it.
     fn covered_interval_data_limited(&mut self, t_new: Instant, r: Duration, now: Instant) -> bool {
+        if self.src.cfg.data_limited_check == DataLimitedCheck::Stretches {
+            return self.no_stretch_in(t_new, r);
+        }
         self.t_new = t_new;
         self.t_next = now;
         // t_old = t_new - R may lie before time zero: compare t + R > t_new.
@@ -281,6 +302,51 @@ impl RfcSender {
             self.not_limited[0] = self.not_limited[1];
         }
         limited
+    }
+
+    /// Whether (t_new − R, t_new] meets no stretch of not being
+    /// data-limited; stretches that ended before t_new − 2R are dropped
+    /// (a later feedback's interval starts after them unless R more than
+    /// doubles).
+    fn no_stretch_in(&mut self, t_new: Instant, r: Duration) -> bool {
+        let (b, r) = (u128::from(t_new.as_nanos()), u128::from(r.as_nanos()));
+        while self.not_limited_runs.len() > 1
+            && self.not_limited_runs[0]
+                .1
+                .is_some_and(|e| u128::from(e.as_nanos()) + 2 * r <= b)
+        {
+            self.not_limited_runs.pop_front();
+        }
+        // A stretch [s, e] meets (b − R, b] when s <= b and e > b − R.
+        !self.not_limited_runs.iter().any(|&(s, e)| {
+            u128::from(s.as_nanos()) <= b && e.is_none_or(|e| u128::from(e.as_nanos()) + r > b)
+        })
+    }
+
+    /// A packet left at `now`; `more` says whether data is still waiting
+    /// (the stretch of not being data-limited goes on) or not (it ends).
+    fn note_stretch(&mut self, now: Instant, more: bool) {
+        let open = self.not_limited_runs.back().is_some_and(|r| r.1.is_none());
+        match (open, more) {
+            (false, true) => {
+                if self.not_limited_runs.len() >= MAX_STRETCHES {
+                    // Bounded memory: the two oldest become one, as if the
+                    // sender had not been data-limited between them (the
+                    // RFC's typical behaviour, the safe side).
+                    let first = self.not_limited_runs.pop_front().map(|r| r.0);
+                    if let (Some(s), Some(r)) = (first, self.not_limited_runs.front_mut()) {
+                        r.0 = s;
+                    }
+                }
+                self.not_limited_runs.push_back((now, None));
+            }
+            (true, false) => {
+                if let Some(r) = self.not_limited_runs.back_mut() {
+                    r.1 = Some(now);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// §8.2.1, "After sending a segment: If (sender has sent all it is
@@ -368,10 +434,12 @@ impl RfcSender {
             // timer expires two seconds later.
             self.nfb_deadline = now + Duration::from_secs(2);
         }
-        if self.src.has_data() {
+        let more = self.src.has_data();
+        if more {
             // More is waiting: the rate, not the application, limits.
             self.note_not_limited(now);
         }
+        self.note_stretch(now, more);
         self.idle_since_nfb = false;
         Some(self.src.packet(now, len, self.r, None))
     }

@@ -20,6 +20,18 @@ pub struct TfrcOptions {
     /// the RFC's unbounded formula; see
     /// [`satcc_proto::tfrc::SenderConfig::damping_max_gain`]).
     pub damping_max_gain: f64,
+    /// What X_recv covers after empty feedback-timer expiries, written
+    /// `x_recv_interval = "since_feedback" | "rtt"` (see
+    /// [`satcc_proto::tfrc::ReceiverConfig::x_recv_interval`]).
+    pub x_recv_interval: satcc_proto::tfrc::XRecvInterval,
+    /// How the sender recognises a data-limited interval, written
+    /// `data_limited = "two_timestamps" | "stretches"` (see
+    /// [`satcc_proto::tfrc::SenderConfig::data_limited_check`]).
+    pub data_limited: satcc_proto::tfrc::DataLimitedCheck,
+    /// X_target of the first loss interval, written `first_loss_target =
+    /// "max_x_recv" | "recent"` (see
+    /// [`satcc_proto::tfrc::ReceiverConfig::first_loss_target`]).
+    pub first_loss_target: satcc_proto::tfrc::FirstLossTarget,
     /// RFC 5348 §5.5 history discounting (OPTIONAL; default off with
     /// profile `rfc5348`, on with `ns2` as ns-2's `discount_ 1`).
     pub history_discounting: bool,
@@ -34,6 +46,9 @@ impl Default for TfrcOptions {
             feedback: FeedbackSpec::default(),
             oscillation_damping: damping_default(),
             damping_max_gain: satcc_proto::tfrc::DEFAULT_DAMPING_MAX_GAIN,
+            x_recv_interval: Default::default(),
+            data_limited: Default::default(),
+            first_loss_target: Default::default(),
             history_discounting: false,
             profile: TfrcProfileSpec::default(),
         }
@@ -72,6 +87,30 @@ pub(super) fn damping_default() -> bool {
     true
 }
 
+/// `x_recv_interval` as written.
+#[derive(Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum XRecvIntervalKind {
+    SinceFeedback,
+    Rtt,
+}
+
+/// `data_limited` as written.
+#[derive(Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum DataLimitedKind {
+    TwoTimestamps,
+    Stretches,
+}
+
+/// `first_loss_target` as written.
+#[derive(Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum FirstLossTargetKind {
+    MaxXRecv,
+    Recent,
+}
+
 /// `feedback` as written.
 #[derive(Clone, Copy, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
@@ -92,6 +131,12 @@ struct TfrcFields {
     oscillation_damping: bool,
     #[serde(default)]
     damping_max_gain: Option<f64>,
+    #[serde(default)]
+    x_recv_interval: Option<XRecvIntervalKind>,
+    #[serde(default)]
+    data_limited: Option<DataLimitedKind>,
+    #[serde(default)]
+    first_loss_target: Option<FirstLossTargetKind>,
     /// Default: off with profile "rfc5348", on with "ns2".
     #[serde(default)]
     history_discounting: Option<bool>,
@@ -125,6 +170,24 @@ impl TryFrom<TfrcFields> for TfrcOptions {
             feedback,
             oscillation_damping: f.oscillation_damping,
             damping_max_gain,
+            x_recv_interval: match f.x_recv_interval {
+                Some(XRecvIntervalKind::Rtt) => satcc_proto::tfrc::XRecvInterval::Rtt,
+                Some(XRecvIntervalKind::SinceFeedback) | None => {
+                    satcc_proto::tfrc::XRecvInterval::SinceFeedback
+                }
+            },
+            data_limited: match f.data_limited {
+                Some(DataLimitedKind::Stretches) => satcc_proto::tfrc::DataLimitedCheck::Stretches,
+                Some(DataLimitedKind::TwoTimestamps) | None => {
+                    satcc_proto::tfrc::DataLimitedCheck::TwoTimestamps
+                }
+            },
+            first_loss_target: match f.first_loss_target {
+                Some(FirstLossTargetKind::Recent) => satcc_proto::tfrc::FirstLossTarget::Recent,
+                Some(FirstLossTargetKind::MaxXRecv) | None => {
+                    satcc_proto::tfrc::FirstLossTarget::MaxXRecv
+                }
+            },
             history_discounting: f
                 .history_discounting
                 .unwrap_or(f.profile == TfrcProfileSpec::Ns2),
