@@ -36,11 +36,21 @@ pub struct TransferConfig {
     pub max_size: u64,
     /// Replace an existing file of the same name (else refused).
     pub overwrite: bool,
-    /// The sender requests a STATUS every this many DATA frames (and at
-    /// least once a second; 0: by time only). The draft leaves the
-    /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
-    /// frequent STATUS frames queue there and delay the last one.
+    /// The sender also requests a STATUS every this many DATA frames (0,
+    /// the default: not by count). The draft leaves the frequency open
+    /// (§4.4); a count ties the STATUS rate to the data rate, and on a
+    /// narrow return path (`dmc`'s 38.4 kb/s) frequent STATUS frames queue
+    /// there and delay the last one.
     pub status_every_frames: u32,
+    /// STATUS requests per smoothed RTT for a fixed-rate sender
+    /// (`SaratogaConfig::status_per_rtt`, default 1, paper 000 §5); STFRC
+    /// asks once per RTT itself.
+    pub status_per_rtt: f64,
+    /// The return path's rate in bits/s, if known: STATUS requests are
+    /// spaced so their STATUS frames use at most `status_share` of it.
+    pub reverse_rate_bps: Option<u64>,
+    /// The share of `reverse_rate_bps` STATUS frames may use (0.5).
+    pub status_share: f64,
     /// The timestamp type the sender writes in STATUS-requesting DATA
     /// (§4.4), `None` for none. Default POSIX 64+32: the Go decoder
     /// refuses type 0 (local interpretation) and with it the whole frame.
@@ -62,7 +72,10 @@ impl Default for TransferConfig {
             inactivity_timeout: Duration::from_secs(30),
             max_size: 10_000_000_000,
             overwrite: false,
-            status_every_frames: 100,
+            status_every_frames: 0,
+            status_per_rtt: 1.0,
+            reverse_rate_bps: None,
+            status_share: 0.5,
             timestamp: Some(TimestampType::Posix64_32),
             progress_timeout: Duration::from_secs(30),
             progress_timeout_rtts: 16,

@@ -371,6 +371,7 @@ fn status_requests_follow_the_interval_and_the_frame_count() {
         let c = SaratogaConfig {
             status_every_frames: every,
             status_request_interval: Duration::from_millis(interval),
+            status_per_rtt: 0.0,
             ..cfg()
         };
         let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
@@ -392,6 +393,52 @@ fn status_requests_follow_the_interval_and_the_frame_count() {
                 "every {every}, interval {interval}: gap {gap} ms"
             );
         }
+    }
+}
+
+/// Gaps (ms) between the STATUS requests of a 1 MB PUT at 8 Mb/s over a
+/// 10 ms one-way link, the first two left out (before an RTT sample).
+fn request_gaps_ms(c: SaratogaConfig) -> Vec<f64> {
+    let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 1_000_000);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let t = run(&mut s, &mut r, ms(10), at_ms(60_000), |_, _| false);
+    assert!(r.is_complete());
+    let req: Vec<Instant> = t
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m, Message::SaraData(d) if d.request_status && !d.eod))
+        .map(|x| x.0)
+        .collect();
+    assert!(req.len() > 10, "{} requests", req.len());
+    req.windows(2)
+        .skip(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
+        .collect()
+}
+
+#[test]
+fn status_requests_default_to_once_per_rtt_and_respect_the_reverse_cap() {
+    // Defaults: no count rule, one request per smoothed RTT (20 ms here;
+    // frames leave every ~1.03 ms, so a gap is 20-22 ms).
+    for (k, lo, hi) in [(1.0, 19.9, 22.5), (2.0, 9.9, 12.0)] {
+        let c = SaratogaConfig {
+            status_per_rtt: k,
+            ..cfg()
+        };
+        for g in request_gaps_ms(c) {
+            assert!((lo..hi).contains(&g), "{k} per RTT: gap {g} ms");
+        }
+    }
+    // Told a 16 kb/s reverse path with a 0.5 share, a STATUS of 76 bytes
+    // (28 + 8 + a 16-byte timestamp + two offsets and two holes of 4
+    // bytes) may leave every 608 / 8000 s = 76 ms, beyond the RTT rule's.
+    let c = SaratogaConfig {
+        reverse_rate_bps: Some(16_000),
+        ..cfg()
+    };
+    for g in request_gaps_ms(c) {
+        assert!((76.0..78.5).contains(&g), "capped: gap {g} ms");
     }
 }
 
