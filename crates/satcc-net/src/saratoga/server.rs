@@ -16,14 +16,14 @@ use super::files::{
     check_name, checksum_file, count_resumable, file_id, partial_path, resume_path, sweep_partials,
     FileId, ResumeInfo, SumCache, TempFile,
 };
-use super::frames::{error_status, feed_status, parse, status_frame};
+use super::frames::{error_status, parse, status_frame};
 use super::session::{rate, sara_config, send_all_from_receiver, RecvSide, SendSide, HASH_AHEAD};
 use super::types::{error_text, Access, ServeConfig, ServerCounters, SessionReport};
 use crate::clock::{grow_buffers, Clock, Socket};
 use crate::conn::MAX_RECEIVE;
 
 /// How many times a resume offer is repeated (before STATUS replies).
-const RESUME_OFFER_REPEATS: u8 = 8;
+pub(super) const RESUME_OFFER_REPEATS: u8 = 8;
 
 #[derive(Debug)]
 enum Side {
@@ -323,7 +323,9 @@ impl SaratogaServer {
                     fail = Some((0, format!("peer aborted: {}", error_text(st.error))));
                 } else {
                     let before = g.sender.sender_stats().status_rejected;
-                    feed_status(&mut g.sender, now, st);
+                    // A resume offer from a GET client that kept part of
+                    // the file (its first STATUS), else an ordinary one.
+                    g.on_status(now, st);
                     self.counters.status_rejected +=
                         g.sender.sender_stats().status_rejected - before;
                 }
