@@ -159,7 +159,10 @@ pub fn get(
         // stopped; a refusal, a bad checksum or a disk error removes it.
         let resumable = matches!(
             e,
-            TransferError::Timeout(_) | TransferError::Stalled { .. } | TransferError::Cancelled
+            TransferError::Timeout(_)
+                | TransferError::Stalled { .. }
+                | TransferError::Starved { .. }
+                | TransferError::Cancelled
         );
         side.suspend_or_discard(resumable);
     }
@@ -189,8 +192,16 @@ fn get_loop(
             side.receiver.handle_timeout(now);
         }
         send_all_from_receiver(side, now, &link.sock, server, &mut link.out, &name_b);
-        if side.receiver.failure().is_some() {
-            return Err(TransferError::Timeout(now.saturating_since(last_rx)));
+        match side.receiver.failure() {
+            Some(Failure::NoProgress { stalled, acked }) => {
+                return Err(TransferError::Starved {
+                    stalled,
+                    received: acked,
+                    total: side.meta.map(|m| m.0),
+                })
+            }
+            Some(_) => return Err(TransferError::Timeout(now.saturating_since(last_rx))),
+            None => {}
         }
         if let Some(t) = finished {
             // Linger briefly to answer the server's last STATUS requests

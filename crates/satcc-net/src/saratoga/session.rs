@@ -81,6 +81,10 @@ pub(super) fn sara_config(
         timestamp_type: cfg.timestamp.unwrap_or(TimestampType::Posix64_32),
         progress_timeout: cfg.progress_timeout,
         progress_timeout_rtts: cfg.progress_timeout_rtts,
+        // The receiver has no RTT: only the time rule (0, with
+        // `--progress-timeout 16rtt` alone, leaves it to the inactivity
+        // timeout).
+        receiver_progress_timeout: cfg.progress_timeout,
         ..SaratogaConfig::default()
     }
 }

@@ -137,6 +137,16 @@ pub enum TransferError {
         /// The file's size.
         total: u64,
     },
+    /// Receiving: the peer kept sending, but nothing new (`received` of
+    /// `total` bytes there, from offset 0) for this long.
+    Starved {
+        /// How long no new byte arrived.
+        stalled: Duration,
+        /// Bytes received from offset 0.
+        received: u64,
+        /// The file's size, if METADATA told it.
+        total: Option<u64>,
+    },
     /// Every byte arrived but the checksum did not match.
     Integrity(String),
     /// The progress callback asked to stop.
@@ -165,6 +175,19 @@ impl std::fmt::Display for TransferError {
                  ({acked} of {total} bytes acknowledged; --progress-timeout)",
                 stalled.as_secs_f64()
             ),
+            TransferError::Starved {
+                stalled,
+                received,
+                total,
+            } => {
+                let of = total.map_or(String::new(), |t| format!(" of {t}"));
+                write!(
+                    f,
+                    "no progress: the peer sent nothing new for {:.1} s \
+                     ({received}{of} bytes received; --progress-timeout)",
+                    stalled.as_secs_f64()
+                )
+            }
             TransferError::Integrity(m) => write!(f, "integrity check failed: {m}"),
             TransferError::Cancelled => write!(f, "cancelled"),
         }
@@ -341,6 +364,10 @@ impl ServeConfig {
 /// What a server counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ServerCounters {
+    /// GET sessions ended by the client's STATUS of session 0 with an
+    /// error (it could not take the session: the Go implementation's way
+    /// to refuse).
+    pub peer_refused: u64,
     /// Datagrams received.
     pub datagrams: u64,
     /// Datagrams that did not parse as Saratoga frames.

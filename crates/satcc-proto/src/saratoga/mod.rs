@@ -159,6 +159,16 @@ pub struct SaratogaConfig {
     /// Progress timeout in smoothed RTTs (N; 0: only the time rule).
     /// Default 16: on a path whose RTT exceeds 3.75 s this lengthens T.
     pub progress_timeout_rtts: u32,
+    /// The receiver's progress timeout: it gives up
+    /// ([`Failure::NoProgress`]) when, once the transfer has started, no
+    /// DATA has brought a byte it did not have for this long. The
+    /// inactivity timeout is reset by every valid frame, so a sender that
+    /// keeps re-sending what is already there (a probe that never gets
+    /// our STATUS, a peer that misreads it) kept a receiver alive for
+    /// ever. Zero (the default) turns it off: the simulator's STFRC may
+    /// legitimately slow to one frame per 64 s (RFC 5348 §4.4, t_mbi);
+    /// the runtime sets it to its progress timeout.
+    pub receiver_progress_timeout: Duration,
     /// Receiver: the most disjoint received ranges kept. A DATA frame that
     /// would need another is dropped (and re-sent later as a hole), so a
     /// peer cannot grow the receiver's memory without bound.
@@ -193,6 +203,7 @@ impl Default for SaratogaConfig {
             inactivity_timeout: Duration::from_secs(60),
             progress_timeout: Duration::from_secs(60),
             progress_timeout_rtts: 16,
+            receiver_progress_timeout: Duration::ZERO,
             max_ranges: 4096,
             max_retx_ranges: 4096,
             checksum: wire::Checksum::None,

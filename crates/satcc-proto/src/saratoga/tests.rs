@@ -363,6 +363,64 @@ fn receiver_gives_up_when_the_sender_goes_silent() {
     assert_eq!(Endpoint::stats(&r).timeouts, 1);
 }
 
+/// A sender that keeps re-sending the one DATA the receiver already has
+/// (every 100 ms, a STATUS requested each time) resets the inactivity
+/// timer for ever; with the receiver's progress timeout on (2 s) the
+/// receiver gives up 2 s after the last new byte, and not before.
+#[test]
+fn receiver_gives_up_when_no_new_data_arrives() {
+    for limit in [Duration::ZERO, Duration::from_secs(2)] {
+        let c = SaratogaConfig {
+            receiver_progress_timeout: limit,
+            ..cfg()
+        };
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let meta = SaraMetadata {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            file_size: 10_000,
+            checksum: wire::Checksum::None,
+            name: 1,
+        };
+        r.handle_input(at_ms(0), &Message::SaraMetadata(meta));
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: 0,
+            len: 1000,
+            request_status: true,
+            eod: false,
+            ts: None,
+        };
+        let mut failed_at = None;
+        for i in 1..=300u64 {
+            let now = at_ms(i * 100);
+            if r.poll_timeout().is_some_and(|t| t <= now) {
+                r.handle_timeout(now);
+            }
+            if r.failure().is_some() {
+                failed_at = Some(i * 100);
+                break;
+            }
+            r.handle_input(now, &Message::SaraData(d));
+            while r.poll_message(now).is_some() {}
+        }
+        if limit == Duration::ZERO {
+            assert_eq!(failed_at, None, "off: {:?}", r.failure());
+        } else {
+            // New bytes last arrived at 100 ms: the deadline is 2.1 s.
+            assert_eq!(failed_at, Some(2100));
+            assert_eq!(r.poll_timeout(), None);
+            match r.failure() {
+                Some(Failure::NoProgress { stalled, acked }) => {
+                    assert_eq!((stalled, acked), (Duration::from_secs(2), 1000));
+                }
+                f => panic!("{f:?}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn status_requests_follow_the_interval_and_the_frame_count() {
     // 1000-byte frames at ~1 ms; a STATUS request every 50 ms by time, or
