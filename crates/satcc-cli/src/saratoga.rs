@@ -172,10 +172,24 @@ struct Common {
     /// Replace an existing file of the same name.
     #[arg(long)]
     overwrite: bool,
-    /// The sender asks for a STATUS every N DATA frames (and at least
-    /// once a second; 0: by time only). Fewer on a narrow return link.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// The sender also asks for a STATUS every N DATA frames (0, the
+    /// default: not by count; it asks once per round trip and at least
+    /// once a second). A count ties the STATUS rate to the data rate and
+    /// can fill a narrow return link.
+    #[arg(long, default_value_t = 0, value_name = "N")]
     status_every: u32,
+    /// STATUS requests per round trip of a fixed-rate sender (0: off);
+    /// STFRC asks once per round trip by itself.
+    #[arg(long, default_value_t = 1.0, value_name = "K")]
+    status_per_rtt: f64,
+    /// The return link's rate, if you know it (e.g. `38.4kbps`): STATUS
+    /// requests are spaced so that the STATUS frames use at most
+    /// --status-share of it.
+    #[arg(long, value_name = "RATE")]
+    reverse_rate: Option<String>,
+    /// The share of --reverse-rate that STATUS frames may use.
+    #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
+    status_share: f64,
     /// Timestamp type in STATUS-requesting DATA: posix64_32 (the
     /// default; every peer tried decodes it), posix32, posix64,
     /// posix32_32, epoch2000_32, local (type 0, which the Go
@@ -336,12 +350,37 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         ));
     }
     let (progress_timeout, progress_timeout_rtts) = parse_progress_timeout(&c.progress_timeout)?;
+    if !(c.status_per_rtt.is_finite() && c.status_per_rtt >= 0.0) {
+        return Err(format!(
+            "--status-per-rtt {}: expected a number >= 0",
+            c.status_per_rtt
+        ));
+    }
+    if !(c.status_share.is_finite() && c.status_share > 0.0 && c.status_share <= 1.0) {
+        return Err(format!(
+            "--status-share {}: expected a number in (0, 1]",
+            c.status_share
+        ));
+    }
+    let reverse_rate_bps = match &c.reverse_rate {
+        Some(r) => {
+            let bps = parse_rate_bps(r).map_err(|e| format!("--reverse-rate '{r}': {e}"))?;
+            if bps == 0 {
+                return Err(format!("--reverse-rate '{r}': must be greater than zero"));
+            }
+            Some(bps)
+        }
+        None => None,
+    };
     Ok(TransferConfig {
         rate,
         payload: c.payload,
         checksum: parse_checksum(&c.checksum)?,
         inactivity_timeout: timeout,
         status_every_frames: c.status_every,
+        status_per_rtt: c.status_per_rtt,
+        reverse_rate_bps,
+        status_share: c.status_share,
         timestamp: parse_timestamp(&c.timestamp)?,
         progress_timeout,
         progress_timeout_rtts,

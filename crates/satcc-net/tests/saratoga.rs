@@ -392,6 +392,91 @@ fn client_that_gives_up_leaves_no_file() {
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
 }
 
+/// A GET of `name` into `dest` (from a server sending at 16 Mb/s),
+/// cancelled once at least `stop_at` bytes are there.
+fn interrupted_get(addr: SocketAddr, name: &str, dest: &Path, stop_at: u64) {
+    let t0 = StdInstant::now();
+    let r = get(addr, name, dest, &cfg(Rate::Fixed(16_000_000)), &mut |p| {
+        // Bounded: the whole file takes about 2 s at 16 Mb/s.
+        assert!(t0.elapsed() < StdDuration::from_secs(20), "no progress");
+        p.done < stop_at
+    });
+    assert!(matches!(r, Err(TransferError::Cancelled)), "{r:?}");
+}
+
+/// Issue 29 item 5: an interrupted GET keeps what it received, and a
+/// rerun continues from it (only the rest is sent) and ends with the
+/// server's file, byte for byte; a file changed on the server since is
+/// fetched whole.
+#[test]
+fn an_interrupted_get_resumes_from_what_it_kept() {
+    let _g = serial();
+    let dir = tempdir("getresume");
+    let local = tempdir("getresumecli");
+    let size = 4usize << 20;
+    let body = pattern(size, 11);
+    std::fs::write(dir.join("big"), &body).unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.inactivity_timeout = Duration::from_secs(1);
+    // The GET responder chooses the rate: slow enough to interrupt.
+    sc.transfer.rate = Rate::Fixed(16_000_000);
+    let server = serve(sc);
+    let dest = local.join("big");
+    interrupted_get(server.addr, "big", &dest, (size / 2) as u64);
+    // No file under the final name; the bytes and their record are kept.
+    assert_eq!(
+        listing(&local),
+        vec![".big.partial".to_string(), ".big.resume".to_string()]
+    );
+    let retry = get(
+        server.addr,
+        "big",
+        &dest,
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("retry");
+    println!(
+        "resumed {} B, {} DATA frames received (file {size} B)",
+        retry.resumed_bytes, retry.data_frames
+    );
+    assert!(retry.resumed_bytes >= (size / 2) as u64, "{retry:?}");
+    // Only the rest came: a fresh GET takes 4096 frames of 1024 bytes.
+    assert!(
+        retry.data_frames * 1024 < (size as u64 - retry.resumed_bytes) + 200 * 1024,
+        "{retry:?}"
+    );
+    assert!(
+        std::fs::read(&dest).unwrap() == body,
+        "resumed file differs"
+    );
+    assert_eq!(listing(&local), vec!["big".to_string()]);
+
+    // Interrupted again, then the server's file changes (same size): the
+    // kept bytes are not this file's, so nothing is resumed.
+    let dest2 = local.join("big2");
+    interrupted_get(server.addr, "big", &dest2, (size / 3) as u64);
+    let other = pattern(size, 12);
+    std::fs::write(dir.join("big"), &other).unwrap();
+    let fresh = get(
+        server.addr,
+        "big",
+        &dest2,
+        &cfg(Rate::Fixed(200_000_000)),
+        &mut no_progress(),
+    )
+    .expect("fresh");
+    assert_eq!(fresh.resumed_bytes, 0, "{fresh:?}");
+    assert!(fresh.data_frames >= 4096, "{fresh:?}");
+    assert!(
+        std::fs::read(&dest2).unwrap() == other,
+        "changed file differs"
+    );
+    assert_eq!(listing(&local), vec!["big".to_string(), "big2".to_string()]);
+    let (c, reports) = server.stop();
+    assert_eq!(c.completed, 2, "{reports:?}");
+}
+
 fn metadata(session: u32, name: &[u8], size: u64, checksum: Checksum) -> Vec<u8> {
     let d = DescriptorSize::smallest_for(size);
     Repr::Metadata(wire::Metadata {

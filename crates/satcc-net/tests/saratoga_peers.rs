@@ -654,3 +654,240 @@ fn byte_quotas_per_peer_and_in_total() {
     assert_eq!(counters.over_quota, 0, "{counters:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn metadata_frame(session: u32, name: &[u8], size: u64) -> Vec<u8> {
+    let d = DescriptorSize::smallest_for(size);
+    Repr::Metadata(wire::Metadata {
+        descriptor: d,
+        session,
+        transfer: TransferType::File,
+        terminated: false,
+        udp_lite: false,
+        checksum: Checksum::None,
+        entry: DirEntry {
+            properties: Properties::File,
+            descriptor: d,
+            size,
+            mtime: 0,
+            ctime: 0,
+            path: name.to_vec(),
+        },
+    })
+    .to_vec()
+    .unwrap()
+}
+
+/// DATA `[0, 1000)` of a `size`-byte file, asking for a STATUS.
+fn first_data(session: u32, size: u64) -> Vec<u8> {
+    let repr = Repr::Data(wire::Data {
+        descriptor: DescriptorSize::smallest_for(size),
+        session,
+        transfer: TransferType::File,
+        request_status: true,
+        eod: false,
+        timestamp: None,
+        offset: 0,
+        payload_len: 1000,
+    });
+    let mut v = repr.to_vec().unwrap();
+    let h = repr.header_len();
+    v[h..].fill(7);
+    v
+}
+
+/// A sender that sends METADATA of a 10 000-byte file and then the same
+/// first DATA frame every 100 ms, for `for_how_long` or until an error
+/// STATUS comes: (the error STATUS frames, when the first came).
+fn repeating_sender(
+    sock: UdpSocket,
+    to: std::net::SocketAddr,
+    session: u32,
+    for_how_long: StdDuration,
+) -> (Vec<wire::Status>, Option<StdDuration>) {
+    sock.set_read_timeout(Some(StdDuration::from_millis(100)))
+        .unwrap();
+    let t0 = StdInstant::now();
+    let mut buf = vec![0u8; 70_000];
+    let mut errors = Vec::new();
+    let mut first_error = None;
+    sock.send_to(&metadata_frame(session, b"stuck", 10_000), to)
+        .unwrap();
+    while t0.elapsed() < for_how_long && first_error.is_none() {
+        sock.send_to(&first_data(session, 10_000), to).unwrap();
+        // Drain what came back in 100 ms.
+        let until = StdInstant::now() + StdDuration::from_millis(100);
+        while StdInstant::now() < until {
+            let Ok((n, _)) = sock.recv_from(&mut buf) else {
+                break;
+            };
+            if let Some(Repr::Status(s)) = parse(&buf[..n]) {
+                if s.error != 0 {
+                    errors.push(s);
+                    first_error.get_or_insert(t0.elapsed());
+                }
+            }
+        }
+    }
+    (errors, first_error)
+}
+
+/// Issue 29: a server session whose client keeps sending, but only what
+/// the server already has, ends within the progress timeout (2 s here)
+/// with a one-line error and error 12 to the client. Before, every such
+/// DATA reset the inactivity timer and the session never ended.
+#[test]
+fn a_server_put_from_a_client_that_sends_nothing_new_ends() {
+    let _g = serial();
+    let dir = tempdir("starvedput");
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.progress_timeout = Duration::from_secs(2);
+    sc.transfer.inactivity_timeout = Duration::from_secs(20);
+    let server = serve(sc);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (errors, first) = repeating_sender(client, server.addr, 5151, StdDuration::from_secs(8));
+    let (counters, reports) = server.stop();
+    let e = errors.first().expect("an error STATUS");
+    assert_eq!((e.session, e.error), (5151, error_code::INTERNAL_TIMEOUT));
+    let first = first.unwrap();
+    assert!(
+        first >= StdDuration::from_millis(1900) && first < StdDuration::from_secs(4),
+        "{first:?}"
+    );
+    assert_eq!(counters.failed, 1, "{counters:?}");
+    let msg = reports[0].error.as_deref().unwrap();
+    assert!(msg.starts_with("client stalled: no progress"), "{msg}");
+    assert!(!msg.contains('\n'), "{msg}");
+    assert!(msg.contains("1000 bytes"), "{msg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 29: a GET whose server keeps re-sending the first DATA frame and
+/// nothing else ends within the progress timeout with a one-line error.
+#[test]
+fn a_get_from_a_server_that_sends_nothing_new_ends() {
+    let _g = serial();
+    let local = tempdir("starvedget");
+    let fake = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = fake.local_addr().unwrap();
+    let h = std::thread::spawn(move || {
+        fake.set_read_timeout(Some(StdDuration::from_secs(5)))
+            .unwrap();
+        let mut buf = vec![0u8; 70_000];
+        let Ok((n, from)) = fake.recv_from(&mut buf) else {
+            return;
+        };
+        let Some(Repr::Request(r)) = parse(&buf[..n]) else {
+            return;
+        };
+        // Until the client's error (error 3 from a GET client that gives
+        // up is not sent: it just stops), at most 8 s.
+        let _ = repeating_sender(fake, from, r.session, StdDuration::from_secs(8));
+    });
+    let c = TransferConfig {
+        progress_timeout: Duration::from_secs(2),
+        ..cfg()
+    };
+    let t0 = StdInstant::now();
+    let r = get(addr, "stuck", &local.join("stuck"), &c, &mut |_| true);
+    let took = t0.elapsed();
+    h.join().unwrap();
+    match &r {
+        Err(
+            e @ TransferError::Starved {
+                received, total, ..
+            },
+        ) => {
+            assert_eq!((*received, *total), (1000, Some(10_000)));
+            let line = e.to_string();
+            assert!(
+                line.starts_with("no progress: the peer sent nothing new"),
+                "{line}"
+            );
+            assert!(!line.contains('\n'));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(took < StdDuration::from_secs(4), "{took:?}");
+    let _ = std::fs::remove_dir_all(&local);
+}
+
+/// Issue 29: a client that answers the server's GET frames with a STATUS
+/// of session 0 and an error (it could not take the session, as the Go
+/// implementation answers) ends that GET at once: the server stops
+/// sending and reports the client's error. Before, the server sent until
+/// its progress or inactivity timeout.
+#[test]
+fn a_session_zero_error_from_a_client_ends_the_servers_get() {
+    let _g = serial();
+    let dir = tempdir("sess0srv");
+    std::fs::write(dir.join("big"), vec![3u8; 2_000_000]).unwrap();
+    let mut sc = ServeConfig::new(dir.clone());
+    sc.transfer.rate = Rate::Fixed(1_000_000); // 16 s for the file
+    let server = serve(sc);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.connect(server.addr).unwrap();
+    client
+        .set_read_timeout(Some(StdDuration::from_millis(100)))
+        .unwrap();
+    let req = Repr::Request(wire::Request {
+        descriptor: DescriptorSize::D64,
+        session: 777,
+        streams: false,
+        tx_willing: 3,
+        rx_willing: 3,
+        udp_lite: false,
+        kind: RequestType::Get,
+        name: b"big".to_vec(),
+        auth: Vec::new(),
+    });
+    client.send(&req.to_vec().unwrap()).unwrap();
+    // Wait for the first DATA (bounded), then refuse in session 0.
+    let mut buf = vec![0u8; 70_000];
+    let t0 = StdInstant::now();
+    loop {
+        assert!(t0.elapsed() < StdDuration::from_secs(5), "no DATA");
+        if let Ok(n) = client.recv(&mut buf) {
+            if let Some(Repr::Data(_)) = parse(&buf[..n]) {
+                break;
+            }
+        }
+    }
+    let refuse = Repr::Status(wire::Status {
+        descriptor: DescriptorSize::D16,
+        session: 0,
+        metadata_received: false,
+        incomplete: false,
+        voluntary: false,
+        error: error_code::RX_NOT_INTERESTED,
+        timestamp: None,
+        progress: 0,
+        in_response_to: 0,
+        holes: Vec::new(),
+    });
+    client.send(&refuse.to_vec().unwrap()).unwrap();
+    // 0.3 s to drain what was on its way, then nothing more for 1 s
+    // (at 1 Mb/s the session would send about 120 frames a second).
+    let settle = StdInstant::now() + StdDuration::from_millis(300);
+    while StdInstant::now() < settle {
+        let _ = client.recv(&mut buf);
+    }
+    let quiet = StdInstant::now() + StdDuration::from_secs(1);
+    let mut data_after = 0;
+    while StdInstant::now() < quiet {
+        if let Ok(n) = client.recv(&mut buf) {
+            if let Some(Repr::Data(_)) = parse(&buf[..n]) {
+                data_after += 1;
+            }
+        }
+    }
+    let (counters, reports) = server.stop();
+    assert_eq!(data_after, 0, "the server kept sending");
+    assert_eq!(counters.peer_refused, 1, "{counters:?}");
+    let r = reports
+        .iter()
+        .find(|r| r.kind == "get")
+        .expect("a GET report");
+    let msg = r.error.as_deref().unwrap();
+    assert!(msg.starts_with("peer refused: "), "{msg}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

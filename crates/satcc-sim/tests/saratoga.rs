@@ -187,3 +187,62 @@ fn stfrc_reports_its_slow_start_exit() {
         assert!(f.slow_start_exit_s.is_none());
     }
 }
+
+/// A 100 MB PUT at the `dmc` preset's capacity (100 Mb/s down, 38.4 kb/s
+/// up, 10 ms, PER 1e-4 down; the link of docs/validation.md) with
+/// `extra` flow keys: (file time in s, STATUS frames, mean RTT in s).
+fn dmc_put(extra: &str) -> (f64, u64, f64) {
+    let text = format!(
+        "name = \"dmc\"\nduration = \"60s\"\nseed = 1\n\
+         [topology]\nkind = \"graph\"\nnodes = [{{ name = \"a\" }}, {{ name = \"b\" }}]\n\
+         [[topology.links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"100Mbps\"\n\
+         reverse_rate = \"38.4kbps\"\ndelay = \"10ms\"\n\
+         queue = {{ kind = \"droptail\", limit = 1000 }}\n\
+         reverse_queue = {{ kind = \"droptail\", limit = 50 }}\n\
+         error = {{ kind = \"uniform\", per = 1e-4 }}\n\
+         [[flows]]\nprotocol = \"saratoga\"\nsrc = \"a\"\ndst = \"b\"\nmss = 1400\n\
+         rate = \"100Mbps\"\n{extra}\n\
+         app = {{ kind = \"files\", size = 100000000, count = 1 }}\n"
+    );
+    let sc = Scenario::from_toml_str(&text, "dmc.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let s = summary_of(&sc, &RunOptions::default());
+    let f = &s.flows[0];
+    assert_eq!(f.files_completed, 1, "{extra}: {f:?}");
+    (
+        f.mean_file_time_s.expect("completed"),
+        f.feedback_packets.expect("STATUS counted"),
+        f.mean_rtt_s.expect("rtt"),
+    )
+}
+
+/// Issue 29 item 4: with the default STATUS pacing (once per RTT, no
+/// count rule) a 100 MB PUT at capacity over `dmc` reaches at least 95 %
+/// of the downlink (the ceiling is 1400/1440 = 97.2 %); the old default,
+/// a STATUS every 100 DATA frames, filled the 38.4 kb/s uplink and gave
+/// 89 %. Four requests per RTT still leave it above 95 %: the RTT they
+/// measure contains the uplink's queue, so they slow down with it.
+#[test]
+fn default_status_pacing_reaches_95_percent_of_dmc() {
+    let gbps = |t: f64| 100e6 * 8.0 / t / 100e6;
+    let (t, n, rtt) = dmc_put("");
+    assert!(gbps(t) >= 0.95, "default: {t} s, {n} STATUS, rtt {rtt}");
+    // Each STATUS takes 12.5 ms of the uplink: one per 20 ms RTT leaves
+    // the RTT near 33 ms.
+    assert!(rtt < 0.05, "default: mean RTT {rtt} s");
+    let (t4, n4, rtt4) = dmc_put("status_per_rtt = 4");
+    assert!(
+        gbps(t4) >= 0.95,
+        "4 per RTT: {t4} s, {n4} STATUS, rtt {rtt4}"
+    );
+    assert!(n4 > n, "4 per RTT asks for more: {n4} vs {n}");
+    let (t_old, n_old, rtt_old) = dmc_put("status_every_frames = 100\nstatus_per_rtt = 0");
+    assert!(
+        gbps(t_old) < 0.92 && rtt_old > 0.2,
+        "every 100 frames: {t_old} s, {n_old} STATUS, rtt {rtt_old}"
+    );
+    // Told the uplink's rate, the sender spaces its requests so that
+    // STATUS frames use at most 10 % of it: far fewer, about 1 per 0.16 s.
+    let (t_cap, n_cap, _) = dmc_put("reverse_rate = \"38.4kbps\"\nstatus_share = 0.1");
+    assert!(gbps(t_cap) >= 0.95, "capped: {t_cap} s");
+    assert!(n_cap * 3 < n, "capped: {n_cap} STATUS vs {n}");
+}

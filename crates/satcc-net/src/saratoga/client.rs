@@ -5,12 +5,13 @@ use std::fs::File;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use satcc_proto::saratoga::wire::{error_code, Checksum, Repr};
-use satcc_proto::saratoga::{Failure, SaratogaReceiver};
+use satcc_proto::saratoga::wire::{self, error_code, Checksum, Repr};
+use satcc_proto::saratoga::{DescriptorSize, Failure, SaratogaReceiver};
 use satcc_proto::{Duration, Instant};
 
-use super::files::{check_name, checksum_file, TempFile};
+use super::files::{check_name, checksum_file, ResumeInfo, TempFile};
 use super::frames::{checksum_name, error_status};
+use super::server::RESUME_OFFER_REPEATS;
 use super::session::{
     new_session_id, rate, sara_config, send_all_from_receiver, ClientLink, RecvSide, SendSide,
     HASH_AHEAD, PROGRESS_EVERY,
@@ -113,6 +114,15 @@ pub fn put(
 /// Fetches `name` from the server at `server` into `dest` (a Saratoga
 /// GET): written to `.DEST.partial`, renamed to `dest` once complete and
 /// verified. `progress` as for [`put`].
+///
+/// A GET that times out, stalls or is cancelled keeps `.DEST.partial` and
+/// a record of the bytes it holds (`.DEST.resume`, rewritten every 0.5 s
+/// while data arrives, as a server does for a PUT); a later GET of the
+/// same file (same size and checksum in METADATA, a checksum other than
+/// none) into `dest` continues from them: it sends the server a resume
+/// offer (the voluntary STATUS of `docs/transfers.md`) and only the rest
+/// is sent. The whole file's checksum is verified before the rename, as
+/// always. A file that changed on the server is fetched from zero.
 pub fn get(
     server: SocketAddr,
     name: &str,
@@ -127,12 +137,52 @@ pub fn get(
             dest.display()
         )));
     }
-    let temp = TempFile::create(dest).map_err(|e| TransferError::Local(e.to_string()))?;
+    // What an interrupted GET into `dest` left: reopened only with a
+    // record that parses; whether it is the same file is known only from
+    // METADATA.
+    let mut kept = ResumeInfo::load(dest);
+    let reopened = kept.as_ref().and_then(|_| TempFile::reopen(dest));
+    let temp = match reopened {
+        Some(t) => t,
+        None => {
+            kept = None;
+            TempFile::create(dest).map_err(|e| TransferError::Local(e.to_string()))?
+        }
+    };
     let mut link = ClientLink::open(server)?;
-    let start = link.start;
     let session = new_session_id();
-    let receiver = SaratogaReceiver::get(sara_config(cfg, session, Checksum::None), 0, start);
-    let mut side = RecvSide::new(receiver, session, temp, cfg, false);
+    let receiver = SaratogaReceiver::get(sara_config(cfg, session, Checksum::None), 0, link.start);
+    let mut side = RecvSide::new(receiver, session, temp, cfg, true);
+    let r = get_loop(&mut link, &mut side, kept, name, cfg, progress);
+    if let Err(e) = &r {
+        // Kept for a retry only when the peer went away or the user
+        // stopped; a refusal, a bad checksum or a disk error removes it.
+        let resumable = matches!(
+            e,
+            TransferError::Timeout(_)
+                | TransferError::Stalled { .. }
+                | TransferError::Starved { .. }
+                | TransferError::Cancelled
+        );
+        side.suspend_or_discard(resumable);
+    }
+    r
+}
+
+/// The GET client's loop (see [`get`]): returns once the file is
+/// verified and renamed, or why not; `side`'s temporary is the caller's
+/// to keep or remove.
+fn get_loop(
+    link: &mut ClientLink,
+    side: &mut RecvSide,
+    mut kept: Option<ResumeInfo>,
+    name: &str,
+    cfg: &TransferConfig,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<TransferReport, TransferError> {
+    let server = link.server;
+    let start = link.start;
+    let session = side.session;
     let name_b = name.as_bytes().to_vec();
     let mut finished: Option<Instant> = None;
     let mut last_rx = start;
@@ -141,9 +191,17 @@ pub fn get(
         if side.receiver.poll_timeout().is_some_and(|t| t <= now) {
             side.receiver.handle_timeout(now);
         }
-        send_all_from_receiver(&mut side, now, &link.sock, server, &mut link.out, &name_b);
-        if side.receiver.failure().is_some() {
-            return Err(TransferError::Timeout(now.saturating_since(last_rx)));
+        send_all_from_receiver(side, now, &link.sock, server, &mut link.out, &name_b);
+        match side.receiver.failure() {
+            Some(Failure::NoProgress { stalled, acked }) => {
+                return Err(TransferError::Starved {
+                    stalled,
+                    received: acked,
+                    total: side.meta.map(|m| m.0),
+                })
+            }
+            Some(_) => return Err(TransferError::Timeout(now.saturating_since(last_rx))),
+            None => {}
         }
         if let Some(t) = finished {
             // Linger briefly to answer the server's last STATUS requests
@@ -164,7 +222,7 @@ pub fn get(
                     data_frames: side.data_frames,
                     retransmitted_bytes: 0,
                     sent_bytes: 0,
-                    resumed_bytes: 0,
+                    resumed_bytes: side.resumed_bytes,
                     status_frames: st.status_sent,
                     loss_event_rate: None,
                     srtt_s: None,
@@ -198,12 +256,23 @@ pub fn get(
                         m.entry.size, cfg.max_size
                     )));
                 }
+                // The first METADATA accepted says whether what an
+                // interrupted GET kept is this file.
+                if side.meta.is_some() {
+                    if let Some(info) = kept.take().filter(|i| {
+                        side.meta == Some((i.size, i.checksum))
+                            && !matches!(i.checksum, Checksum::None)
+                    }) {
+                        resume_from(link, side, &info, m.descriptor);
+                    }
+                }
             }
             Repr::Data(d) if d.session == session => {
                 last_rx = now;
                 side.on_data(now, d, payload)
                     .map_err(|e| TransferError::Local(e.to_string()))?;
                 side.hash_ahead(HASH_AHEAD);
+                side.maybe_save(now);
             }
             _ => continue,
         }
@@ -219,4 +288,33 @@ pub fn get(
             }
         }
     }
+}
+
+/// Marks what an interrupted GET of the same file kept as received and
+/// offers the server to send only the rest: a voluntary STATUS listing
+/// every hole up to the file's end (`SaratogaSender::try_resume`), sent
+/// now and repeated before the next few STATUS replies in case it is lost.
+fn resume_from(link: &ClientLink, side: &mut RecvSide, info: &ResumeInfo, d: DescriptorSize) {
+    side.resumed_bytes = side.receiver.restore(&info.ranges);
+    side.saved_held = info.held();
+    if side.receiver.is_complete() {
+        return;
+    }
+    let holes = info.holes();
+    let offer = Repr::Status(wire::Status {
+        descriptor: d,
+        session: side.session,
+        metadata_received: true,
+        incomplete: false,
+        voluntary: true,
+        error: 0,
+        timestamp: None,
+        progress: holes.first().map_or(info.size, |h| h.0),
+        in_response_to: 0,
+        holes,
+    })
+    .to_vec()
+    .unwrap_or_default();
+    link.send(&offer);
+    side.offer = Some((RESUME_OFFER_REPEATS, offer));
 }

@@ -16,14 +16,14 @@ use super::files::{
     check_name, checksum_file, count_resumable, file_id, partial_path, resume_path, sweep_partials,
     FileId, ResumeInfo, SumCache, TempFile,
 };
-use super::frames::{error_status, feed_status, parse, status_frame};
+use super::frames::{error_status, parse, status_frame};
 use super::session::{rate, sara_config, send_all_from_receiver, RecvSide, SendSide, HASH_AHEAD};
 use super::types::{error_text, Access, ServeConfig, ServerCounters, SessionReport};
 use crate::clock::{grow_buffers, Clock, Socket};
 use crate::conn::MAX_RECEIVE;
 
 /// How many times a resume offer is repeated (before STATUS replies).
-const RESUME_OFFER_REPEATS: u8 = 8;
+pub(super) const RESUME_OFFER_REPEATS: u8 = 8;
 
 #[derive(Debug)]
 enum Side {
@@ -291,6 +291,9 @@ impl SaratogaServer {
                         self.reply(&status_frame(session, 0, false), peer);
                     }
                 }
+                Repr::Status(st) if st.session == 0 && st.error != 0 => {
+                    self.session_zero_error(peer, st.error);
+                }
                 _ => self.counters.unknown_session += 1,
             }
             return;
@@ -323,7 +326,9 @@ impl SaratogaServer {
                     fail = Some((0, format!("peer aborted: {}", error_text(st.error))));
                 } else {
                     let before = g.sender.sender_stats().status_rejected;
-                    feed_status(&mut g.sender, now, st);
+                    // A resume offer from a GET client that kept part of
+                    // the file (its first STATUS), else an ordinary one.
+                    g.on_status(now, st);
                     self.counters.status_rejected +=
                         g.sender.sender_stats().status_rejected - before;
                 }
@@ -597,6 +602,36 @@ impl SaratogaServer {
         self.open_session(now, (peer, session), side, name);
     }
 
+    /// A STATUS of session 0 carrying an error from `peer`: it could not
+    /// create the session our frames are for (issue 29: the Go
+    /// implementation answers so what it refuses; our client reports such
+    /// a STATUS as the server's error, and now the server does the same).
+    /// Every GET session of that address that has not yet heard a valid
+    /// STATUS ends with the client's error, instead of sending until the
+    /// progress or inactivity timeout; a session the client has already
+    /// answered in its own id is not the one it could not create.
+    fn session_zero_error(&mut self, peer: SocketAddr, code: u8) {
+        let mut ended = 0;
+        for (&(p, _), s) in self.sessions.iter_mut() {
+            if p != peer || s.outcome.is_some() || s.ended.is_some() {
+                continue;
+            }
+            let unanswered = match &s.side {
+                Side::Get(g) => g.sender.sender_stats().status_received == 0,
+                Side::Preparing(_) => true,
+                Side::Put(_) => false,
+            };
+            if unanswered {
+                s.outcome = Some(Err((0, format!("peer refused: {}", error_text(code)))));
+                ended += 1;
+            }
+        }
+        if ended == 0 {
+            self.counters.unknown_session += 1;
+        }
+        self.counters.peer_refused += ended;
+    }
+
     /// Starts a session (of a PUT or a GET) at `now`, counting the peak.
     fn open_session(&mut self, now: Instant, key: (SocketAddr, u32), side: Side, name: String) {
         self.counters.sessions_peak = self
@@ -715,12 +750,31 @@ fn put_step(
     if r.receiver.poll_timeout().is_some_and(|t| t <= now) {
         r.receiver.handle_timeout(now);
     }
-    if r.receiver.failure().is_some() {
-        r.resumable_fail = true;
-        return Some(Err((
-            0,
-            "inactivity timeout: the client went silent".into(),
-        )));
+    match r.receiver.failure() {
+        Some(Failure::NoProgress { stalled, acked }) => {
+            // The client keeps sending, but nothing new: tell it why the
+            // session ends (§4.5 error 12, internal timeout), as a GET
+            // responder does; what arrived is kept for a resume.
+            r.resumable_fail = true;
+            let b = error_status(r.session, error_code::INTERNAL_TIMEOUT);
+            let _ = sock.send_to(&b, peer);
+            return Some(Err((
+                error_code::INTERNAL_TIMEOUT,
+                format!(
+                    "client stalled: no progress: nothing new received for {:.1} s \
+                     ({acked} bytes from offset 0)",
+                    stalled.as_secs_f64()
+                ),
+            )));
+        }
+        Some(_) => {
+            r.resumable_fail = true;
+            return Some(Err((
+                0,
+                "inactivity timeout: the client went silent".into(),
+            )));
+        }
+        None => {}
     }
     r.maybe_save(now);
     r.hash_ahead(HASH_AHEAD);

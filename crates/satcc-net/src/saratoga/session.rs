@@ -68,10 +68,23 @@ pub(super) fn sara_config(
         checksum,
         inactivity_timeout: cfg.inactivity_timeout,
         status_every_frames: cfg.status_every_frames,
+        // STFRC's controller asks once per RTT by its own RTT estimate
+        // (paper 000 §5, StfrcConfig::status_per_rtt), as in the
+        // simulator; the sender's rule would double it.
+        status_per_rtt: match cfg.rate {
+            Rate::Stfrc => 0.0,
+            Rate::Fixed(_) => cfg.status_per_rtt,
+        },
+        reverse_rate_bps: cfg.reverse_rate_bps,
+        status_share: cfg.status_share,
         timestamps: cfg.timestamp.is_some(),
         timestamp_type: cfg.timestamp.unwrap_or(TimestampType::Posix64_32),
         progress_timeout: cfg.progress_timeout,
         progress_timeout_rtts: cfg.progress_timeout_rtts,
+        // The receiver has no RTT: only the time rule (0, with
+        // `--progress-timeout 16rtt` alone, leaves it to the inactivity
+        // timeout).
+        receiver_progress_timeout: cfg.progress_timeout,
         ..SaratogaConfig::default()
     }
 }

@@ -36,11 +36,21 @@ pub struct TransferConfig {
     pub max_size: u64,
     /// Replace an existing file of the same name (else refused).
     pub overwrite: bool,
-    /// The sender requests a STATUS every this many DATA frames (and at
-    /// least once a second; 0: by time only). The draft leaves the
-    /// frequency open (§4.4); on a narrow return path (`dmc`'s 38.4 kb/s)
-    /// frequent STATUS frames queue there and delay the last one.
+    /// The sender also requests a STATUS every this many DATA frames (0,
+    /// the default: not by count). The draft leaves the frequency open
+    /// (§4.4); a count ties the STATUS rate to the data rate, and on a
+    /// narrow return path (`dmc`'s 38.4 kb/s) frequent STATUS frames queue
+    /// there and delay the last one.
     pub status_every_frames: u32,
+    /// STATUS requests per smoothed RTT for a fixed-rate sender
+    /// (`SaratogaConfig::status_per_rtt`, default 1, paper 000 §5); STFRC
+    /// asks once per RTT itself.
+    pub status_per_rtt: f64,
+    /// The return path's rate in bits/s, if known: STATUS requests are
+    /// spaced so their STATUS frames use at most `status_share` of it.
+    pub reverse_rate_bps: Option<u64>,
+    /// The share of `reverse_rate_bps` STATUS frames may use (0.5).
+    pub status_share: f64,
     /// The timestamp type the sender writes in STATUS-requesting DATA
     /// (§4.4), `None` for none. Default POSIX 64+32: the Go decoder
     /// refuses type 0 (local interpretation) and with it the whole frame.
@@ -62,7 +72,10 @@ impl Default for TransferConfig {
             inactivity_timeout: Duration::from_secs(30),
             max_size: 10_000_000_000,
             overwrite: false,
-            status_every_frames: 100,
+            status_every_frames: 0,
+            status_per_rtt: 1.0,
+            reverse_rate_bps: None,
+            status_share: 0.5,
             timestamp: Some(TimestampType::Posix64_32),
             progress_timeout: Duration::from_secs(30),
             progress_timeout_rtts: 16,
@@ -124,6 +137,16 @@ pub enum TransferError {
         /// The file's size.
         total: u64,
     },
+    /// Receiving: the peer kept sending, but nothing new (`received` of
+    /// `total` bytes there, from offset 0) for this long.
+    Starved {
+        /// How long no new byte arrived.
+        stalled: Duration,
+        /// Bytes received from offset 0.
+        received: u64,
+        /// The file's size, if METADATA told it.
+        total: Option<u64>,
+    },
     /// Every byte arrived but the checksum did not match.
     Integrity(String),
     /// The progress callback asked to stop.
@@ -152,6 +175,19 @@ impl std::fmt::Display for TransferError {
                  ({acked} of {total} bytes acknowledged; --progress-timeout)",
                 stalled.as_secs_f64()
             ),
+            TransferError::Starved {
+                stalled,
+                received,
+                total,
+            } => {
+                let of = total.map_or(String::new(), |t| format!(" of {t}"));
+                write!(
+                    f,
+                    "no progress: the peer sent nothing new for {:.1} s \
+                     ({received}{of} bytes received; --progress-timeout)",
+                    stalled.as_secs_f64()
+                )
+            }
             TransferError::Integrity(m) => write!(f, "integrity check failed: {m}"),
             TransferError::Cancelled => write!(f, "cancelled"),
         }
@@ -328,6 +364,10 @@ impl ServeConfig {
 /// What a server counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ServerCounters {
+    /// GET sessions ended by the client's STATUS of session 0 with an
+    /// error (it could not take the session: the Go implementation's way
+    /// to refuse).
+    pub peer_refused: u64,
     /// Datagrams received.
     pub datagrams: u64,
     /// Datagrams that did not parse as Saratoga frames.

@@ -109,9 +109,35 @@ pub struct SaratogaConfig {
     /// simulator, where only our own receiver reads the field.
     pub unix_offset_ns: u64,
     /// Request a STATUS (DATA bit 15) at least every this many DATA frames
-    /// (§4.4 leaves the frequency open; 100 as the reference
-    /// implementation's `datacounter`). 0 disables the count rule.
+    /// (§4.4 leaves the frequency open; the reference implementation's
+    /// `datacounter` is 100). 0 (the default) disables the count rule: a
+    /// count ties the STATUS rate to the data rate, and on an asymmetric
+    /// path (`dmc`: 100 Mb/s down, 38.4 kb/s up) every 100 frames of 1440
+    /// bytes at 100 Mb/s is 87 STATUS a second, 104 % of the uplink: they
+    /// queue there and the last one, which confirms the file, waits behind
+    /// the queue (issue 29: 89 % of capacity instead of 96 %).
     pub status_every_frames: u32,
+    /// Request a STATUS this many times per smoothed RTT (0: off; default
+    /// 1). Paper 000 §5 asks for one STATUS per RTT and finds more only
+    /// costs feedback bandwidth; §4.4 of the draft leaves the frequency to
+    /// the sender. Per RTT also bounds the reverse path's load by itself:
+    /// the RTT the sender measures contains any queue of STATUS frames on
+    /// the reverse path, so if they arrive faster than it drains, the RTT
+    /// grows and the requests slow down with it (about one STATUS queued
+    /// at most). Before the first RTT sample (or with no timestamps, or a
+    /// seconds-only timestamp type) only the other rules apply.
+    pub status_per_rtt: f64,
+    /// The reverse path's rate in bits/s, if known (the sender cannot
+    /// measure it): with it, STATUS requests are spaced so that the STATUS
+    /// frames they draw use at most [`SaratogaConfig::status_share`] of it
+    /// (every rule but end of data and the end of a retransmission round,
+    /// which the transfer needs to finish). `None` (the default): no cap
+    /// but the per-RTT rule's own.
+    pub reverse_rate_bps: Option<u64>,
+    /// The share of [`SaratogaConfig::reverse_rate_bps`] STATUS frames may
+    /// use (default 0.5, leaving the rest to other traffic and to STATUS
+    /// frames longer than the estimate, which counts two holes).
+    pub status_share: f64,
     /// STATUS request interval: request a STATUS at least this often while
     /// sending, and, when nothing is left to send but the transfer is not
     /// acknowledged, re-send the last DATA with a STATUS request this long
@@ -133,6 +159,16 @@ pub struct SaratogaConfig {
     /// Progress timeout in smoothed RTTs (N; 0: only the time rule).
     /// Default 16: on a path whose RTT exceeds 3.75 s this lengthens T.
     pub progress_timeout_rtts: u32,
+    /// The receiver's progress timeout: it gives up
+    /// ([`Failure::NoProgress`]) when, once the transfer has started, no
+    /// DATA has brought a byte it did not have for this long. The
+    /// inactivity timeout is reset by every valid frame, so a sender that
+    /// keeps re-sending what is already there (a probe that never gets
+    /// our STATUS, a peer that misreads it) kept a receiver alive for
+    /// ever. Zero (the default) turns it off: the simulator's STFRC may
+    /// legitimately slow to one frame per 64 s (RFC 5348 §4.4, t_mbi);
+    /// the runtime sets it to its progress timeout.
+    pub receiver_progress_timeout: Duration,
     /// Receiver: the most disjoint received ranges kept. A DATA frame that
     /// would need another is dropped (and re-sent later as a hole), so a
     /// peer cannot grow the receiver's memory without bound.
@@ -159,11 +195,15 @@ impl Default for SaratogaConfig {
             timestamps: true,
             timestamp_type: wire::TimestampType::Posix64_32,
             unix_offset_ns: 0,
-            status_every_frames: 100,
+            status_every_frames: 0,
+            status_per_rtt: 1.0,
+            reverse_rate_bps: None,
+            status_share: 0.5,
             status_request_interval: Duration::from_secs(1),
             inactivity_timeout: Duration::from_secs(60),
             progress_timeout: Duration::from_secs(60),
             progress_timeout_rtts: 16,
+            receiver_progress_timeout: Duration::ZERO,
             max_ranges: 4096,
             max_retx_ranges: 4096,
             checksum: wire::Checksum::None,

@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 use super::wire::{Checksum, DescriptorSize, RequestType};
 use super::{Failure, RangeSet, SaraData, SaraMetadata, SaraRequest, SaraStatus, SaratogaConfig};
 use crate::endpoint::Message;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// STATUS frames queued at most (older ones are dropped: a newer STATUS
 /// says at least as much).
@@ -70,6 +70,9 @@ pub struct SaratogaReceiver {
     pending: VecDeque<SaraStatus>,
     heard: bool,
     last_heard: Instant,
+    /// When a DATA last brought new bytes (or the transfer's first frame
+    /// arrived): the receiver's progress timeout counts from here.
+    last_new: Option<Instant>,
     completed_reported: bool,
     pub(super) failure: Option<Failure>,
     pub(super) stats: SaratogaReceiverStats,
@@ -95,6 +98,7 @@ impl SaratogaReceiver {
             pending: VecDeque::new(),
             heard: false,
             last_heard: now,
+            last_new: None,
             completed_reported: false,
             failure: None,
             stats: SaratogaReceiverStats::default(),
@@ -188,6 +192,7 @@ impl SaratogaReceiver {
     fn heard(&mut self, now: Instant) {
         self.heard = true;
         self.last_heard = now;
+        self.last_new.get_or_insert(now);
         // The transfer started: no more REQUESTs.
         self.request_due = false;
         self.get = None;
@@ -244,7 +249,10 @@ impl SaratogaReceiver {
         }
         match self.received.insert(d.offset, end) {
             Some(0) => self.stats.duplicates += 1,
-            Some(n) => self.stats.delivered_bytes += n,
+            Some(n) => {
+                self.stats.delivered_bytes += n;
+                self.last_new = Some(now);
+            }
             None => self.stats.dropped_at_cap += 1,
         }
         if d.request_status {
@@ -320,6 +328,15 @@ impl SaratogaReceiver {
             });
             return;
         }
+        if let Some(p) = self.progress_deadline() {
+            if now >= p {
+                self.failure = Some(Failure::NoProgress {
+                    stalled: now.saturating_since(self.last_new.unwrap_or(now)),
+                    acked: self.received.prefix_end(),
+                });
+                return;
+            }
+        }
         if self.get.is_some() {
             let due = self
                 .last_request
@@ -330,6 +347,16 @@ impl SaratogaReceiver {
         }
     }
 
+    /// When the receiver's progress timeout expires, if it is on and the
+    /// transfer has started.
+    fn progress_deadline(&self) -> Option<Instant> {
+        let limit = self.cfg.receiver_progress_timeout;
+        (limit > Duration::ZERO)
+            .then_some(self.last_new)
+            .flatten()
+            .map(|t| t + limit)
+    }
+
     /// When the receiver next needs waking.
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.failure.is_some() || self.is_complete() {
@@ -338,6 +365,9 @@ impl SaratogaReceiver {
         let mut t: Option<Instant> = None;
         if self.heard {
             t = Some(self.last_heard + self.cfg.inactivity_timeout);
+        }
+        if let Some(p) = self.progress_deadline() {
+            t = Some(t.map_or(p, |t| t.min(p)));
         }
         if self.get.is_some() {
             let r = self

@@ -285,14 +285,57 @@ impl SaratogaSender {
     }
 
     fn wants_status(&mut self, now: Instant, eod: bool, end_of_round: bool) -> bool {
+        let since = self.last_request.map(|t| now.saturating_since(t));
         let by_count = self.cfg.status_every_frames > 0
             && self.frames_since_request + 1 >= self.cfg.status_every_frames;
-        let by_time = self
-            .last_request
-            .is_none_or(|t| now.saturating_since(t) >= self.cfg.status_request_interval);
+        let by_time = since.is_none_or(|d| d >= self.cfg.status_request_interval);
+        let by_rtt = match (since, self.rtt_request_interval()) {
+            (Some(d), Some(i)) => d >= i,
+            _ => false,
+        };
         // Ask the controller every time, so that it sees each opportunity.
         let by_rc = self.rc.want_status_request(now);
-        by_rc || by_count || by_time || eod || end_of_round
+        // The reverse path's cap (SaratogaConfig::reverse_rate_bps) holds
+        // back every rule except those the transfer needs to end.
+        let capped = match (since, self.reverse_gap()) {
+            (Some(d), Some(g)) => d < g,
+            _ => false,
+        };
+        ((by_rc || by_count || by_time || by_rtt) && !capped) || eod || end_of_round
+    }
+
+    /// The per-RTT rule's spacing: srtt / `status_per_rtt`, once an RTT
+    /// has been sampled.
+    fn rtt_request_interval(&self) -> Option<Duration> {
+        let k = self.cfg.status_per_rtt;
+        if !(k.is_finite() && k > 0.0) {
+            return None;
+        }
+        let srtt = self.stats.srtt?;
+        Some(Duration::from_nanos(
+            (srtt.as_nanos() as f64 / k).round() as u64
+        ))
+    }
+
+    /// The least spacing of STATUS requests that keeps the STATUS frames
+    /// they draw within `status_share` of the reverse path's rate, if that
+    /// rate is known. A STATUS is counted with a timestamp and two holes
+    /// (what the simulator's STATUS carries inline at most).
+    fn reverse_gap(&self) -> Option<Duration> {
+        let rate = self.cfg.reverse_rate_bps.filter(|r| *r > 0)?;
+        let share = self.cfg.status_share;
+        if !(share.is_finite() && share > 0.0) {
+            return None;
+        }
+        let d = self.descriptor.bytes() as u64;
+        let ts = if self.cfg.timestamps {
+            TIMESTAMP_LEN as u64
+        } else {
+            0
+        };
+        let bytes = u64::from(self.cfg.lower_header_bytes) + 8 + ts + 2 * d + 4 * d;
+        let secs = (bytes * 8) as f64 / (share * rate as f64);
+        Some(Duration::from_nanos((secs * 1e9).round() as u64))
     }
 
     fn data_frame(&mut self, now: Instant, offset: u64, len: u32, request: bool) -> SaraData {

@@ -363,6 +363,64 @@ fn receiver_gives_up_when_the_sender_goes_silent() {
     assert_eq!(Endpoint::stats(&r).timeouts, 1);
 }
 
+/// A sender that keeps re-sending the one DATA the receiver already has
+/// (every 100 ms, a STATUS requested each time) resets the inactivity
+/// timer for ever; with the receiver's progress timeout on (2 s) the
+/// receiver gives up 2 s after the last new byte, and not before.
+#[test]
+fn receiver_gives_up_when_no_new_data_arrives() {
+    for limit in [Duration::ZERO, Duration::from_secs(2)] {
+        let c = SaratogaConfig {
+            receiver_progress_timeout: limit,
+            ..cfg()
+        };
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let meta = SaraMetadata {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            file_size: 10_000,
+            checksum: wire::Checksum::None,
+            name: 1,
+        };
+        r.handle_input(at_ms(0), &Message::SaraMetadata(meta));
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: 0,
+            len: 1000,
+            request_status: true,
+            eod: false,
+            ts: None,
+        };
+        let mut failed_at = None;
+        for i in 1..=300u64 {
+            let now = at_ms(i * 100);
+            if r.poll_timeout().is_some_and(|t| t <= now) {
+                r.handle_timeout(now);
+            }
+            if r.failure().is_some() {
+                failed_at = Some(i * 100);
+                break;
+            }
+            r.handle_input(now, &Message::SaraData(d));
+            while r.poll_message(now).is_some() {}
+        }
+        if limit == Duration::ZERO {
+            assert_eq!(failed_at, None, "off: {:?}", r.failure());
+        } else {
+            // New bytes last arrived at 100 ms: the deadline is 2.1 s.
+            assert_eq!(failed_at, Some(2100));
+            assert_eq!(r.poll_timeout(), None);
+            match r.failure() {
+                Some(Failure::NoProgress { stalled, acked }) => {
+                    assert_eq!((stalled, acked), (Duration::from_secs(2), 1000));
+                }
+                f => panic!("{f:?}"),
+            }
+        }
+    }
+}
+
 #[test]
 fn status_requests_follow_the_interval_and_the_frame_count() {
     // 1000-byte frames at ~1 ms; a STATUS request every 50 ms by time, or
@@ -371,6 +429,7 @@ fn status_requests_follow_the_interval_and_the_frame_count() {
         let c = SaratogaConfig {
             status_every_frames: every,
             status_request_interval: Duration::from_millis(interval),
+            status_per_rtt: 0.0,
             ..cfg()
         };
         let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
@@ -392,6 +451,52 @@ fn status_requests_follow_the_interval_and_the_frame_count() {
                 "every {every}, interval {interval}: gap {gap} ms"
             );
         }
+    }
+}
+
+/// Gaps (ms) between the STATUS requests of a 1 MB PUT at 8 Mb/s over a
+/// 10 ms one-way link, the first two left out (before an RTT sample).
+fn request_gaps_ms(c: SaratogaConfig) -> Vec<f64> {
+    let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
+    s.offer(Instant::ZERO, 1_000_000);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let t = run(&mut s, &mut r, ms(10), at_ms(60_000), |_, _| false);
+    assert!(r.is_complete());
+    let req: Vec<Instant> = t
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m, Message::SaraData(d) if d.request_status && !d.eod))
+        .map(|x| x.0)
+        .collect();
+    assert!(req.len() > 10, "{} requests", req.len());
+    req.windows(2)
+        .skip(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
+        .collect()
+}
+
+#[test]
+fn status_requests_default_to_once_per_rtt_and_respect_the_reverse_cap() {
+    // Defaults: no count rule, one request per smoothed RTT (20 ms here;
+    // frames leave every ~1.03 ms, so a gap is 20-22 ms).
+    for (k, lo, hi) in [(1.0, 19.9, 22.5), (2.0, 9.9, 12.0)] {
+        let c = SaratogaConfig {
+            status_per_rtt: k,
+            ..cfg()
+        };
+        for g in request_gaps_ms(c) {
+            assert!((lo..hi).contains(&g), "{k} per RTT: gap {g} ms");
+        }
+    }
+    // Told a 16 kb/s reverse path with a 0.5 share, a STATUS of 76 bytes
+    // (28 + 8 + a 16-byte timestamp + two offsets and two holes of 4
+    // bytes) may leave every 608 / 8000 s = 76 ms, beyond the RTT rule's.
+    let c = SaratogaConfig {
+        reverse_rate_bps: Some(16_000),
+        ..cfg()
+    };
+    for g in request_gaps_ms(c) {
+        assert!((76.0..78.5).contains(&g), "capped: gap {g} ms");
     }
 }
 

@@ -58,6 +58,16 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
         } else {
             d.status_every_frames
         }),
+        // STFRC's controller asks status_per_rtt STATUS per RTT by its own
+        // RTT estimate (paper 000 §5); the sender's per-RTT rule is for a
+        // fixed rate only, or it would double them.
+        status_per_rtt: if stfrc {
+            0.0
+        } else {
+            o.status_per_rtt.unwrap_or(d.status_per_rtt)
+        },
+        reverse_rate_bps: o.reverse_rate.map(|r| r.0),
+        status_share: o.status_share.unwrap_or(d.status_share),
         status_request_interval: o
             .status_request_interval
             .map_or(d.status_request_interval, |x| x.0),

@@ -26,6 +26,14 @@ pub struct SaratogaOptions {
     pub status_every_frames: Option<u32>,
     /// Give up after hearing nothing from the peer this long.
     pub inactivity_timeout: Option<Dur>,
+    /// `saratoga`: STATUS requests per smoothed RTT (0: off; STFRC's is in
+    /// [`StfrcOptions::status_per_rtt`]).
+    pub status_per_rtt: Option<f64>,
+    /// The reverse path's rate, if the sender is told it: STATUS requests
+    /// are spaced to use at most `status_share` of it.
+    pub reverse_rate: Option<Rate>,
+    /// The share of `reverse_rate` STATUS frames may use.
+    pub status_share: Option<f64>,
 }
 
 /// STFRC's parameters (paper 000 §3-§5, Table 1).
@@ -61,15 +69,18 @@ struct SaratogaFields {
     #[serde(default)]
     status_per_rtt: Option<f64>,
     #[serde(default)]
+    reverse_rate: Option<Rate>,
+    #[serde(default)]
+    status_share: Option<f64>,
+    #[serde(default)]
     history_discounting: Option<bool>,
     #[serde(default)]
     oscillation_damping: Option<bool>,
 }
 
 /// Keys of [`SaratogaFields`] that only `stfrc` takes.
-const STFRC_KEYS: [&str; 4] = [
+const STFRC_KEYS: [&str; 3] = [
     "symmetry_ratio",
-    "status_per_rtt",
     "history_discounting",
     "oscillation_damping",
 ];
@@ -100,6 +111,11 @@ impl SaratogaFields {
             status_request_interval: self.status_request_interval,
             status_every_frames: self.status_every_frames,
             inactivity_timeout: self.inactivity_timeout,
+            status_per_rtt: (protocol == Protocol::Saratoga)
+                .then_some(self.status_per_rtt)
+                .flatten(),
+            reverse_rate: self.reverse_rate,
+            status_share: self.status_share,
         })
     }
 }
@@ -167,6 +183,25 @@ impl FamilyOptions for SaratogaOptions {
         ] {
             if d == Some(Dur(Duration::ZERO)) {
                 return Err(FieldError::new(k, "must be greater than zero"));
+            }
+        }
+        if let Some(k) = self.status_per_rtt {
+            if !(k.is_finite() && k >= 0.0) {
+                return Err(FieldError::new(
+                    "status_per_rtt",
+                    format!("must be a number >= 0, got {k}"),
+                ));
+            }
+        }
+        if self.reverse_rate == Some(Rate(0)) {
+            return Err(FieldError::new("reverse_rate", "must be greater than zero"));
+        }
+        if let Some(x) = self.status_share {
+            if !(x.is_finite() && x > 0.0 && x <= 1.0) {
+                return Err(FieldError::new(
+                    "status_share",
+                    format!("must be in (0, 1], got {x}"),
+                ));
             }
         }
         if let Some(s) = &self.stfrc {
