@@ -132,6 +132,8 @@ def main():
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     ap.add_argument("--time", type=int, default=30, help="seconds of data per run")
     ap.add_argument("--runs", type=int, default=4, help="kernel runs (seeds) per point")
+    ap.add_argument("--first-seed", type=int, default=1,
+                    help="error-model seed of the first kernel run (the others follow)")
     ap.add_argument("--sim-seeds", type=int, default=10)
     ap.add_argument("--links", default="geo,small")
     ap.add_argument("--pers", default="0,1e-3,1e-2")
@@ -167,7 +169,7 @@ def main():
                 kg, kr = old[(link, per)]["kernel_bps"], old[(link, per)]["kernel_retransmits"]
             elif a.kernel_from:
                 sys.exit(f"--kernel-from: no kernel runs for {link} at PER {per:g}")
-            for seed in range(1, a.runs + 1 if not a.kernel_from else 0):
+            for seed in range(a.first_seed, a.first_seed + (a.runs if not a.kernel_from else 0)):
                 g, r = kernel_run(a.satcc, link, per, seed, a.time)
                 kg.append(g)
                 kr.append(r)
