@@ -958,6 +958,19 @@ fn write_tcp(
     hdr: u32,
     at: &dyn Fn(&str) -> String,
 ) -> Result<(), Ns2Error> {
+    // TCP `profile = "linux"` floors the RTO's variance term at min_rto
+    // (RTO = SRTT + max(4·RTTVAR, min_rto), Linux's tcp_rtt_estimator()).
+    // ns-2's rtt_timeout() (tcp.cc) floors the RTO itself at minrto_:
+    // writing minrto_ would model another timer, so it is refused.
+    if sender.rto_min_on_variance {
+        return Err(Ns2Error::unsupported(
+            at("profile"),
+            "\"linux\" floors the RTO's variance term at min_rto (Linux's \
+             RTO = SRTT + max(4*RTTVAR, 200 ms)); ns-2 floors the RTO itself (minrto_): \
+             use profile = \"rfc\" with min_rto = \"200ms\" for ns-2's own timer"
+                .to_string(),
+        ));
+    }
     let agent = match sender.variant {
         Variant::Reno => "Agent/TCP/Reno",
         Variant::NewReno => "Agent/TCP/Newreno",

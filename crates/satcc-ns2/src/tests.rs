@@ -562,6 +562,13 @@ fn tcp_sender_settings_are_mapped_or_refused() {
     let t = tcp_variant("dupack_threshold = 2", "").unwrap();
     assert!(t.contains("$tcp_0 set numdupacks_ 2\n"));
     assert!(!t.contains("singledup_"));
+
+    // profile = "linux": Linux's RTO floor on the variance term has no
+    // ns-2 counterpart.
+    let e = tcp_variant("profile = \"linux\"", "").unwrap_err();
+    assert!(e.is_scenario_error());
+    assert_eq!(e.field(), Some("flows[0].profile"), "{e}");
+    assert!(e.to_string().contains("minrto_"), "{e}");
 }
 
 /// TFRCP's S2 interval before the first RTT sample is the sender

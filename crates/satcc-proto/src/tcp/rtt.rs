@@ -16,6 +16,7 @@ pub struct RttEstimator {
     min_rto: Duration,
     max_rto: Duration,
     granularity: Duration,
+    min_on_variance: bool,
 }
 
 impl RttEstimator {
@@ -35,7 +36,21 @@ impl RttEstimator {
             // A misconfigured max below min must not make clamp() panic.
             max_rto: max_rto.max(min_rto),
             granularity,
+            min_on_variance: false,
         }
+    }
+
+    /// Apply `min_rto` to the variance term instead of the RTO, as Linux
+    /// does: RTO = SRTT + max(4·RTTVAR, min_rto). Linux's
+    /// `tcp_rtt_estimator()` never lets `mdev_max_us` (its 4·RTTVAR) fall
+    /// below `tcp_rto_min_us()` (200 ms, `TCP_RTO_MIN`), and
+    /// `__tcp_set_rto()` takes SRTT + `rttvar_us`. On a long path this
+    /// keeps the RTO at least 200 ms above the RTT, where RFC 6298 §2.4's
+    /// floor on the RTO itself (1 s there; 200 ms with a Linux-like
+    /// `min_rto`) lets a steady 500 ms RTT give an RTO barely above it.
+    pub fn with_min_on_variance(mut self, on: bool) -> Self {
+        self.min_on_variance = on;
+        self
     }
 
     /// Feed one RTT measurement `r`.
@@ -76,6 +91,9 @@ impl RttEstimator {
             // RFC 6298 §2.1: the initial RTO before any sample.
             None => self.initial_rto,
             // RFC 6298 §2.2/§2.3: RTO = SRTT + max(G, K*RTTVAR), K = 4.
+            Some(srtt) if self.min_on_variance => {
+                srtt + self.min_rto.max(self.rttvar.saturating_mul(4))
+            }
             Some(srtt) => srtt + self.granularity.max(self.rttvar.saturating_mul(4)),
         };
         // RFC 6298 §2.4 (lower bound) and §2.5 (upper bound).
@@ -108,6 +126,29 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn min_on_variance_keeps_the_rto_that_far_above_srtt() {
+        let ms = Duration::from_millis;
+        let mut rfc = est();
+        let mut linux = est().with_min_on_variance(true);
+        // Before a sample both use the initial RTO.
+        assert_eq!((rfc.rto(), linux.rto()), (ms(1000), ms(1000)));
+        // A steady 500 ms RTT: RTTVAR decays toward 0.
+        for _ in 0..40 {
+            rfc.on_sample(ms(500));
+            linux.on_sample(ms(500));
+        }
+        // RFC 6298: SRTT + 4·RTTVAR, barely above the RTT (above the
+        // 200 ms floor); Linux: SRTT + 200 ms.
+        assert!(rfc.rto() < ms(505), "{:?}", rfc.rto());
+        assert_eq!(linux.rto(), ms(700));
+        // A large variance term wins over the floor.
+        linux.on_sample(ms(900));
+        let var4 = linux.rttvar().saturating_mul(4);
+        assert!(var4 > ms(200));
+        assert_eq!(linux.rto(), linux.srtt().unwrap() + var4);
+    }
 
     fn est() -> RttEstimator {
         RttEstimator::new(

@@ -50,6 +50,10 @@ pub struct SenderConfig {
     pub min_rto: Duration,
     /// Upper bound on RTO.
     pub max_rto: Duration,
+    /// Apply `min_rto` to the RTO's variance term (RTO = SRTT +
+    /// max(4·RTTVAR, min_rto), Linux) rather than to the RTO (RFC 6298
+    /// §2.4, the default); see [`RttEstimator::with_min_on_variance`].
+    pub rto_min_on_variance: bool,
     /// RTO before the first RTT sample (RFC 6298 §2.1).
     pub initial_rto: Duration,
     /// Clock granularity G of RFC 6298 §2.
@@ -166,6 +170,7 @@ impl Default for SenderConfig {
             dupack_threshold: 3,
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
+            rto_min_on_variance: false,
             initial_rto: Duration::from_secs(1),
             clock_granularity: Duration::from_millis(1),
             limited_transmit: true,
@@ -320,7 +325,8 @@ impl TcpSender {
             cfg.min_rto,
             cfg.max_rto,
             cfg.clock_granularity,
-        );
+        )
+        .with_min_on_variance(cfg.rto_min_on_variance);
         let mut cwnd = (cfg.initial_window.max(1) as f64).min(cfg.max_window.max(1) as f64);
         let mut stats = SenderStats::default();
         let peach = cfg.peach.clone().map(|pc| {

@@ -11,6 +11,7 @@ use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConf
 use crate::scenario::flow::tcp_variant;
 use crate::scenario::{
     FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
+    TcpProfileSpec,
 };
 
 /// What [`Protocol::wire_protocol`] answers: none, satcc's TCP runs in
@@ -51,23 +52,44 @@ pub(super) fn config(
         }
     });
     let d = tcp::SenderConfig::default();
+    let linux = o.profile == TcpProfileSpec::Linux;
     let sender = tcp::SenderConfig {
         variant,
         mss,
-        // RFC 3390 §1 unless the flow says otherwise.
-        initial_window: o.initial_window.unwrap_or(tcp::rfc3390_initial_window(mss)),
+        // RFC 3390 §1 unless the flow says otherwise; Linux: RFC 6928's
+        // 10 (TCP_INIT_CWND).
+        initial_window: o.initial_window.unwrap_or(if linux {
+            10
+        } else {
+            tcp::rfc3390_initial_window(mss)
+        }),
         initial_ssthresh: o.initial_ssthresh.unwrap_or(d.initial_ssthresh),
         max_window: d.max_window,
         dupack_threshold: o.dupack_threshold.unwrap_or(d.dupack_threshold),
-        min_rto: o.min_rto.map_or(d.min_rto, |x| x.0),
+        // Linux: TCP_RTO_MIN, 200 ms.
+        min_rto: o.min_rto.map_or(
+            if linux {
+                Duration::from_millis(200)
+            } else {
+                d.min_rto
+            },
+            |x| x.0,
+        ),
         max_rto: o.max_rto.map_or(d.max_rto, |x| x.0),
+        // Linux floors the RTO's variance term, not the RTO
+        // (tcp_rtt_estimator(), __tcp_set_rto()).
+        rto_min_on_variance: linux,
         initial_rto: o.initial_rto.map_or(d.initial_rto, |x| x.0),
         clock_granularity: d.clock_granularity,
         newreno_impatient: o.newreno_impatient,
         limited_transmit: o.limited_transmit,
+        // Linux's tcp_enter_loss() takes ssthresh from the congestion
+        // control's ssthresh(), reno's max(cwnd/2, 2).
         rto_ssthresh: match o.rto_ssthresh {
-            RtoSsthreshSpec::FlightSize => RtoSsthresh::FlightSize,
-            RtoSsthreshSpec::Window => RtoSsthresh::Window,
+            Some(RtoSsthreshSpec::FlightSize) => RtoSsthresh::FlightSize,
+            Some(RtoSsthreshSpec::Window) => RtoSsthresh::Window,
+            None if linux => RtoSsthresh::Window,
+            None => d.rto_ssthresh,
         },
         rtt_timing: match o.rtt_timing {
             RttTimingSpec::Timestamps => RttTiming::Timestamps,

@@ -23,7 +23,7 @@ use serde::{Deserialize, Deserializer};
 pub use flow::{
     CbrOptions, FeedbackSpec, FlowSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
     RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SaratogaOptions, StfrcOptions, StrategySpec,
-    TcpOptions, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
+    TcpOptions, TcpProfileSpec, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
 };
 
 use crate::error::join_path;

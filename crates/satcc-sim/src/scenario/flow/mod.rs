@@ -28,7 +28,9 @@ use super::{nested, nested_error, AppSpec, Dur, FieldError, FileMode, Rate};
 pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::variant as tcp_variant;
-pub use tcp::{PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions};
+pub use tcp::{
+    PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions, TcpProfileSpec,
+};
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
 
@@ -638,6 +640,45 @@ mod tests {
         assert!(option_keys(Protocol::PeachSack).contains(&"peach_adsn"));
         assert!(!option_keys(Protocol::Tfrc).contains(&"feedback"));
         assert!(option_keys(Protocol::Ccid3).contains(&"rtt_ref"));
+    }
+
+    /// The TCP sender a flow line gives.
+    fn tcp_sender(flow: &str) -> satcc_proto::tcp::SenderConfig {
+        let spec = &load(flow).unwrap().flows[0];
+        match crate::protocols::ProtocolConfig::from_spec(spec, None) {
+            crate::protocols::ProtocolConfig::Tcp { sender, .. } => sender,
+            _ => panic!("not TCP"),
+        }
+    }
+
+    #[test]
+    fn tcp_profile_linux_sets_linux_defaults_and_keys_override_them() {
+        use satcc_proto::tcp::RtoSsthresh;
+        use satcc_proto::Duration;
+        let rfc = tcp_sender("protocol = \"sack\"\nmss = 1448");
+        let explicit = tcp_sender("protocol = \"sack\"\nmss = 1448\nprofile = \"rfc\"");
+        // The RFC defaults: RFC 3390 (3 segments of 1448 B), RFC 6298's
+        // 1 s, RFC 5681's FlightSize; "rfc" is the default.
+        for s in [&rfc, &explicit] {
+            assert_eq!(s.initial_window, 3);
+            assert_eq!(s.min_rto, Duration::from_secs(1));
+            assert_eq!(s.rto_ssthresh, RtoSsthresh::FlightSize);
+        }
+        let linux = tcp_sender("protocol = \"sack\"\nmss = 1448\nprofile = \"linux\"");
+        assert_eq!(linux.initial_window, 10);
+        assert_eq!(linux.min_rto, Duration::from_millis(200));
+        assert_eq!(linux.rto_ssthresh, RtoSsthresh::Window);
+        assert!(linux.rto_min_on_variance && !rfc.rto_min_on_variance);
+        let over = tcp_sender(
+            "protocol = \"reno\"\nprofile = \"linux\"\ninitial_window = 2\n\
+             min_rto = \"1s\"\nrto_ssthresh = \"flightsize\"",
+        );
+        assert_eq!(over.initial_window, 2);
+        assert_eq!(over.min_rto, Duration::from_secs(1));
+        assert_eq!(over.rto_ssthresh, RtoSsthresh::FlightSize);
+        let (field, message) = error("protocol = \"sack\"\nprofile = \"bsd\"");
+        assert!(field.ends_with("profile"), "{field}: {message}");
+        assert!(message.contains("linux"), "{message}");
     }
 
     #[test]
