@@ -182,6 +182,10 @@ struct Common {
     /// STFRC asks once per round trip by itself.
     #[arg(long, default_value_t = 1.0, value_name = "K")]
     status_per_rtt: f64,
+    /// At least N DATA frames between two per-round-trip requests (on a
+    /// LAN or loopback a round trip lasts a few frames; 0: no floor).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    status_min_frames: u32,
     /// The return link's rate, if you know it (e.g. `38.4kbps`): STATUS
     /// requests are spaced so that the STATUS frames use at most
     /// --status-share of it.
@@ -379,6 +383,7 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         inactivity_timeout: timeout,
         status_every_frames: c.status_every,
         status_per_rtt: c.status_per_rtt,
+        status_min_frames: c.status_min_frames,
         reverse_rate_bps,
         status_share: c.status_share,
         timestamp: parse_timestamp(&c.timestamp)?,

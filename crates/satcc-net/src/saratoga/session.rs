@@ -75,6 +75,7 @@ pub(super) fn sara_config(
             Rate::Stfrc => 0.0,
             Rate::Fixed(_) => cfg.status_per_rtt,
         },
+        status_min_frames: cfg.status_min_frames,
         reverse_rate_bps: cfg.reverse_rate_bps,
         status_share: cfg.status_share,
         timestamps: cfg.timestamp.is_some(),

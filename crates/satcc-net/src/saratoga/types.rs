@@ -46,6 +46,9 @@ pub struct TransferConfig {
     /// (`SaratogaConfig::status_per_rtt`, default 1, paper 000 §5); STFRC
     /// asks once per RTT itself.
     pub status_per_rtt: f64,
+    /// The least DATA frames between two requests of the per-RTT rule
+    /// (`SaratogaConfig::status_min_frames`, default 100; 0: none).
+    pub status_min_frames: u32,
     /// The return path's rate in bits/s, if known: STATUS requests are
     /// spaced so their STATUS frames use at most `status_share` of it.
     pub reverse_rate_bps: Option<u64>,
@@ -74,6 +77,7 @@ impl Default for TransferConfig {
             overwrite: false,
             status_every_frames: 0,
             status_per_rtt: 1.0,
+            status_min_frames: 100,
             reverse_rate_bps: None,
             status_share: 0.5,
             timestamp: Some(TimestampType::Posix64_32),

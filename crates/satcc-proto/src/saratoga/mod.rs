@@ -127,6 +127,15 @@ pub struct SaratogaConfig {
     /// at most). Before the first RTT sample (or with no timestamps, or a
     /// seconds-only timestamp type) only the other rules apply.
     pub status_per_rtt: f64,
+    /// The per-RTT rule waits at least this many DATA frames between
+    /// requests (default 100, the reference implementation's
+    /// `datacounter`; 0: no floor). On a path whose RTT is shorter than
+    /// the time of a few frames (a LAN, loopback) per RTT would ask in
+    /// nearly every frame, a STATUS per DATA for the receiver to build and
+    /// the sender to process; with the floor such a path is paced as
+    /// before issue 29, and a long or narrow one (`dmc`: about 290 frames
+    /// per RTT) by its RTT.
+    pub status_min_frames: u32,
     /// The reverse path's rate in bits/s, if known (the sender cannot
     /// measure it): with it, STATUS requests are spaced so that the STATUS
     /// frames they draw use at most [`SaratogaConfig::status_share`] of it
@@ -197,6 +206,7 @@ impl Default for SaratogaConfig {
             unix_offset_ns: 0,
             status_every_frames: 0,
             status_per_rtt: 1.0,
+            status_min_frames: 100,
             reverse_rate_bps: None,
             status_share: 0.5,
             status_request_interval: Duration::from_secs(1),

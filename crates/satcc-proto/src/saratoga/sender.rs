@@ -290,7 +290,9 @@ impl SaratogaSender {
             && self.frames_since_request + 1 >= self.cfg.status_every_frames;
         let by_time = since.is_none_or(|d| d >= self.cfg.status_request_interval);
         let by_rtt = match (since, self.rtt_request_interval()) {
-            (Some(d), Some(i)) => d >= i,
+            (Some(d), Some(i)) => {
+                d >= i && self.frames_since_request + 1 >= self.cfg.status_min_frames
+            }
             _ => false,
         };
         // Ask the controller every time, so that it sees each opportunity.

@@ -454,11 +454,11 @@ fn status_requests_follow_the_interval_and_the_frame_count() {
     }
 }
 
-/// Gaps (ms) between the STATUS requests of a 1 MB PUT at 8 Mb/s over a
+/// Gaps (ms) between the STATUS requests of a 3 MB PUT at 8 Mb/s over a
 /// 10 ms one-way link, the first two left out (before an RTT sample).
 fn request_gaps_ms(c: SaratogaConfig) -> Vec<f64> {
     let mut s = SaratogaSender::new(c.clone(), 8_000_000, Instant::ZERO);
-    s.offer(Instant::ZERO, 1_000_000);
+    s.offer(Instant::ZERO, 3_000_000);
     let mut r = SaratogaReceiver::new(c, Instant::ZERO);
     let t = run(&mut s, &mut r, ms(10), at_ms(60_000), |_, _| false);
     assert!(r.is_complete());
@@ -477,15 +477,28 @@ fn request_gaps_ms(c: SaratogaConfig) -> Vec<f64> {
 
 #[test]
 fn status_requests_default_to_once_per_rtt_and_respect_the_reverse_cap() {
-    // Defaults: no count rule, one request per smoothed RTT (20 ms here;
-    // frames leave every ~1.03 ms, so a gap is 20-22 ms).
-    for (k, lo, hi) in [(1.0, 19.9, 22.5), (2.0, 9.9, 12.0)] {
+    // No count rule, one request per smoothed RTT (20 ms here; frames
+    // leave every ~1.03 ms, so a gap is 20-22 ms), without the frame
+    // floor, or with one below the RTT's 19 frames; a floor of 50 frames
+    // (52 ms: 1040 wire bytes a frame) spaces them further; the default
+    // floor, 100 frames (104 ms).
+    for (k, floor, lo, hi) in [
+        (1.0, 0, 19.9, 22.5),
+        (2.0, 0, 9.9, 12.0),
+        (1.0, 10, 19.9, 22.5),
+        (1.0, 50, 51.5, 53.0),
+        (1.0, cfg().status_min_frames, 103.5, 105.0),
+    ] {
         let c = SaratogaConfig {
             status_per_rtt: k,
+            status_min_frames: floor,
             ..cfg()
         };
         for g in request_gaps_ms(c) {
-            assert!((lo..hi).contains(&g), "{k} per RTT: gap {g} ms");
+            assert!(
+                (lo..hi).contains(&g),
+                "{k} per RTT, floor {floor}: gap {g} ms"
+            );
         }
     }
     // Told a 16 kb/s reverse path with a 0.5 share, a STATUS of 76 bytes
@@ -493,6 +506,7 @@ fn status_requests_default_to_once_per_rtt_and_respect_the_reverse_cap() {
     // bytes) may leave every 608 / 8000 s = 76 ms, beyond the RTT rule's.
     let c = SaratogaConfig {
         reverse_rate_bps: Some(16_000),
+        status_min_frames: 0,
         ..cfg()
     };
     for g in request_gaps_ms(c) {

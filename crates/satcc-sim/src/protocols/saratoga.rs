@@ -66,6 +66,7 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
         } else {
             o.status_per_rtt.unwrap_or(d.status_per_rtt)
         },
+        status_min_frames: o.status_min_frames.unwrap_or(d.status_min_frames),
         reverse_rate_bps: o.reverse_rate.map(|r| r.0),
         status_share: o.status_share.unwrap_or(d.status_share),
         status_request_interval: o

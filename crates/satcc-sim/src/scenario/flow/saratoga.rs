@@ -29,6 +29,9 @@ pub struct SaratogaOptions {
     /// `saratoga`: STATUS requests per smoothed RTT (0: off; STFRC's is in
     /// [`StfrcOptions::status_per_rtt`]).
     pub status_per_rtt: Option<f64>,
+    /// `saratoga`: the least DATA frames between two requests of the
+    /// per-RTT rule (0: no floor).
+    pub status_min_frames: Option<u32>,
     /// The reverse path's rate, if the sender is told it: STATUS requests
     /// are spaced to use at most `status_share` of it.
     pub reverse_rate: Option<Rate>,
@@ -68,6 +71,8 @@ struct SaratogaFields {
     symmetry_ratio: Option<f64>,
     #[serde(default)]
     status_per_rtt: Option<f64>,
+    #[serde(default)]
+    status_min_frames: Option<u32>,
     #[serde(default)]
     reverse_rate: Option<Rate>,
     #[serde(default)]
@@ -114,6 +119,7 @@ impl SaratogaFields {
             status_per_rtt: (protocol == Protocol::Saratoga)
                 .then_some(self.status_per_rtt)
                 .flatten(),
+            status_min_frames: self.status_min_frames,
             reverse_rate: self.reverse_rate,
             status_share: self.status_share,
         })
