@@ -27,7 +27,7 @@ use super::{nested, nested_error, AppSpec, Dur, FieldError, FileMode, Rate};
 
 pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
-pub(crate) use tcp::variant as tcp_variant;
+pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions};
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -63,6 +63,11 @@ pub enum Protocol {
     Saratoga,
     /// Saratoga with the sender-based TFRC of paper 000 (STFRC).
     Stfrc,
+    /// CUBIC window growth (RFC 9438) with SACK loss recovery (RFC 6675).
+    Cubic,
+    /// TCP Hybla window growth (Caini & Firrincieli 2004) with SACK loss
+    /// recovery (RFC 6675).
+    Hybla,
 }
 
 impl std::fmt::Display for Protocol {
@@ -92,10 +97,12 @@ pub(crate) enum Family {
 impl Protocol {
     /// Every protocol, in the order error messages list them. A test
     /// checks that it holds every variant.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Reno,
         Protocol::NewReno,
         Protocol::Sack,
+        Protocol::Cubic,
+        Protocol::Hybla,
         Protocol::Peach,
         Protocol::PeachSack,
         Protocol::Tfrc,
@@ -112,6 +119,8 @@ impl Protocol {
             Protocol::Reno => "reno",
             Protocol::NewReno => "newreno",
             Protocol::Sack => "sack",
+            Protocol::Cubic => "cubic",
+            Protocol::Hybla => "hybla",
             Protocol::Cbr => "cbr",
             Protocol::Tfrc => "tfrc",
             Protocol::Ccid3 => "ccid3",
@@ -130,6 +139,8 @@ impl Protocol {
             Protocol::Reno
             | Protocol::NewReno
             | Protocol::Sack
+            | Protocol::Cubic
+            | Protocol::Hybla
             | Protocol::Peach
             | Protocol::PeachSack => Family::Tcp,
             Protocol::Tfrc | Protocol::Ccid3 => Family::Tfrc,
