@@ -610,7 +610,10 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
     for (p, ca) in [("cubic", "cubic"), ("hybla", "hybla")] {
         let t = tcp_variant(&format!("protocol = \"{p}\"\n"), "").unwrap();
         for i in 0..2 {
-            assert!(t.contains(&format!("set tcp_{i} [new Agent/TCP/Linux]\n")), "{p}");
+            assert!(
+                t.contains(&format!("set tcp_{i} [new Agent/TCP/Linux]\n")),
+                "{p}"
+            );
             assert!(t.contains(&format!("$ns at 0 \"$tcp_{i} select_ca {ca}\"\n")));
             assert!(t.contains(&format!("$tcp_{i} set timestamps_ true\n")));
             assert!(t.contains(&format!("$sink_{i} set ts_echo_rfc1323_ true\n")));

@@ -59,6 +59,11 @@ pub struct HyblaConfig {
     /// has none; Linux's tcp_hybla.c uses `1 << min(rho, 16)` (the
     /// default here, 16), which matters only for ρ > 16 (RTT > 400 ms).
     pub max_ss_exponent: f64,
+    /// Stop a slow-start increase at ssthresh, as Linux's tcp_hybla.c
+    /// does ("clamp down slowstart cwnd to ssthresh value"; default true).
+    /// Without it one ACK after a timeout, at ρ = 20, would open cwnd
+    /// from 1 to the receiver's window in one step.
+    pub clamp_slow_start: bool,
 }
 
 impl Default for HyblaConfig {
@@ -66,6 +71,7 @@ impl Default for HyblaConfig {
         HyblaConfig {
             rtt0: Duration::from_millis(25),
             max_ss_exponent: 16.0,
+            clamp_slow_start: true,
         }
     }
 }
@@ -178,7 +184,12 @@ impl GrowthState {
                     // Hybla §3 eq. (6): slow start W += 2^ρ − 1 per ACK.
                     // The exponent is capped as Linux caps it
                     // (`1 << min(rho, 16)`), a parameter.
-                    cwnd + rho.min(h.cfg.max_ss_exponent).exp2() - 1.0
+                    let w = cwnd + rho.min(h.cfg.max_ss_exponent).exp2() - 1.0;
+                    if h.cfg.clamp_slow_start {
+                        w.min(ssthresh)
+                    } else {
+                        w
+                    }
                 } else {
                     // Hybla §3 eq. (6): congestion avoidance W += ρ²/W per
                     // ACK.

@@ -211,6 +211,13 @@ fn hybla_increments_follow_the_paper() {
     assert_eq!(g.on_ack(10.0, 1000.0, false, info(at(0), 100)), 25.0);
     // Congestion avoidance: +ρ²/W = 16/32.
     assert_eq!(g.on_ack(32.0, 10.0, false, info(at(1), 100)), 32.5);
+    // Slow start stops at ssthresh (Linux tcp_hybla.c's clamp).
+    assert_eq!(g.on_ack(10.0, 20.0, false, info(at(1), 100)), 20.0);
+    let mut open = GrowthState::new(Growth::Hybla(HyblaConfig {
+        clamp_slow_start: false,
+        ..HyblaConfig::default()
+    }));
+    assert_eq!(open.on_ack(10.0, 20.0, false, info(at(1), 100)), 25.0);
     // ρ follows the smallest SRTT seen (Linux tcp_hybla.c minrtt_us):
     // queueing that inflates SRTT to 200 ms does not raise it.
     assert_eq!(g.on_ack(32.0, 10.0, false, info(at(2), 200)), 32.5);
