@@ -707,6 +707,13 @@ mod tests {
         let (field, message) = error("protocol = \"newreno\"\nsack_recovery = \"ns2\"");
         assert_eq!(field, "flows[0].sack_recovery");
         assert!(message.contains("\"newreno\""), "{message}");
+        // cubic and hybla recover as `sack` does (RFC 6675) but Sack1's
+        // own halving would override their window rules.
+        for p in ["cubic", "hybla"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nsack_recovery = \"ns2\""));
+            assert_eq!(field, "flows[0].sack_recovery");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
         let (field, message) = error("protocol = \"sack\"\nsack_recovery = \"fack\"");
         assert_eq!(field, "flows[0].sack_recovery");
         assert!(
