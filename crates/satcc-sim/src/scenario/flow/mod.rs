@@ -738,14 +738,14 @@ mod tests {
             (
                 "protocol = \"tfrc\"\nrwnd = 64",
                 "rwnd",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\" and \
-                 \"peach-sack\" only",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                 \"peach\" and \"peach-sack\" only",
             ),
             (
                 "protocol = \"cbr\"\nrate = 1000\nmin_rto = 1",
                 "min_rto",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\", \
-                 \"peach-sack\" and \"tfrcp\" only",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                 \"peach\", \"peach-sack\" and \"tfrcp\" only",
             ),
             (
                 "protocol = \"newreno\"\nlow_priority = true",
