@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use satcc_proto::tcp::{self, RtoSsthresh, RttTiming, SackRecovery, Variant};
+use satcc_proto::tcp::{self, Growth, RtoSsthresh, RttTiming, SackRecovery, Variant};
 use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
@@ -708,6 +708,10 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                         g.out,
                         "set sink_{i} [new {sink}]\n$sink_{i} set packetSize_ {hdr}"
                     );
+                    if sender.growth != tcp::Growth::Reno {
+                        // Agent/TCP/Linux times RTT by the timestamp echo.
+                        let _ = writeln!(g.out, "$sink_{i} set ts_echo_rfc1323_ true");
+                    }
                     if receiver.delayed_ack {
                         let _ = writeln!(
                             g.out,
@@ -971,10 +975,21 @@ fn write_tcp(
                 .to_string(),
         ));
     }
-    let agent = match sender.variant {
-        Variant::Reno => "Agent/TCP/Reno",
-        Variant::NewReno => "Agent/TCP/Newreno",
-        Variant::Sack => "Agent/TCP/Sack1",
+    // CUBIC and Hybla: ns-2 2.35's Agent/TCP/Linux runs Linux 2.6's own
+    // congestion-control modules (tcp/linux/), chosen by `select_ca`, over
+    // its SACK recovery; the algorithms' parameters are the modules'
+    // defaults, which are satcc's (CUBIC β 717/1024, C 0.4 (bic_scale 41),
+    // fast convergence and tcp_friendliness on; Hybla rtt0 25 ms).
+    let linux_ca = match sender.growth {
+        Growth::Reno => None,
+        Growth::Cubic(_) => Some("cubic"),
+        Growth::Hybla(_) => Some("hybla"),
+    };
+    let agent = match (linux_ca, sender.variant) {
+        (Some(_), _) => "Agent/TCP/Linux",
+        (None, Variant::Reno) => "Agent/TCP/Reno",
+        (None, Variant::NewReno) => "Agent/TCP/Newreno",
+        (None, Variant::Sack) => "Agent/TCP/Sack1",
     };
     // RTT timing. `timestamps_ false` (ns-default.tcl) is ns-2's Karn
     // timing: output() times one new segment at a time (rtt_active_,
@@ -993,8 +1008,11 @@ fn write_tcp(
     // backoff on a timestamp sample only with ts_resetRTO_ (default
     // false), and the partial ACKs of a NewReno or SACK recovery
     // (partialnewack(), Sack1TcpAgent::recv) give no sample at all.
-    let timestamps = match sender.rtt_timing {
-        RttTiming::Karn | RttTiming::Timestamps => "false",
+    let timestamps = match (linux_ca, sender.rtt_timing) {
+        // The Linux agent samples RTT from the timestamp echo, as Linux
+        // does (its sink is told to echo them: `ts_echo_rfc1323_`).
+        (Some(_), _) => "true",
+        (None, RttTiming::Karn | RttTiming::Timestamps) => "false",
     };
     // What a timeout halves into ssthresh. ns-2 has no choice here:
     // TcpAgent::timeout() calls slowdown(CLOSE_SSTHRESH_HALF |
@@ -1043,6 +1061,9 @@ fn write_tcp(
     // window: on each of the first numdupacks_ - 1 duplicate ACKs. satcc
     // sends on the first two only, as RFC 3042 says, so the two agree for
     // a dupack threshold of 3 or less and ns-2 cannot express more.
+    if let Some(ca) = linux_ca {
+        let _ = writeln!(out, "$ns at 0 \"$tcp_{i} select_ca {ca}\"");
+    }
     if sender.limited_transmit {
         if sender.dupack_threshold > 3 {
             return Err(Ns2Error::unsupported(

@@ -608,3 +608,27 @@ fn tfrcp_s2_fallback_is_the_configs() {
     let e = crate::export::tfrcp_library(&[(0, true, s3), (3, true, s5)]).unwrap_err();
     assert_eq!(e.field(), Some("flows[3].strategy"), "{e}");
 }
+
+/// CUBIC and Hybla run in ns-2 2.35 as Agent/TCP/Linux with the Linux
+/// module chosen by `select_ca`, timestamps on at both ends; plain SACK
+/// stays Agent/TCP/Sack1 without them.
+#[test]
+fn cubic_and_hybla_export_as_the_linux_agent() {
+    for (p, ca) in [("cubic", "cubic"), ("hybla", "hybla")] {
+        let t = tcp_variant(&format!("protocol = \"{p}\"\n"), "").unwrap();
+        for i in 0..2 {
+            assert!(
+                t.contains(&format!("set tcp_{i} [new Agent/TCP/Linux]\n")),
+                "{p}"
+            );
+            assert!(t.contains(&format!("$ns at 0 \"$tcp_{i} select_ca {ca}\"\n")));
+            assert!(t.contains(&format!("$tcp_{i} set timestamps_ true\n")));
+            assert!(t.contains(&format!("$sink_{i} set ts_echo_rfc1323_ true\n")));
+        }
+        // The Reno flow is untouched.
+        assert!(t.contains("set tcp_2 [new Agent/TCP/Reno]\n"));
+        assert!(!t.contains("select_ca reno"));
+    }
+    let base = to_tcl(&sample()).unwrap();
+    assert!(!base.contains("Agent/TCP/Linux") && !base.contains("ts_echo_rfc1323_"));
+}

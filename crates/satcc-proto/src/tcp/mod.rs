@@ -9,6 +9,9 @@
 //! and [`TcpAck`], are defined in [`crate::messages::tcp`].
 
 mod endpoint;
+mod growth;
+#[cfg(test)]
+mod growth_tests;
 mod peach;
 #[cfg(test)]
 mod peach_tests;
@@ -20,6 +23,7 @@ mod sender;
 mod tests;
 
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
+pub use growth::{CubicConfig, Growth, HyblaConfig};
 pub use peach::PeachConfig;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::growth::{AckInfo, Growth, GrowthState};
 use super::peach::{PeachConfig, PeachState};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -81,6 +82,9 @@ pub struct SenderConfig {
     /// Loss recovery of the [`Variant::Sack`] sender: RFC 6675 (the
     /// default) or ns-2 2.35's `Agent/TCP/Sack1`. Other variants ignore it.
     pub sack_recovery: SackRecovery,
+    /// Window growth: Reno (RFC 5681, the default), CUBIC or Hybla. Loss
+    /// detection and recovery stay `variant`'s.
+    pub growth: Growth,
 }
 
 /// How a [`Variant::Sack`] sender recovers from a fast retransmit.
@@ -180,6 +184,7 @@ impl Default for SenderConfig {
             peach: None,
             initial_rwnd: u32::MAX,
             sack_recovery: SackRecovery::Rfc6675,
+            growth: Growth::Reno,
         }
     }
 }
@@ -314,6 +319,7 @@ pub struct TcpSender {
     /// [`RttTiming::Karn`]: the segment being timed and when it was sent.
     timed: Option<(u64, Instant)>,
     peach: Option<PeachState>,
+    growth: GrowthState,
     pub(super) stats: SenderStats,
 }
 
@@ -370,6 +376,7 @@ impl TcpSender {
             last_rtt: None,
             timed: None,
             peach,
+            growth: GrowthState::new(cfg.growth),
             stats,
             cfg,
         }
@@ -578,7 +585,7 @@ impl TcpSender {
                 }
             }
         } else {
-            self.open_cwnd();
+            self.open_cwnd(now, newly);
         }
         // RFC 6298 §5.2 and §5.3.
         if self.snd_una == self.snd_max {
@@ -595,23 +602,22 @@ impl TcpSender {
         }
     }
 
-    /// RFC 5681 §3.1 window growth for one ACK of new data.
-    fn open_cwnd(&mut self) {
+    /// Window growth ([`Growth`]) for one ACK of `newly` new segments.
+    fn open_cwnd(&mut self, now: Instant, newly: u64) {
         let cap = (self.cfg.max_window.max(1) as f64).min(self.rwnd.max(1) as f64);
         if self.cwnd >= cap {
             return;
         }
         let peach = self.peach.as_ref().is_some_and(PeachState::active);
-        // TCP-Peach has no slow start: Sudden Start is followed by
-        // Congestion Avoidance (paper 002 Fig. 1).
-        let inc = if self.cwnd < self.ssthresh && !peach {
-            // Slow start, eq. (2): one SMSS per ACK (ns-2 counts ACKs).
-            1.0
-        } else {
-            // Congestion avoidance, eq. (3): SMSS*SMSS/cwnd per ACK.
-            1.0 / self.cwnd
+        let info = AckInfo {
+            now,
+            acked: newly,
+            srtt: self.rtt.srtt(),
         };
-        self.cwnd = (self.cwnd + inc).min(cap);
+        self.cwnd = self
+            .growth
+            .on_ack(self.cwnd, self.ssthresh, peach, info)
+            .min(cap);
     }
 
     fn on_dupack(&mut self, now: Instant) {
@@ -661,7 +667,11 @@ impl TcpSender {
         // RFC 5681 §3.2 step 2, eq. (4): FlightSize without the segments
         // sent by Limited Transmit.
         let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
-        self.ssthresh = ((flight / 2).max(2)) as f64;
+        self.ssthresh = match self.growth.on_congestion(flight, self.cwnd) {
+            // RFC 9438 §4.6: CUBIC's β_cubic in place of 1/2.
+            Some(ss) => ss,
+            None => ((flight / 2).max(2)) as f64,
+        };
         // RFC 6582 §3.2 step 2 / RFC 6675 §5 (4.1): RecoveryPoint = HighData.
         self.recover = self.snd_max;
         self.in_recovery = true;
@@ -879,7 +889,15 @@ impl TcpSender {
         self.stats.timeouts += 1;
         // RFC 5681 §3.1 eq. (4); held constant when the segment was already
         // retransmitted by the timer (the note after eq. (4)).
-        if self.rtt.backoff_count() == 0 {
+        let flight = self.snd_max - self.snd_una;
+        let grown = if self.rtt.backoff_count() == 0 {
+            self.growth.on_rto(flight, self.cwnd)
+        } else {
+            None
+        };
+        if let Some(ss) = grown {
+            self.ssthresh = ss;
+        } else if self.rtt.backoff_count() == 0 {
             let base = match self.cfg.rto_ssthresh {
                 RtoSsthresh::FlightSize => self.snd_max - self.snd_una,
                 RtoSsthresh::Window => {

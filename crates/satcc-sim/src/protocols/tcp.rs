@@ -8,7 +8,7 @@ use satcc_proto::wire::WireProtocol;
 use satcc_proto::{Duration, Instant};
 
 use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
-use crate::scenario::flow::tcp_variant;
+use crate::scenario::flow::{tcp_growth, tcp_variant};
 use crate::scenario::{
     FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
     TcpProfileSpec,
@@ -102,6 +102,7 @@ pub(super) fn config(
             SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
             SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
         },
+        growth: tcp_growth(spec.protocol),
     };
     let receiver = tcp::ReceiverConfig {
         rwnd: o.rwnd,

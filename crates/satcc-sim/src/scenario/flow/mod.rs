@@ -27,7 +27,7 @@ use super::{nested, nested_error, AppSpec, Dur, FieldError, FileMode, Rate};
 
 pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
-pub(crate) use tcp::variant as tcp_variant;
+pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
     PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions, TcpProfileSpec,
 };
@@ -65,6 +65,11 @@ pub enum Protocol {
     Saratoga,
     /// Saratoga with the sender-based TFRC of paper 000 (STFRC).
     Stfrc,
+    /// CUBIC window growth (RFC 9438) with SACK loss recovery (RFC 6675).
+    Cubic,
+    /// TCP Hybla window growth (Caini & Firrincieli 2004) with SACK loss
+    /// recovery (RFC 6675).
+    Hybla,
 }
 
 impl std::fmt::Display for Protocol {
@@ -94,10 +99,12 @@ pub(crate) enum Family {
 impl Protocol {
     /// Every protocol, in the order error messages list them. A test
     /// checks that it holds every variant.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Reno,
         Protocol::NewReno,
         Protocol::Sack,
+        Protocol::Cubic,
+        Protocol::Hybla,
         Protocol::Peach,
         Protocol::PeachSack,
         Protocol::Tfrc,
@@ -114,6 +121,8 @@ impl Protocol {
             Protocol::Reno => "reno",
             Protocol::NewReno => "newreno",
             Protocol::Sack => "sack",
+            Protocol::Cubic => "cubic",
+            Protocol::Hybla => "hybla",
             Protocol::Cbr => "cbr",
             Protocol::Tfrc => "tfrc",
             Protocol::Ccid3 => "ccid3",
@@ -132,6 +141,8 @@ impl Protocol {
             Protocol::Reno
             | Protocol::NewReno
             | Protocol::Sack
+            | Protocol::Cubic
+            | Protocol::Hybla
             | Protocol::Peach
             | Protocol::PeachSack => Family::Tcp,
             Protocol::Tfrc | Protocol::Ccid3 => Family::Tfrc,
@@ -737,6 +748,13 @@ mod tests {
         let (field, message) = error("protocol = \"newreno\"\nsack_recovery = \"ns2\"");
         assert_eq!(field, "flows[0].sack_recovery");
         assert!(message.contains("\"newreno\""), "{message}");
+        // cubic and hybla recover as `sack` does (RFC 6675) but Sack1's
+        // own halving would override their window rules.
+        for p in ["cubic", "hybla"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nsack_recovery = \"ns2\""));
+            assert_eq!(field, "flows[0].sack_recovery");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
         let (field, message) = error("protocol = \"sack\"\nsack_recovery = \"fack\"");
         assert_eq!(field, "flows[0].sack_recovery");
         assert!(
@@ -761,14 +779,14 @@ mod tests {
             (
                 "protocol = \"tfrc\"\nrwnd = 64",
                 "rwnd",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\" and \
-                 \"peach-sack\" only",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                 \"peach\" and \"peach-sack\" only",
             ),
             (
                 "protocol = \"cbr\"\nrate = 1000\nmin_rto = 1",
                 "min_rto",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"peach\", \
-                 \"peach-sack\" and \"tfrcp\" only",
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                 \"peach\", \"peach-sack\" and \"tfrcp\" only",
             ),
             (
                 "protocol = \"newreno\"\nlow_priority = true",

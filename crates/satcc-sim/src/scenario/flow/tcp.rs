@@ -1,7 +1,7 @@
-//! The TCP family's options: `reno`, `newreno`, `sack`, and TCP-Peach
-//! (paper 002) over NewReno (`peach`) or SACK (`peach-sack`).
+//! The TCP family's options: `reno`, `newreno`, `sack`, `cubic`, `hybla`,
+//! and TCP-Peach (paper 002) over NewReno (`peach`) or SACK (`peach-sack`).
 
-use satcc_proto::tcp::{self, Variant};
+use satcc_proto::tcp::{self, Growth, Variant};
 use serde::de;
 use serde::Deserialize;
 
@@ -19,7 +19,7 @@ pub(crate) fn variant(p: Protocol) -> Option<(Variant, bool)> {
     match p {
         Protocol::Reno => Some((Variant::Reno, false)),
         Protocol::NewReno => Some((Variant::NewReno, false)),
-        Protocol::Sack => Some((Variant::Sack, false)),
+        Protocol::Sack | Protocol::Cubic | Protocol::Hybla => Some((Variant::Sack, false)),
         Protocol::Peach => Some((Variant::NewReno, true)),
         Protocol::PeachSack => Some((Variant::Sack, true)),
         Protocol::Tfrc
@@ -28,6 +28,16 @@ pub(crate) fn variant(p: Protocol) -> Option<(Variant, bool)> {
         | Protocol::Saratoga
         | Protocol::Stfrc
         | Protocol::Cbr => None,
+    }
+}
+
+/// The window growth TCP protocol `p` runs (Reno's for every TCP but
+/// `cubic` and `hybla`; their parameters at the documents' defaults).
+pub(crate) fn growth(p: Protocol) -> Growth {
+    match p {
+        Protocol::Cubic => Growth::Cubic(tcp::CubicConfig::default()),
+        Protocol::Hybla => Growth::Hybla(tcp::HyblaConfig::default()),
+        _ => Growth::Reno,
     }
 }
 
@@ -252,7 +262,10 @@ impl FamilyOptions for TcpOptions {
         }
         let mut o: TcpOptions = nested(t)?;
         let sack = variant(p).is_some_and(|(v, _)| v == Variant::Sack);
-        if o.sack_recovery != SackRecoverySpec::Rfc6675 && !sack {
+        // ns-2 Sack1's recovery sets its own ssthresh (half the window):
+        // it would override CUBIC's β_cubic, so it stays with Reno growth.
+        let reno_growth = growth(p) == Growth::Reno;
+        if o.sack_recovery != SackRecoverySpec::Rfc6675 && !(sack && reno_growth) {
             return Err(nested_error(
                 "sack_recovery",
                 &format!(

@@ -1,0 +1,294 @@
+//! Window growth of the TCP sender, separate from loss recovery (as quinn's
+//! `congestion::Controller` and neqo's `WindowAdjustment` separate them):
+//! how cwnd opens on an ACK of new data outside recovery, and what ssthresh
+//! and cwnd become on a congestion event. Detecting losses, the scoreboard,
+//! pipe and what to send stay in [`super::sender`], whichever growth runs.
+//!
+//! * [`Growth::Reno`]: RFC 5681 §3.1 (the window every other TCP here uses);
+//! * [`Growth::Cubic`]: CUBIC, RFC 9438;
+//! * [`Growth::Hybla`]: TCP Hybla (Caini & Firrincieli, "TCP Hybla: a TCP
+//!   enhancement for heterogeneous networks", Int. J. Satell. Commun.
+//!   Network. 2004; Linux `net/ipv4/tcp_hybla.c` as a second reading).
+
+use crate::time::{Duration, Instant};
+
+/// Which window growth a [`super::TcpSender`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Growth {
+    /// RFC 5681 §3.1: slow start +1 per ACK, congestion avoidance +1/cwnd
+    /// per ACK, ssthresh = max(FlightSize/2, 2) on loss.
+    #[default]
+    Reno,
+    /// CUBIC (RFC 9438).
+    Cubic(CubicConfig),
+    /// TCP Hybla.
+    Hybla(HyblaConfig),
+}
+
+/// CUBIC's parameters (RFC 9438 §4.1 and §5 give the defaults).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CubicConfig {
+    /// C, in segments / s³ (RFC 9438 §5: 0.4).
+    pub c: f64,
+    /// β_cubic, the multiplicative decrease factor (RFC 9438 §4.6: 0.7).
+    pub beta: f64,
+    /// Fast convergence (RFC 9438 §4.7, on by default: "SHOULD").
+    pub fast_convergence: bool,
+    /// The Reno-friendly region (RFC 9438 §4.3, on by default).
+    pub reno_friendly: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+        }
+    }
+}
+
+/// TCP Hybla's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HyblaConfig {
+    /// RTT0, the reference RTT whose Reno the flow should match (the
+    /// paper's §4 choice and Linux's `rtt0` module parameter: 25 ms).
+    pub rtt0: Duration,
+    /// Cap on the exponent ρ of the slow-start increase 2^ρ − 1. The paper
+    /// has none; Linux's tcp_hybla.c uses `1 << min(rho, 16)` (the
+    /// default here, 16), which matters only for ρ > 16 (RTT > 400 ms).
+    pub max_ss_exponent: f64,
+    /// Stop a slow-start increase at ssthresh, as Linux's tcp_hybla.c
+    /// does ("clamp down slowstart cwnd to ssthresh value"; default true).
+    /// Without it one ACK after a timeout, at ρ = 20, would open cwnd
+    /// from 1 to the receiver's window in one step.
+    pub clamp_slow_start: bool,
+}
+
+impl Default for HyblaConfig {
+    fn default() -> Self {
+        HyblaConfig {
+            rtt0: Duration::from_millis(25),
+            max_ss_exponent: 16.0,
+            clamp_slow_start: true,
+        }
+    }
+}
+
+/// What the growth algorithm is told about the path on each ACK.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AckInfo {
+    /// Current time.
+    pub now: Instant,
+    /// Segments this ACK newly acknowledged cumulatively.
+    pub acked: u64,
+    /// Smoothed RTT, if measured.
+    pub srtt: Option<Duration>,
+}
+
+/// The state of a [`Growth`].
+#[derive(Clone, Debug)]
+pub(crate) enum GrowthState {
+    Reno,
+    Cubic(CubicState),
+    Hybla(HyblaState),
+}
+
+/// Hybla's state: the RTT ρ is computed from.
+#[derive(Clone, Debug)]
+pub(crate) struct HyblaState {
+    pub cfg: HyblaConfig,
+    /// The smallest SRTT seen (Linux `minrtt_us`): ρ follows the path's
+    /// propagation delay, not the queue the flow builds.
+    pub min_srtt: Option<Duration>,
+}
+
+/// RFC 9438 §4.1.2 variables.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CubicState {
+    pub cfg: CubicConfig,
+    /// W_max, segments: cwnd before the last reduction (§4.6, §4.7).
+    pub w_max: Option<f64>,
+    /// cwnd_prior: cwnd before the last reduction (§4.3 uses it for α).
+    pub cwnd_prior: f64,
+    /// t_epoch of the current congestion avoidance stage (`None` until
+    /// its first ACK).
+    pub epoch: Option<Instant>,
+    /// K of the current stage (§4.2 eq. 2), seconds.
+    pub k: f64,
+    /// W_est (§4.3).
+    pub w_est: f64,
+    /// The last reduction was a retransmission timeout (§4.8: the next
+    /// stage starts with K = 0 and W_max = cwnd_epoch).
+    pub after_rto: bool,
+}
+
+impl CubicState {
+    /// W_cubic(t) of RFC 9438 §4.2 eq. 1: C·(t − K)³ + W_max, t in
+    /// seconds.
+    pub fn w_cubic(&self, t: f64, w_max: f64) -> f64 {
+        let d = t - self.k;
+        self.cfg.c * d * d * d + w_max
+    }
+
+    /// α_cubic of RFC 9438 §4.3 eq. 4: 3(1 − β)/(1 + β), or 1 once W_est
+    /// has reached cwnd_prior.
+    fn alpha(&self) -> f64 {
+        if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - self.cfg.beta) / (1.0 + self.cfg.beta)
+        }
+    }
+}
+
+impl GrowthState {
+    pub fn new(g: Growth) -> Self {
+        match g {
+            Growth::Reno => GrowthState::Reno,
+            Growth::Cubic(cfg) => GrowthState::Cubic(CubicState {
+                cfg,
+                ..CubicState::default()
+            }),
+            Growth::Hybla(cfg) => GrowthState::Hybla(HyblaState {
+                cfg,
+                min_srtt: None,
+            }),
+        }
+    }
+
+    /// The new cwnd after an ACK of new data outside recovery, before the
+    /// cap on the window.
+    pub fn on_ack(&mut self, cwnd: f64, ssthresh: f64, peach: bool, a: AckInfo) -> f64 {
+        match self {
+            GrowthState::Reno => {
+                // TCP-Peach has no slow start: Sudden Start is followed by
+                // Congestion Avoidance (paper 002 Fig. 1).
+                let inc = if cwnd < ssthresh && !peach {
+                    // RFC 5681 §3.1 slow start, eq. (2): one SMSS per ACK
+                    // (ns-2 counts ACKs).
+                    1.0
+                } else {
+                    // Congestion avoidance, eq. (3): SMSS*SMSS/cwnd per ACK.
+                    1.0 / cwnd
+                };
+                cwnd + inc
+            }
+            GrowthState::Hybla(h) => {
+                if let Some(r) = a.srtt {
+                    h.min_srtt = Some(h.min_srtt.map_or(r, |m| m.min(r)));
+                }
+                let rho = hybla_rho(h.min_srtt, h.cfg.rtt0);
+                if cwnd < ssthresh {
+                    // Hybla §3 eq. (6): slow start W += 2^ρ − 1 per ACK.
+                    // The exponent is capped as Linux caps it
+                    // (`1 << min(rho, 16)`), a parameter.
+                    let w = cwnd + rho.min(h.cfg.max_ss_exponent).exp2() - 1.0;
+                    if h.cfg.clamp_slow_start {
+                        w.min(ssthresh)
+                    } else {
+                        w
+                    }
+                } else {
+                    // Hybla §3 eq. (6): congestion avoidance W += ρ²/W per
+                    // ACK.
+                    cwnd + rho * rho / cwnd
+                }
+            }
+            GrowthState::Cubic(s) => {
+                if cwnd < ssthresh {
+                    // RFC 9438 §4.10: slow start as RFC 5681 (HyStart++
+                    // not implemented).
+                    return cwnd + 1.0;
+                }
+                let t_epoch = match s.epoch {
+                    Some(t) => t,
+                    None => {
+                        s.start_epoch(cwnd);
+                        s.epoch = Some(a.now);
+                        a.now
+                    }
+                };
+                let w_max = s.w_max.unwrap_or(cwnd);
+                let rtt = a.srtt.map_or(0.0, |d| d.as_secs_f64());
+                let t = a.now.saturating_since(t_epoch).as_secs_f64();
+                // §4.2: target = W_cubic(t + RTT) clamped to [cwnd, 1.5 cwnd].
+                let target = s.w_cubic(t + rtt, w_max).clamp(cwnd, 1.5 * cwnd);
+                // §4.3 eq. 4: W_est grows by α·segments_acked/cwnd.
+                s.w_est += s.alpha() * a.acked as f64 / cwnd;
+                if s.cfg.reno_friendly && s.w_cubic(t, w_max) < s.w_est {
+                    // §4.3: the Reno-friendly region: cwnd = W_est.
+                    return s.w_est.max(cwnd);
+                }
+                // §4.4/§4.5: cwnd += (target − cwnd)/cwnd per ACK.
+                cwnd + (target - cwnd) / cwnd
+            }
+        }
+    }
+
+    /// ssthresh and cwnd on entering fast recovery, `flight` being RFC
+    /// 5681's FlightSize (segments), `cwnd` the window before the cut.
+    /// Reno's own rules are the sender's; this answers only for the others.
+    pub fn on_congestion(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
+        match self {
+            GrowthState::Reno | GrowthState::Hybla(_) => None,
+            GrowthState::Cubic(s) => Some(s.reduce(flight, cwnd)),
+        }
+    }
+
+    /// ssthresh on a retransmission timeout (RFC 9438 §4.8: β_cubic as in
+    /// §4.6, and the next stage starts over with K = 0).
+    pub fn on_rto(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
+        match self {
+            GrowthState::Reno | GrowthState::Hybla(_) => None,
+            GrowthState::Cubic(s) => {
+                let ss = s.reduce(flight, cwnd);
+                s.after_rto = true;
+                Some(ss)
+            }
+        }
+    }
+}
+
+impl CubicState {
+    /// The first ACK of a congestion avoidance stage (RFC 9438 §4.2):
+    /// K from eq. 2 and W_est = cwnd_epoch (§4.3).
+    fn start_epoch(&mut self, cwnd_epoch: f64) {
+        if self.after_rto || self.w_max.is_none() {
+            // §4.8 (and a first stage with no loss yet): W_max is the
+            // window at the start of the stage, K = 0.
+            self.w_max = Some(cwnd_epoch);
+            self.after_rto = false;
+        }
+        let w_max = self.w_max.unwrap_or(cwnd_epoch);
+        // §4.2 eq. 2: K = cbrt((W_max − cwnd_epoch)/C).
+        self.k = ((w_max - cwnd_epoch).max(0.0) / self.cfg.c).cbrt();
+        self.w_est = cwnd_epoch;
+    }
+
+    /// RFC 9438 §4.6 (and §4.7 fast convergence): returns ssthresh.
+    fn reduce(&mut self, flight: u64, cwnd: f64) -> f64 {
+        // §4.6: ssthresh = flight_size · β_cubic, at least 2 segments.
+        let ssthresh = (flight as f64 * self.cfg.beta).max(2.0);
+        self.cwnd_prior = cwnd;
+        // §4.7: a flow that is losing ground releases some for new flows.
+        self.w_max = Some(match self.w_max {
+            Some(w) if self.cfg.fast_convergence && cwnd < w => cwnd * (1.0 + self.cfg.beta) / 2.0,
+            _ => cwnd,
+        });
+        // A new congestion avoidance stage starts after recovery.
+        self.epoch = None;
+        self.w_est = 0.0;
+        ssthresh
+    }
+}
+
+/// Hybla's ρ = RTT/RTT0, at least 1 (paper §3; before any RTT sample the
+/// flow is Reno, ρ = 1).
+pub(crate) fn hybla_rho(srtt: Option<Duration>, rtt0: Duration) -> f64 {
+    match srtt {
+        Some(r) if rtt0.0 > 0 => (r.0 as f64 / rtt0.0 as f64).max(1.0),
+        _ => 1.0,
+    }
+}
