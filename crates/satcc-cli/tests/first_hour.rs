@@ -202,3 +202,63 @@ fn big_sweep_streams_in_bounded_memory() {
     // ru_maxrss is in KB on Linux.
     assert!(ru.ru_maxrss < 100 * 1024, "peak RSS {} KB", ru.ru_maxrss);
 }
+
+/// An interrupted Saratoga PUT rerun at once, from the same address, of
+/// the same file: the server ends the abandoned session (keeping its
+/// bytes) and resumes, instead of answering "file in use" (STATUS error
+/// 15) until the old session's 30 s inactivity timeout.
+#[test]
+fn interrupted_put_rerun_at_once_resumes() {
+    let dir = tmpdir("sara");
+    let (inbox, local) = (dir.join("inbox"), dir.join("local"));
+    std::fs::create_dir_all(&inbox).unwrap();
+    std::fs::create_dir_all(&local).unwrap();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let body: Vec<u8> = (0..2_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let src = local.join("big.bin");
+    std::fs::write(&src, &body).unwrap();
+    let addr = format!("127.0.0.1:{}", common::free_port());
+    let mut server = common::satcc()
+        .args(["saratoga", "serve"])
+        .arg(&inbox)
+        .args(["--bind", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut client = common::satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "8Mbps"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // Ctrl-C's harsher cousin: the client leaves without a word.
+    client.kill().unwrap();
+    client.wait().unwrap();
+    let o = common::satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--rate", "200Mbps", "--json", "--timeout", "5s"])
+        .output()
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let resumed = v["resumed_bytes"].as_u64().unwrap();
+    assert!(resumed > 300_000, "{v}");
+    assert!(std::fs::read(inbox.join("big.bin")).unwrap() == body);
+    let _ = std::fs::remove_dir_all(&dir);
+}
