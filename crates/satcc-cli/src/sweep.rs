@@ -469,7 +469,9 @@ fn run_all(
             if let Some(b) = &bar {
                 b.inc(1);
                 b.set_message(label(i));
-            } else {
+            } else if !a.json {
+                // With --json off a terminal, stderr stays quiet (a
+                // script's output), as before.
                 let t = started.elapsed().as_secs_f64();
                 if every_run || done == total || t - last_line >= line_secs {
                     if every_run {

@@ -262,3 +262,43 @@ fn interrupted_put_rerun_at_once_resumes() {
     assert!(std::fs::read(inbox.join("big.bin")).unwrap() == body);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// goodput.svg says what it shows (issue 33): the seed; per-protocol
+/// totals against the busiest link's capacity; the per-flow mean on an
+/// axis of its own when flows are many; how many flows the cwnd panel
+/// leaves out; links whose queue never held a packet named instead of
+/// drawn on top of each other at zero; a panel of drops.
+#[test]
+fn goodput_svg_says_what_it_shows() {
+    let dir = tmpdir("svg");
+    let out = common::run(&[
+        "run",
+        &scenario("quickstart.toml"),
+        "--set",
+        "flows.0.count=10",
+        "--set",
+        "flows.1.count=10",
+        "--seed",
+        "7",
+        "--out",
+        dir.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(dir.join("goodput.svg")).unwrap();
+    assert!(svg.contains("quickstart, seed 7: goodput"), "no seed");
+    assert!(svg.contains(">newreno: total of 10<") && svg.contains(">sack: total of 10<"));
+    assert!(svg.contains(">uplink capacity<"), "no capacity line");
+    assert!(svg.contains("goodput per flow, 20 flows"));
+    assert!(svg.contains("congestion window (the first 6 of 20 flows)"));
+    // The reverse paths and the downlink never queue in the quickstart.
+    assert!(svg.contains("queue empty at every sample: uplink.rev, downlink, downlink.rev"));
+    assert!(!svg.contains(">downlink.rev<"), "an empty queue drawn");
+    assert!(svg.contains("packets dropped per interval"));
+    assert!(svg.contains(">uplink (errors)<"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
