@@ -306,6 +306,12 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
             .ok_or("--to ADDR is required (the server behind the link)")?,
     )?;
     let listen = resolve("--listen", &a.listen)?;
+    if listen == to {
+        // The relay would send every datagram to itself.
+        return Err(format!(
+            "--listen {listen} / --to {to}: the same address; --to is the server behind the link"
+        ));
+    }
     let interval = dur("--interval", &a.interval)?;
     if interval == Duration::ZERO {
         return Err("--interval: must be greater than zero".into());

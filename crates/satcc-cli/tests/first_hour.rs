@@ -302,3 +302,57 @@ fn goodput_svg_says_what_it_shows() {
     assert!(svg.contains(">uplink (errors)<"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Smaller points of issue 33: `duration_s` of a 60 s run is 60 (was
+/// 60.00000000000001); `perf --interval 0` and `emulate` relaying to its
+/// own address are refused on one line, exit 2.
+#[test]
+fn smaller_guards() {
+    let out = common::run(&["run", &scenario("quickstart.toml"), "--json", "-q"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["duration_s"].as_f64(), Some(60.0), "{}", v["duration_s"]);
+
+    let sink = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = sink.local_addr().unwrap().to_string();
+    for args in [
+        vec![
+            "perf",
+            "--client",
+            to.as_str(),
+            "--interval",
+            "0",
+            "--time",
+            "1s",
+        ],
+        vec![
+            "perf",
+            "--client",
+            to.as_str(),
+            "--protocol",
+            "tcp",
+            "--interval",
+            "0",
+        ],
+        vec![
+            "emulate",
+            "--listen",
+            to.as_str(),
+            "--to",
+            to.as_str(),
+            "--preset",
+            "geo",
+            "--duration",
+            "1s",
+        ],
+    ] {
+        let out = common::run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("--interval") || err.contains("--listen"),
+            "{err}"
+        );
+    }
+}

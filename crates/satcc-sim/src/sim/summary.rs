@@ -109,7 +109,10 @@ impl Sim {
         let summary = Summary {
             scenario: self.name.clone(),
             seed: self.seed,
-            duration_s: dur,
+            // Divided, not multiplied by 1e-9 as `dur` is: 60 s reads 60,
+            // not 60.00000000000001 (issue 33). `dur` stays as it was for
+            // the rates, so that no other number of the summary moves.
+            duration_s: self.duration.0 as f64 / 1e9,
             events: self.events.processed(),
             wall_s,
             flows,
