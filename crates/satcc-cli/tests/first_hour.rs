@@ -304,8 +304,9 @@ fn goodput_svg_says_what_it_shows() {
 }
 
 /// Smaller points of issue 33: `duration_s` of a 60 s run is 60 (was
-/// 60.00000000000001); `perf --interval 0` and `emulate` relaying to its
-/// own address are refused on one line, exit 2.
+/// 60.00000000000001); `perf --interval 0`, `emulate` relaying to its
+/// own address and `emulate --overhead 1000000000` are refused on one
+/// line, exit 2.
 #[test]
 fn smaller_guards() {
     let out = common::run(&["run", &scenario("quickstart.toml"), "--json", "-q"]);
@@ -345,13 +346,26 @@ fn smaller_guards() {
             "--duration",
             "1s",
         ],
+        vec![
+            "emulate",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            to.as_str(),
+            "--preset",
+            "geo",
+            "--overhead",
+            "1000000000",
+            "--duration",
+            "1s",
+        ],
     ] {
         let out = common::run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(
-            err.contains("--interval") || err.contains("--listen"),
+            err.contains("--interval") || err.contains("--listen") || err.contains("--overhead"),
             "{err}"
         );
     }
