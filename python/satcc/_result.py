@@ -109,15 +109,22 @@ class Result:
 
 
 def run(
-    scenario: Union[Scenario, PathLike], seed: Optional[int] = None, *, series: bool = True
+    scenario: Union[Scenario, PathLike],
+    seed: Optional[int] = None,
+    *,
+    series: bool = True,
+    max_memory: Optional[Union[int, str]] = None,
 ) -> Result:
     """Runs a scenario (a :class:`Scenario` or a path) to its end.
 
     ``seed`` overrides the scenario's own seed. The simulation runs without
     the GIL, so runs on several threads go on in parallel. With ``series``
     (the default) the result has its time series and :meth:`Result.plot`.
-    Raises :class:`satcc.ScenarioError` for a scenario that cannot run.
+    Raises :class:`satcc.ScenarioError` for a scenario that cannot run,
+    among them one whose estimated memory exceeds ``max_memory`` (bytes,
+    or a size such as ``"4GB"``; default 80 % of the available memory, as
+    ``satcc run --max-memory``), naming the field that grows it most.
     """
     sc = as_scenario(scenario)
-    summary, wall, cols = _satcc.run(sc._tree, seed, series)
+    summary, wall, cols = _satcc.run(sc._tree, seed, series, max_memory)
     return Result(summary, wall, cols)

@@ -17,11 +17,15 @@ from . import _satcc
 from ._scenario import PathLike, Scenario, as_scenario
 
 
-def _run_point(toml_text: str, name: str, seed: int) -> str:
+# Most runs a sweep makes (points times seeds), as ``satcc sweep``.
+MAX_RUNS = 1_000_000
+
+
+def _run_point(toml_text: str, name: str, seed: int, max_memory: Any = None) -> str:
     """One run, in whatever worker the executor chose: the scenario goes
     as TOML text (picklable), the summary comes back as JSON text."""
     tree = _satcc.Tree.from_toml(toml_text, name)
-    summary, _wall, _ = _satcc.run(tree, seed, False)
+    summary, _wall, _ = _satcc.run(tree, seed, False, max_memory)
     return summary
 
 
@@ -120,6 +124,7 @@ def sweep(
     jobs: Optional[int] = None,
     progress: bool = False,
     with_summary: bool = False,
+    max_memory: Optional[Union[int, str]] = None,
 ) -> pd.DataFrame:
     """Runs ``scenario`` at every point of the grid ``vary`` with every seed
     and returns a tidy DataFrame: one row per point and seed, the varied
@@ -145,16 +150,40 @@ def sweep(
         with_summary: add a ``summary`` column holding each run's whole
             summary (a dict, as :attr:`Result.summary`), for what the
             metric columns do not carry (per-flow numbers).
+        max_memory: refuse a sweep whose runs at once (``jobs`` of them
+            with the default executor) are estimated to need more memory
+            than this (bytes, or a size such as ``"4GB"``; default 80 % of
+            the available memory), as ``satcc sweep --max-memory``.
+
+    At most 1 000 000 runs (points times seeds), as ``satcc sweep``: more
+    raise ``ValueError`` before anything runs. Without ``with_summary``,
+    each run is reduced to its metric row as it finishes, so memory holds
+    a row per run, not the summaries.
 
     ``df.attrs["computed"]`` and ``df.attrs["from_store"]`` count the runs
     simulated and the runs taken from the store.
     """
     base = as_scenario(scenario)
     columns, points = _grid(vary)
+    # Before any list of runs is made: seeds=10**7 used to start silently
+    # and grow to GBs (issue 33).
+    if isinstance(seeds, bool) or (isinstance(seeds, int) and seeds < 1):
+        raise ValueError(f"seeds: {seeds!r}: need at least one seed (seeds=N runs seeds 1..N)")
+    if isinstance(seeds, int) and len(points) * seeds > MAX_RUNS:
+        raise ValueError(
+            f"seeds: {seeds}: {len(points)} point(s) x {seeds} seeds = "
+            f"{len(points) * seeds} runs, over the limit of {MAX_RUNS}")
     seed_list = list(range(1, seeds + 1)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if not seed_list:
         raise ValueError("seeds: need at least one seed")
+    if len(points) * len(seed_list) > MAX_RUNS:
+        raise ValueError(
+            f"seeds: {len(seed_list)} seeds x {len(points)} point(s) = "
+            f"{len(points) * len(seed_list)} runs, over the limit of {MAX_RUNS}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs: {jobs!r}: need at least one worker")
     store_dir = os.fspath(store) if store is not None else None
+    workers = jobs or os.cpu_count() or 1
 
     # Every scenario is built and checked before the first run, so a bad
     # value fails at once, not after hours of runs.
@@ -163,32 +192,53 @@ def sweep(
         # A point's keys are set together and checked once: "a+b" keys may
         # be valid only together (RED's thresholds moving past each other).
         sc = base.set_many(p)
+        # Runs at once must fit in memory together; another executor's
+        # workers are its own business (one run each, checked per run).
+        _satcc.check_fits(sc._tree, False, workers if executor is None else 1, max_memory)
         for seed in seed_list:
             runs.append((p, sc, seed))
 
-    summaries: List[Optional[str]] = [None] * len(runs)
+    # Each run's row, made as soon as its summary is known: the summaries
+    # themselves are not kept (unless with_summary).
+    rows: List[Optional[Dict[str, Any]]] = [None] * len(runs)
     keys = [sc.key(seed) for _, sc, seed in runs]
+
+    def row_of(i: int, text: str) -> Dict[str, Any]:
+        p, _sc, seed = runs[i]
+        summary = json.loads(text)
+        row: Dict[str, Any] = {k: v for k, v in p}
+        row["seed"] = seed
+        row.update(metrics(summary))
+        row["key"] = keys[i]
+        if with_summary:
+            row["summary"] = summary
+        return row
+
     if store_dir is not None:
         for i, key in enumerate(keys):
-            summaries[i] = _satcc.store_get(store_dir, key)
-    todo = [i for i, s in enumerate(summaries) if s is None]
+            text = _satcc.store_get(store_dir, key)
+            if text is not None:
+                rows[i] = row_of(i, text)
+    todo = [i for i, r in enumerate(rows) if r is None]
 
     own = None
     if todo and executor is None:
-        own = cf.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+        own = cf.ThreadPoolExecutor(max_workers=workers)
     ex = executor if executor is not None else own
     try:
         futures = {}
         for i in todo:
             _, sc, seed = runs[i]
-            futures[ex.submit(_run_point, sc.to_toml(), sc.name, seed)] = i
+            futures[ex.submit(_run_point, sc.to_toml(), sc.name, seed, max_memory)] = i
         done = 0
         try:
             for f, i in _wait(futures):
                 p, sc, seed = runs[i]
-                summaries[i] = f.result()
+                text = f.result()
                 if store_dir is not None:
-                    _satcc.store_put(store_dir, sc._tree, seed, p, summaries[i])
+                    _satcc.store_put(store_dir, sc._tree, seed, p, text)
+                rows[i] = row_of(i, text)
+                del text
                 done += 1
                 if progress:
                     label = " ".join(f"{k}={v}" for k, v in p)
@@ -205,15 +255,6 @@ def sweep(
         if own is not None:
             own.shutdown(wait=True, cancel_futures=True)
 
-    rows = []
-    for (p, _sc, seed), key, s in zip(runs, keys, summaries):
-        row: Dict[str, Any] = {k: v for k, v in p}
-        row["seed"] = seed
-        row.update(metrics(json.loads(s)))
-        row["key"] = key
-        if with_summary:
-            row["summary"] = json.loads(s)
-        rows.append(row)
     df = pd.DataFrame(rows)
     df.attrs["computed"] = len(todo)
     df.attrs["from_store"] = len(runs) - len(todo)

@@ -309,16 +309,104 @@ fn series_columns<'py>(py: Python<'py>, s: &Series) -> PyResult<Bound<'py, PyDic
     Ok(out)
 }
 
+/// The memory runs may take: `max_memory` (bytes, or a size such as
+/// `"4GB"`), else 80% of MemAvailable in /proc/meminfo, as `satcc run
+/// --max-memory` (None where that cannot be read). With how it was chosen.
+fn memory_limit(max_memory: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(u64, String)>> {
+    if let Some(m) = max_memory.filter(|m| !m.is_none()) {
+        if let Ok(b) = m.extract::<u64>() {
+            return Ok(Some((b, format!("max_memory={b}"))));
+        }
+        let s: String = m.extract().map_err(|_| {
+            PyTypeError::new_err("max_memory: a number of bytes or a size such as \"4GB\"")
+        })?;
+        return scenario::units::parse_bytes(&s)
+            .map(|b| Some((b, format!("max_memory={s:?}"))))
+            .map_err(|e| PyValueError::new_err(format!("max_memory: {e}")));
+    }
+    let avail_kb = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    });
+    Ok(avail_kb.map(|kb| {
+        (
+            kb * 1024 / 10 * 8,
+            format!(
+                "80% of the {} available; max_memory= to change",
+                scenario::limits::fmt_bytes(kb * 1024)
+            ),
+        )
+    }))
+}
+
+/// Refuses (`satcc.ScenarioError` naming the field that grows it most) a
+/// scenario whose estimated memory, `runs` times over, exceeds the limit:
+/// the CLI's guard (issue 33: `record.interval = "100ns"` used to abort
+/// the interpreter trying to allocate 25.6 GB).
+fn check_memory(
+    py: Python<'_>,
+    sc: &Scenario,
+    root: &toml::Value,
+    file: &str,
+    series: bool,
+    runs: u64,
+    max_memory: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let Some((max, how)) = memory_limit(max_memory)? else {
+        return Ok(());
+    };
+    let est = sc.memory_estimate(series);
+    let total = est.bytes.saturating_mul(runs.max(1));
+    if total <= max {
+        return Ok(());
+    }
+    use scenario::limits::fmt_bytes;
+    let at_once = if runs > 1 {
+        format!(" ({runs} runs at once; jobs= for fewer)")
+    } else {
+        String::new()
+    };
+    let e = ScenarioError {
+        file: file.to_string(),
+        field: est.field.clone(),
+        message: format!(
+            "the run needs about {}{at_once}, over the limit of {} ({how}): {}",
+            fmt_bytes(total),
+            fmt_bytes(max),
+            est.why
+        ),
+    };
+    Err(scenario_error(py, &e, Some(root), None))
+}
+
+/// Checks that `runs` runs of `tree` at once fit in memory (with the time
+/// series when `series`); raises `satcc.ScenarioError` if not.
+#[pyfunction]
+#[pyo3(signature = (tree, series=false, runs=1, max_memory=None))]
+fn check_fits(
+    py: Python<'_>,
+    tree: &Tree,
+    series: bool,
+    runs: u64,
+    max_memory: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let sc = Scenario::from_tree(tree.root.clone(), &tree.file)
+        .map_err(|e| scenario_error(py, &e, Some(&tree.root), None))?;
+    check_memory(py, &sc, &tree.root, &tree.file, series, runs, max_memory)
+}
+
 /// Runs `tree` (with `seed` if given, else its own) with the GIL released.
 /// Returns the summary as the JSON text of `summary.json`, the wall time,
 /// and with `series` the time series columns.
 #[pyfunction]
-#[pyo3(signature = (tree, seed=None, series=false))]
+#[pyo3(signature = (tree, seed=None, series=false, max_memory=None))]
 fn run<'py>(
     py: Python<'py>,
     tree: &Tree,
     seed: Option<u64>,
     series: bool,
+    max_memory: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(String, f64, Option<Bound<'py, PyDict>>)> {
     let root = match seed {
         Some(s) => store::with_seed(&tree.root, s),
@@ -326,6 +414,7 @@ fn run<'py>(
     };
     let sc = Scenario::from_tree(root.clone(), &tree.file)
         .map_err(|e| scenario_error(py, &e, Some(&root), None))?;
+    check_memory(py, &sc, &root, &tree.file, series, 1, max_memory)?;
     let opts = satcc_sim::RunOptions {
         series,
         ..Default::default()
@@ -393,6 +482,7 @@ fn store_put(
 fn _satcc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tree>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check_fits, m)?)?;
     m.add_function(wrap_pyfunction!(store_get, m)?)?;
     m.add_function(wrap_pyfunction!(store_put, m)?)?;
     m.add("VERSION", store::VERSION)?;

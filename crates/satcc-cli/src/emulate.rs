@@ -276,6 +276,10 @@ fn summary_of(
     }
 }
 
+/// Largest `--overhead`: headers beyond the payload cannot exceed an
+/// IPv4 datagram's 65 535 bytes (issue 33: 10^9 was accepted).
+const MAX_OVERHEAD: u32 = 65_535;
+
 /// Runs `satcc emulate`.
 pub fn emulate(a: EmulateArgs) -> ExitCode {
     match emulate_inner(&a) {
@@ -306,9 +310,21 @@ fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
             .ok_or("--to ADDR is required (the server behind the link)")?,
     )?;
     let listen = resolve("--listen", &a.listen)?;
+    if listen == to {
+        // The relay would send every datagram to itself.
+        return Err(format!(
+            "--listen {listen} / --to {to}: the same address; --to is the server behind the link"
+        ));
+    }
     let interval = dur("--interval", &a.interval)?;
     if interval == Duration::ZERO {
         return Err("--interval: must be greater than zero".into());
+    }
+    if a.overhead > MAX_OVERHEAD {
+        return Err(format!(
+            "--overhead {}: at most {MAX_OVERHEAD} bytes (a whole IPv4 datagram)",
+            a.overhead
+        ));
     }
     let duration = a
         .duration

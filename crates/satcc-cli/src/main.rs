@@ -139,7 +139,8 @@ struct RunArgs {
     /// queue and error-model code. Writes the same summary and series.
     /// Protocols with a UDP wire format only (tfrc, ccid3, tfrcp, cbr,
     /// saratoga, stfrc), bulk applications, no snapshots or REFWA; see
-    /// docs/real.md.
+    /// docs/real.md. The default output directory is the simulated
+    /// run's with `-real` appended (`out/real-geo-real`).
     #[arg(long)]
     real: bool,
 }
@@ -173,10 +174,19 @@ fn run(a: RunArgs) -> ExitCode {
     if let Err(code) = check_memory(&a.file, &sc, !no_files, 1, &limit) {
         return code;
     }
-    let out_dir = a
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out_dir(&a.file, &a.set, a.seed));
+    let out_dir = a.out.clone().unwrap_or_else(|| {
+        let d = default_out_dir(&a.file, &a.set, a.seed);
+        // A real run and the simulated run of the same scenario must
+        // not overwrite each other (issue 33): `out/real-geo-real`
+        // beside `out/real-geo`.
+        if a.real {
+            let mut name = d.file_name().unwrap_or_default().to_os_string();
+            name.push("-real");
+            d.with_file_name(name)
+        } else {
+            d
+        }
+    });
     if !no_files || !a.pcap.is_empty() {
         if let Err(e) = std::fs::create_dir_all(&out_dir) {
             eprintln!("satcc: {}: cannot create: {e}", out_dir.display());
@@ -256,11 +266,21 @@ fn run(a: RunArgs) -> ExitCode {
                 out_dir.display()
             );
         }
-        for l in &a.pcap {
+        // Only the captures that were written (issue 33: a full disk used
+        // to print "wrote" for a file that did not exist, and exit 0).
+        for l in a.pcap.iter().filter(|l| {
+            !out.capture_errors
+                .iter()
+                .any(|e| e.starts_with(&format!("{l}: ")))
+        }) {
             println!("wrote {}/{l}.pcap", out_dir.display());
         }
     }
-    ExitCode::SUCCESS
+    if out.capture_errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// `satcc run --real`: the scenario's flows over loopback UDP in wall-clock

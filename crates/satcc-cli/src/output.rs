@@ -297,7 +297,7 @@ pub fn write_files(
             None => Ok(()),
         };
     };
-    let svg = || charts_svg(&out.summary.scenario, out.summary.duration_s, series);
+    let svg = || charts_svg(&out.summary, series);
     if let Some(mut w) = streamed {
         // The plot's file is created before the writer renames the CSV
         // files into place: renaming over a previous run's large file
@@ -538,76 +538,163 @@ fn start_writeback(_: &std::fs::File) {}
 /// overlapping lines of one protocol are a tangle nobody can read).
 const MAX_FLOW_LINES: usize = 6;
 
-/// Goodput, congestion window and queue length over time, stacked.
-/// The x axes run over the run, [0, `duration_s`].
-pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
+/// The value below which `q` of the finite values lie (nearest rank).
+fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let k = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    Some(v[k])
+}
+
+/// Where a y axis should end: a little above the link capacity drawn (for
+/// goodput), or above the `q` quantile of the points if higher, so that a
+/// single burst (a hole filled, a cumulative ACK) does not flatten every
+/// other line (issue 33). `None` when the data's own top is lower.
+fn axis_top(lines: &[PlotSeries], capacity: Option<f64>, q: f64) -> Option<f64> {
+    let all: Vec<f64> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .collect();
+    let p = quantile(all, q)?;
+    Some(p.max(capacity.unwrap_or(0.0)) * 1.1)
+}
+
+/// Goodput, congestion window, queue length and drops over time, stacked;
+/// the x axes run over the run, [0, `duration_s`]. Per protocol, the total
+/// goodput (what comparing protocols is about), against the capacity of
+/// the busiest link; per flow, each flow's up to [`MAX_FLOW_LINES`] flows,
+/// else the mean, lowest and highest flow on an axis of their own. Panels
+/// say what they leave out (flows past the first six, links whose queue
+/// never held a packet).
+pub fn charts_svg(summary: &Summary, s: &Series) -> String {
+    let duration_s = summary.duration_s;
     let pts = |ys: &[f64], k: f64| -> Vec<(f64, f64)> {
         s.t.iter().zip(ys).map(|(&t, &y)| (t, y * k)).collect()
     };
-    let per_flow = s.flows.len() <= MAX_FLOW_LINES;
-    let goodput: Vec<PlotSeries> = if per_flow {
-        s.flows
-            .iter()
-            .map(|f| PlotSeries {
-                name: f.name.clone(),
-                points: pts(&f.goodput_bps, 1e-6),
-            })
-            .collect()
-    } else {
-        // Per protocol: (name, flows, sum, min, max) at every sample.
-        type Class = (String, usize, Vec<f64>, Vec<f64>, Vec<f64>);
-        let mut classes: Vec<Class> = Vec::new();
-        let n = s.t.len();
-        for f in &s.flows {
-            let i = match classes.iter().position(|c| c.0 == f.protocol) {
-                Some(i) => i,
-                None => {
-                    classes.push((
-                        f.protocol.clone(),
-                        0,
-                        vec![0.0; n],
-                        vec![f64::INFINITY; n],
-                        vec![f64::NEG_INFINITY; n],
-                    ));
-                    classes.len() - 1
-                }
-            };
-            let c = &mut classes[i];
-            c.1 += 1;
-            for (k, &g) in f.goodput_bps.iter().enumerate().take(n) {
-                c.2[k] += g;
-                c.3[k] = c.3[k].min(g);
-                c.4[k] = c.4[k].max(g);
-            }
-        }
-        let mut lines = Vec::new();
-        for (p, flows, sum, min, max) in classes {
-            let mean: Vec<f64> = sum.iter().map(|x| x / flows as f64).collect();
-            lines.push(PlotSeries {
-                name: format!("{p}: mean of {flows}"),
-                points: pts(&mean, 1e-6),
-            });
-            if flows > 1 {
-                lines.push(PlotSeries {
-                    name: format!("{p}: lowest flow"),
-                    points: pts(&min, 1e-6),
-                });
-                lines.push(PlotSeries {
-                    name: format!("{p}: highest flow"),
-                    points: pts(&max, 1e-6),
-                });
-            }
-        }
-        lines
+    let n = s.t.len();
+    let interval = match s.t.as_slice() {
+        [a, b, ..] => Some(b - a),
+        _ => None,
     };
+    let every = interval.map_or(String::new(), |i| {
+        format!(", sampled every {} s", trim_num(i))
+    });
+    // Per protocol: (name, flows, sum, min, max) at every sample.
+    type Class = (String, usize, Vec<f64>, Vec<f64>, Vec<f64>);
+    let mut classes: Vec<Class> = Vec::new();
+    for f in &s.flows {
+        let i = match classes.iter().position(|c| c.0 == f.protocol) {
+            Some(i) => i,
+            None => {
+                classes.push((
+                    f.protocol.clone(),
+                    0,
+                    vec![0.0; n],
+                    vec![f64::INFINITY; n],
+                    vec![f64::NEG_INFINITY; n],
+                ));
+                classes.len() - 1
+            }
+        };
+        let c = &mut classes[i];
+        c.1 += 1;
+        for (k, &g) in f.goodput_bps.iter().enumerate().take(n) {
+            c.2[k] += g;
+            c.3[k] = c.3[k].min(g);
+            c.4[k] = c.4[k].max(g);
+        }
+    }
+    // The busiest link's capacity: the reference the totals fill.
+    let busiest = summary
+        .links
+        .iter()
+        .filter(|l| l.rate_bps > 0)
+        .max_by(|a, b| a.utilization.total_cmp(&b.utilization));
+    let capacity = busiest.map(|l| l.rate_bps as f64 * 1e-6);
+    let per_flow = s.flows.len() <= MAX_FLOW_LINES;
+    let mut goodput: Vec<PlotSeries> = Vec::new();
+    if per_flow {
+        goodput.extend(s.flows.iter().map(|f| PlotSeries {
+            name: f.name.clone(),
+            points: pts(&f.goodput_bps, 1e-6),
+        }));
+    }
+    // Totals when they say something the flows do not: several flows of a
+    // protocol, or too many flows to draw.
+    if !per_flow || classes.iter().any(|c| c.1 > 1) {
+        for (p, flows, sum, _, _) in &classes {
+            goodput.push(PlotSeries {
+                name: format!("{p}: total of {flows}"),
+                points: pts(sum, 1e-6),
+            });
+        }
+    }
+    if let (Some(cap), Some(l)) = (capacity, busiest) {
+        goodput.push(PlotSeries {
+            name: format!("{} capacity", l.name),
+            points: vec![(0.0, cap), (duration_s, cap)],
+        });
+    }
+    let top = axis_top(&goodput, capacity, 0.99);
     let mut charts = vec![Chart {
-        title: format!("{scenario}: goodput"),
+        title: format!(
+            "{}, seed {}: goodput{}",
+            summary.scenario,
+            summary.seed,
+            if per_flow { "" } else { " per protocol" }
+        ),
         x_label: "time (s)".into(),
         y_label: "goodput (Mb/s, per interval)".into(),
         series: goodput,
         y_min: Some(0.0),
         x_range: Some((0.0, duration_s)),
+        y_max: top,
     }];
+    if !per_flow {
+        let mut lines = Vec::new();
+        for (p, flows, sum, min, max) in &classes {
+            let mean: Vec<f64> = sum.iter().map(|x| x / *flows as f64).collect();
+            lines.push(PlotSeries {
+                name: format!("{p}: mean of {flows}"),
+                points: pts(&mean, 1e-6),
+            });
+            if *flows > 1 {
+                lines.push(PlotSeries {
+                    name: format!("{p}: lowest flow"),
+                    points: pts(min, 1e-6),
+                });
+                lines.push(PlotSeries {
+                    name: format!("{p}: highest flow"),
+                    points: pts(max, 1e-6),
+                });
+            }
+        }
+        let top = axis_top(&lines, None, 0.99);
+        charts.push(Chart {
+            title: format!("goodput per flow, {} flows", s.flows.len()),
+            x_label: "time (s)".into(),
+            y_label: "goodput (Mb/s, per interval)".into(),
+            series: lines,
+            y_min: Some(0.0),
+            x_range: Some((0.0, duration_s)),
+            y_max: top,
+        });
+    }
+    let of_flows = |shown: usize, with: usize| {
+        if shown < with {
+            format!(" (the first {shown} of {with} flows)")
+        } else {
+            String::new()
+        }
+    };
+    let with_cwnd = s
+        .flows
+        .iter()
+        .filter(|f| f.cwnd.iter().any(|c| c.is_finite()))
+        .count();
     let cwnd: Vec<PlotSeries> = s
         .flows
         .iter()
@@ -618,6 +705,11 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
             points: pts(&f.cwnd, 1.0),
         })
         .collect();
+    let with_rate = s
+        .flows
+        .iter()
+        .filter(|f| f.rate_bps.iter().any(|c| c.is_finite()))
+        .count();
     let rate: Vec<PlotSeries> = s
         .flows
         .iter()
@@ -630,31 +722,52 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
         .collect();
     if !rate.is_empty() {
         charts.push(Chart {
-            title: "allowed sending rate X (TFRC/CCID3)".into(),
+            title: format!(
+                "allowed sending rate X (TFRC/CCID3){}",
+                of_flows(rate.len(), with_rate)
+            ),
             x_label: "time (s)".into(),
             y_label: "X (Mb/s)".into(),
             series: rate,
             y_min: Some(0.0),
             x_range: Some((0.0, duration_s)),
+            y_max: None,
         });
     }
     if !cwnd.is_empty() {
         charts.push(Chart {
-            title: "congestion window".into(),
+            title: format!("congestion window{}", of_flows(cwnd.len(), with_cwnd)),
             x_label: "time (s)".into(),
             y_label: "cwnd (segments)".into(),
             series: cwnd,
             y_min: Some(0.0),
             x_range: Some((0.0, duration_s)),
+            y_max: None,
         });
     }
     if !s.links.is_empty() {
+        // Links whose queue never held a packet would lie on top of each
+        // other at zero: named in the title instead.
+        let (queued, empty): (Vec<_>, Vec<_>) = s
+            .links
+            .iter()
+            .partition(|l| l.queue_pkts.iter().any(|q| *q > 0.0));
+        let title = format!("queue length{every}");
+        let mut x_label = "time (s)".to_string();
+        if !empty.is_empty() {
+            let names: Vec<&str> = empty.iter().map(|l| l.name.as_str()).collect();
+            let list = if names.len() > 4 {
+                format!("{} and {} more", names[..4].join(", "), names.len() - 4)
+            } else {
+                names.join(", ")
+            };
+            x_label.push_str(&format!("; queue empty at every sample: {list}"));
+        }
         charts.push(Chart {
-            title: "queue length".into(),
-            x_label: "time (s)".into(),
+            title,
+            x_label,
             y_label: "packets".into(),
-            series: s
-                .links
+            series: queued
                 .iter()
                 .map(|l| PlotSeries {
                     name: l.name.clone(),
@@ -663,9 +776,64 @@ pub fn charts_svg(scenario: &str, duration_s: f64, s: &Series) -> String {
                 .collect(),
             y_min: Some(0.0),
             x_range: Some((0.0, duration_s)),
+            y_max: None,
         });
+        // Where packets were lost, and why: queue overflow (and RED) or
+        // link errors, per link that lost any.
+        let mut drops = Vec::new();
+        for l in &s.links {
+            for (why, v) in [
+                ("queue", &l.drops_queue),
+                ("RED", &l.drops_red),
+                ("errors", &l.drops_error),
+                ("other", &l.drops),
+            ] {
+                let v: Vec<f64> = if why == "other" {
+                    // Everything not counted above: TTL, router hook, link down.
+                    (0..v.len())
+                        .map(|k| {
+                            let at = |x: &Vec<f64>| x.get(k).copied().unwrap_or(0.0);
+                            v[k] - at(&l.drops_queue) - at(&l.drops_red) - at(&l.drops_error)
+                        })
+                        .collect()
+                } else {
+                    v.clone()
+                };
+                if v.iter().any(|d| *d > 0.0) {
+                    drops.push(PlotSeries {
+                        name: format!("{} ({why})", l.name),
+                        points: pts(&v, 1.0),
+                    });
+                }
+            }
+        }
+        if !drops.is_empty() {
+            // A burst of overflow drops would flatten the trickle of link
+            // errors: the axis ends above the 95th percentile.
+            let top = axis_top(&drops, None, 0.95);
+            charts.push(Chart {
+                title: format!("packets dropped per interval{every}"),
+                x_label: "time (s)".into(),
+                y_label: "drops".into(),
+                series: drops,
+                y_min: Some(0.0),
+                x_range: Some((0.0, duration_s)),
+                y_max: top,
+            });
+        }
     }
     stacked_charts_svg(&charts)
+}
+
+/// A number without trailing zeros: 10, 2.5, 0.1.
+fn trim_num(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -222,6 +222,9 @@ fn client(a: &PerfArgs) -> Result<(), String> {
     if opts.time == Duration::ZERO {
         return Err("--time: must be greater than zero".into());
     }
+    if opts.interval == Duration::ZERO {
+        return Err("--interval: must be greater than zero".into());
+    }
     // Refuse a bad flow before printing anything.
     satcc_net::perf::flow_config(opts.flow.clone()).map_err(|e| format!("flow {e}"))?;
     if !a.json {
@@ -340,6 +343,9 @@ fn tcp_client(a: &PerfArgs, server: SocketAddr) -> Result<(), String> {
         return Err("--time: must be greater than zero".into());
     }
     let interval = dur("--interval", &a.interval)?;
+    if interval == Duration::ZERO {
+        return Err("--interval: must be greater than zero".into());
+    }
     let peer_timeout = dur("--peer-timeout", &a.peer_timeout)?;
     let quiet = a.json;
     let mut first = true;

@@ -9,7 +9,6 @@ use satcc_sim::report::metrics::median_siqr;
 use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions, Sim, SimError};
-use serde::Serialize;
 
 use crate::output::fmt_bps;
 
@@ -51,12 +50,6 @@ pub struct SweepArgs {
     /// `satcc.sweep(..., store=DIR)` (docs/python.md).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
-}
-
-#[derive(Serialize)]
-struct Point {
-    vary: Vec<(String, String)>,
-    runs: Vec<Summary>,
 }
 
 /// Most runs a sweep makes (points times seeds).
@@ -115,86 +108,80 @@ fn mean(x: &[f64]) -> f64 {
     }
 }
 
-/// One (point, seed) run, loaded and validated before any runs.
-struct Job {
-    point: usize,
-    seed: u64,
-    sc: Scenario,
-    /// The scenario's TOML tree with every override: the store's key.
+/// One point of the grid, loaded and checked before any run.
+struct PointSpec {
+    /// The scenario's TOML tree with every override (and seed 1): with a
+    /// run's seed put in, the store's key.
     tree: toml::Value,
     /// The varied keys and their values, as the store records them.
     params: Vec<(String, toml::Value)>,
 }
 
-/// The runs a sweep makes: every point with seeds `1..=seeds`, in output
-/// order, each scenario loaded and checked; Err is the message of the first
-/// that fails.
-fn jobs(
+/// Every point of the grid loaded and checked (with seed 1: a seed
+/// changes draws, never what loading or building checks); Err is the
+/// message of the first that fails. One scenario per point, not per run:
+/// a sweep of a million seeds starts at once and holds a point's tree, not
+/// a million scenarios (issue 33).
+fn checked_points(
     a: &SweepArgs,
     points: &[Vec<(String, String)>],
-    seeds: u64,
     too_big: impl Fn(&Scenario) -> Option<String>,
-) -> Result<Vec<Job>, String> {
-    let mut jobs = Vec::new();
-    for (pi, p) in points.iter().enumerate() {
-        for seed in 1..=seeds {
-            let mut sets = a.set.clone();
-            let mut params = Vec::new();
-            for (keys, v) in p {
-                let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
-                let vals: Vec<&str> = v.split(':').collect();
-                if vals.len() > 1 && vals.len() != keys.len() {
-                    return Err(format!(
-                        "--vary {}={v}: {} values for {} keys",
-                        keys.join("+"),
-                        vals.len(),
-                        keys.len()
-                    ));
-                }
-                for (i, k) in keys.iter().enumerate() {
-                    let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
-                    sets.push(format!("{k}={val}"));
-                    params.push((
-                        (*k).to_string(),
-                        satcc_sim::scenario::parse_override_value(val.trim()),
-                    ));
-                }
+) -> Result<(Vec<PointSpec>, Vec<String>), String> {
+    let mut specs = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+    for p in points {
+        let mut sets = a.set.clone();
+        let mut params = Vec::new();
+        for (keys, v) in p {
+            let keys: Vec<&str> = keys.split('+').map(str::trim).collect();
+            let vals: Vec<&str> = v.split(':').collect();
+            if vals.len() > 1 && vals.len() != keys.len() {
+                return Err(format!(
+                    "--vary {}={v}: {} values for {} keys",
+                    keys.join("+"),
+                    vals.len(),
+                    keys.len()
+                ));
             }
-            sets.push(format!("seed={seed}"));
-            let file = a.file.display().to_string();
-            let (tree, sc) = Scenario::load_tree(&a.file, &sets)
-                .and_then(|t| Ok((t.clone(), Scenario::from_tree(t, &file)?)))
-                .map_err(|mut e| {
-                    // An override that cannot be applied: say which option
-                    // it came from.
-                    if e.file == "--set" && Scenario::load(&a.file, &a.set).is_ok() {
-                        e.file = "--vary".into();
-                    }
-                    e.to_string()
-                })?;
-            // Before building it: a run that cannot fit in memory, with
-            // as many at once as there are workers.
-            if let Some(m) = too_big(&sc) {
-                return Err(m);
+            for (i, k) in keys.iter().enumerate() {
+                let val = if vals.len() > 1 { vals[i] } else { v.as_str() };
+                sets.push(format!("{k}={val}"));
+                params.push((
+                    (*k).to_string(),
+                    satcc_sim::scenario::parse_override_value(val.trim()),
+                ));
             }
-            // What only building the network finds (e.g. an unknown link
-            // in `record.links`), once per point: the seed changes draws,
-            // never what the build checks.
-            if seed == 1 {
-                if let Err(e) = Sim::new(&sc, &RunOptions::default()) {
-                    return Err(format!("{}: {e}", a.file.display()));
-                }
-            }
-            jobs.push(Job {
-                point: pi,
-                seed,
-                sc,
-                tree,
-                params,
-            });
         }
+        sets.push("seed=1".into());
+        let file = a.file.display().to_string();
+        let (tree, sc) = Scenario::load_tree(&a.file, &sets)
+            .and_then(|t| Ok((t.clone(), Scenario::from_tree(t, &file)?)))
+            .map_err(|mut e| {
+                // An override that cannot be applied: say which option
+                // it came from.
+                if e.file == "--set" && Scenario::load(&a.file, &a.set).is_ok() {
+                    e.file = "--vary".into();
+                }
+                e.to_string()
+            })?;
+        // Before building it: a run that cannot fit in memory, with as
+        // many at once as there are workers.
+        if let Some(m) = too_big(&sc) {
+            return Err(m);
+        }
+        // What only building the network finds (e.g. an unknown link in
+        // `record.links`).
+        if let Err(e) = Sim::new(&sc, &RunOptions::default()) {
+            return Err(format!("{}: {e}", a.file.display()));
+        }
+        for w in sc.warnings {
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        specs.push(PointSpec { tree, params });
     }
-    Ok(jobs)
+    Ok((specs, warnings))
 }
 
 /// Runs the sweep.
@@ -243,14 +230,23 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    // A store that cannot be written fails before any run, not after the
+    // first result (issue 33: `--store /proc/x` used to count runs "taken
+    // from the store" before failing).
+    if let Some(dir) = &a.store {
+        if let Err(e) = check_writable(dir) {
+            eprintln!("satcc: --store {}: cannot write: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    }
     let limit = match crate::runner::memory_limit(a.max_memory.as_deref()) {
         Ok(l) => l,
         Err(code) => return code,
     };
-    // Every scenario is built and checked before the first run, so a typo
-    // in the last value fails at once rather than after hours of runs.
+    // Every point is built and checked before the first run, so a typo in
+    // the last value fails at once rather than after hours of runs.
     let at_once = (workers as u64).min(runs);
-    let jobs = match jobs(&a, &points, seeds, |sc| {
+    let (specs, warnings) = match checked_points(&a, &points, |sc| {
         crate::runner::memory_problem(&a.file, sc, false, at_once, &limit)
     }) {
         Ok(j) => j,
@@ -259,65 +255,151 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut warned: Vec<&String> = Vec::new();
-    for w in jobs.iter().flat_map(|j| &j.sc.warnings) {
-        if !warned.contains(&w) {
-            eprintln!("satcc: warning: {}: {w}", a.file.display());
-            warned.push(w);
-        }
+    for w in &warnings {
+        eprintln!("satcc: warning: {}: {w}", a.file.display());
     }
-    let runs = match run_all(&a, &points, &jobs, workers) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("satcc: {}: {e}", a.file.display());
-            return ExitCode::from(2);
+    // Results go out point by point as they complete, in order: the table
+    // (or the JSON) streams, and memory holds a few numbers per run, not
+    // every summary (issue 33: 500 000 seeds grew past 2 GB, 7.8 GB with
+    // --json, before printing anything).
+    use std::io::Write as _;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut acc: Option<PointAcc> = None;
+    let mut legend_f = false;
+    let mut write_err: Option<std::io::Error> = None;
+    let mut put = |out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>, s: &str| {
+        if write_err.is_none() {
+            if let Err(e) = out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+                write_err = Some(e);
+            }
         }
     };
-    // Runs are in job order: point by point, seeds ascending.
-    let mut results: Vec<Point> = points
-        .iter()
-        .map(|p| Point {
-            vary: p.clone(),
-            runs: Vec::new(),
-        })
-        .collect();
-    for (job, summary) in jobs.iter().zip(runs) {
-        results[job.point].runs.push(summary);
+    if a.json {
+        put(&mut out, "[");
+    } else {
+        put(
+            &mut out,
+            &format!(
+                "\n{} point(s), {} seed(s) each; means over seeds, [min..max] where seeds > 1\n\n",
+                points.len(),
+                seeds
+            ),
+        );
+    }
+    let file = a.file.display().to_string();
+    let result = run_all(&a, &file, &points, &specs, seeds, workers, |i, summary| {
+        let (pi, seed) = ((i as u64 / seeds) as usize, i as u64 % seeds + 1);
+        if a.json {
+            let mut s = String::new();
+            if seed == 1 {
+                if pi > 0 {
+                    s.push(',');
+                }
+                let vary = serde_json::to_string_pretty(&points[pi]).unwrap_or_default();
+                s.push_str("\n  {\n    \"vary\": ");
+                s.push_str(&indent(&vary, 4, false));
+                s.push_str(",\n    \"runs\": [\n");
+            } else {
+                s.push_str(",\n");
+            }
+            let run = serde_json::to_string_pretty(summary).unwrap_or_default();
+            s.push_str(&indent(&run, 6, true));
+            if seed == seeds {
+                s.push_str("\n    ]\n  }");
+            }
+            put(&mut out, &s);
+        } else {
+            let p = acc.get_or_insert_with(|| PointAcc::new(summary));
+            p.push(summary);
+            if seed == seeds {
+                if let Some(p) = acc.take() {
+                    legend_f |= p.nt.n > 0;
+                    put(&mut out, &p.block(&points[pi]));
+                }
+            }
+        }
+    });
+    if let Err(e) = result {
+        let _ = out.flush();
+        eprintln!("satcc: {}: {e}", a.file.display());
+        return ExitCode::from(2);
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&results).unwrap_or_default()
-        );
+        put(&mut out, "\n]\n");
     } else {
-        print!("{}", table(&results, seeds));
+        let mut s = format!("\n{}\n", crate::output::JAIN_LEGEND);
+        if legend_f {
+            s.push_str(crate::output::FRIENDLINESS_LEGEND);
+            s.push('\n');
+        }
+        put(&mut out, &s);
     }
-    ExitCode::SUCCESS
+    match write_err {
+        None => ExitCode::SUCCESS,
+        Some(e) => {
+            eprintln!("satcc: sweep: cannot write the results: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
-/// Runs every job on up to `workers` threads; the summaries come back in
-/// job order whatever order the runs finish in. On failure, the error of
-/// the first failing job (in job order): every job before it was already
-/// claimed when it failed and still finishes, later ones do not start.
+/// Creates `dir` if need be and writes and removes a probe file in it:
+/// whether the store's records could be written.
+fn check_writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".probe.{}.partial", std::process::id()));
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
+/// `text` (serde_json's pretty output) moved right by `n` spaces, the first
+/// line too when `first`: a nested value of a pretty document written a
+/// piece at a time is byte for byte what the whole document would be.
+fn indent(text: &str, n: usize, first: bool) -> String {
+    let pad = " ".repeat(n);
+    let mut o = String::with_capacity(text.len() + text.len() / 8);
+    for (k, line) in text.split('\n').enumerate() {
+        if k > 0 {
+            o.push('\n');
+        }
+        if k > 0 || first {
+            o.push_str(&pad);
+        }
+        o.push_str(line);
+    }
+    o
+}
+
+/// How many finished runs may wait for an earlier one still running, per
+/// worker: bounds the memory of in-order output when one run is slow.
+const WINDOW_PER_WORKER: usize = 16;
+
+/// Runs job `i` (point `i / seeds`, seed `i % seeds + 1`) for every job on
+/// up to `workers` threads and hands each summary to `emit` in job order
+/// as soon as it and every job before it are done. On failure, the error
+/// of the first failing job (in job order): every job before it was
+/// already claimed when it failed and still finishes, later ones do not
+/// start.
 fn run_all(
     a: &SweepArgs,
+    file: &str,
     points: &[Vec<(String, String)>],
-    jobs: &[Job],
+    specs: &[PointSpec],
+    seeds: u64,
     workers: usize,
-) -> Result<Vec<Summary>, SimError> {
+    mut emit: impl FnMut(usize, &Summary),
+) -> Result<(), SimError> {
     use std::io::IsTerminal;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::{Mutex, OnceLock};
 
-    let total = jobs.len();
-    let label = |j: &Job| {
-        let l: Vec<String> = points[j.point]
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{} seed {}", l.join(" "), j.seed)
+    let total = specs.len() * seeds as usize;
+    let label = |i: usize| {
+        let (pi, seed) = (i / seeds as usize, i as u64 % seeds + 1);
+        let l: Vec<String> = points[pi].iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{} seed {seed}", l.join(" "))
     };
-    let bar = (!a.json && std::io::stderr().is_terminal()).then(|| {
+    let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(total as u64);
         b.set_style(
             indicatif::ProgressStyle::with_template(
@@ -328,82 +410,152 @@ fn run_all(
         b.enable_steady_tick(std::time::Duration::from_millis(250));
         b
     });
+    // Off a terminal: a line per run for a small sweep, else one every few
+    // seconds (a million lines would bury the table).
+    let every_run = total <= 1000;
+    let line_secs = std::env::var("SATCC_PROGRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(5.0);
+    let started = std::time::Instant::now();
+    let mut last_line = 0.0;
     let next = AtomicUsize::new(0);
+    let emitted = AtomicUsize::new(0);
     let computed = AtomicUsize::new(0);
+    let from_store = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let done = Mutex::new(0usize);
-    let slots: Vec<OnceLock<Result<Summary, SimError>>> =
-        jobs.iter().map(|_| OnceLock::new()).collect();
+    let window = workers.saturating_mul(WINDOW_PER_WORKER).max(1);
+    let mut first_err: Option<SimError> = None;
     std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Summary, SimError>)>();
         for _ in 0..workers.min(total) {
-            s.spawn(|| loop {
+            let tx = tx.clone();
+            let (next, emitted, computed, from_store, failed) =
+                (&next, &emitted, &computed, &from_store, &failed);
+            s.spawn(move || loop {
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else {
+                if i >= total {
                     break;
-                };
-                let r = run_one(a.store.as_deref(), job, &computed);
+                }
+                // Wait while `window` finished runs already wait for an
+                // earlier one: jobs are claimed in order, so the earliest
+                // is running and nothing deadlocks.
+                while i >= emitted.load(Ordering::Relaxed) + window {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let spec = &specs[i / seeds as usize];
+                let seed = i as u64 % seeds + 1;
+                let r = run_one(a.store.as_deref(), file, spec, seed, computed, from_store);
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
-                let _ = slots[i].set(r);
-                if let Some(b) = &bar {
-                    b.inc(1);
-                    b.set_message(label(job));
-                } else if !a.json {
-                    // Under the lock, so k counts up on stderr.
-                    let mut k = done.lock().unwrap_or_else(|e| e.into_inner());
-                    *k += 1;
-                    eprintln!("[{k}/{total}] {}", label(job));
+                if tx.send((i, r)).is_err() {
+                    break;
                 }
             });
+        }
+        drop(tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut done = 0usize;
+        for (i, r) in rx {
+            done += 1;
+            if let Some(b) = &bar {
+                b.inc(1);
+                b.set_message(label(i));
+            } else if !a.json {
+                // With --json off a terminal, stderr stays quiet (a
+                // script's output), as before.
+                let t = started.elapsed().as_secs_f64();
+                if every_run || done == total || t - last_line >= line_secs {
+                    if every_run {
+                        eprintln!("[{done}/{total}] {}", label(i));
+                    } else {
+                        eprintln!("[{done}/{total}] runs after {t:.0} s");
+                    }
+                    last_line = t;
+                }
+            }
+            pending.insert(i, r);
+            if first_err.is_some() {
+                continue;
+            }
+            loop {
+                let k = emitted.load(Ordering::Relaxed);
+                let Some(r) = pending.remove(&k) else {
+                    break;
+                };
+                match r {
+                    Ok(summary) => emit(k, &summary),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        first_err = Some(e);
+                        break;
+                    }
+                }
+                emitted.store(k + 1, Ordering::Relaxed);
+            }
         }
     });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     if let Some(dir) = &a.store {
-        let n = computed.load(Ordering::Relaxed);
         eprintln!(
-            "satcc: store {}: {n} run(s) computed, {} taken from the store",
+            "satcc: store {}: {} run(s) computed, {} taken from the store",
             dir.display(),
-            total - n
+            computed.load(Ordering::Relaxed),
+            from_store.load(Ordering::Relaxed)
         );
     }
-    let mut out = Vec::with_capacity(total);
-    for slot in slots {
-        match slot.into_inner() {
-            Some(Ok(summary)) => out.push(summary),
-            Some(Err(e)) => return Err(e),
-            // Not run: a job before it failed, and comes first.
-            None => unreachable!("a job was skipped without an earlier failure"),
-        }
+    match first_err {
+        Some(e) => Err(e),
+        None if emitted.load(Ordering::Relaxed) == total => Ok(()),
+        // Every job before a missing one finished: a failure came first
+        // and was returned above.
+        None => Err(SimError {
+            field: String::new(),
+            message: "sweep: a run was lost".into(),
+        }),
     }
-    Ok(out)
 }
 
-/// One job's summary: from the store if it holds the run, else simulated
-/// (and then stored, counted in `computed`).
+/// One run's summary: from the store if it holds the run (counted in
+/// `from_store`), else simulated (and then stored, counted in `computed`).
 fn run_one(
     store: Option<&std::path::Path>,
-    job: &Job,
+    file: &str,
+    spec: &PointSpec,
+    seed: u64,
     computed: &std::sync::atomic::AtomicUsize,
+    from_store: &std::sync::atomic::AtomicUsize,
 ) -> Result<Summary, SimError> {
-    let key = store.map(|_| satcc_sim::store::key(&job.tree, job.seed));
+    use std::sync::atomic::Ordering;
+    let tree = satcc_sim::store::with_seed(&spec.tree, seed);
+    let key = store.map(|_| satcc_sim::store::key(&tree, seed));
     if let (Some(dir), Some(key)) = (store, &key) {
         // A record that does not read back as a summary counts as missing.
         if let Some(s) =
             satcc_sim::store::get(dir, key).and_then(|j| serde_json::from_value::<Summary>(j).ok())
         {
+            from_store.fetch_add(1, Ordering::Relaxed);
             return Ok(s);
         }
     }
-    let summary = run(&job.sc, &RunOptions::default())?.summary;
-    computed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let sc = Scenario::from_tree(tree.clone(), file).map_err(|e| SimError {
+        field: e.field,
+        message: e.message,
+    })?;
+    let summary = run(&sc, &RunOptions::default())?.summary;
+    computed.fetch_add(1, Ordering::Relaxed);
     if let (Some(dir), Some(key)) = (store, &key) {
-        let rec = satcc_sim::store::record(key, &job.tree, job.seed, &job.params, &summary);
+        let rec = satcc_sim::store::record(key, &tree, seed, &spec.params, &summary);
         satcc_sim::store::put(dir, &rec).map_err(|e| SimError {
             field: "--store".into(),
             message: format!("{}: cannot write: {e}", dir.display()),
@@ -412,39 +564,171 @@ fn run_one(
     Ok(summary)
 }
 
-fn table(results: &[Point], seeds: u64) -> String {
-    use std::fmt::Write as _;
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "\n{} point(s), {} seed(s) each; means over seeds, [min..max] where seeds > 1\n",
-        results.len(),
-        seeds
-    );
-    let mut legend_f = false;
-    for p in results {
-        let label: Vec<String> = p.vary.iter().map(|(k, v)| format!("{k}={v}")).collect();
+/// A running mean (and range) of one number over a point's runs, summed in
+/// run order as the whole list was.
+#[derive(Default)]
+struct Acc {
+    sum: f64,
+    n: usize,
+    lo: f64,
+    hi: f64,
+}
+
+impl Acc {
+    fn push(&mut self, x: f64) {
+        if self.n == 0 {
+            // `Iterator::sum` of f64 starts from -0.0: the same bits.
+            self.sum = -0.0;
+            self.lo = f64::INFINITY;
+            self.hi = f64::NEG_INFINITY;
+        }
+        self.sum += x;
+        self.n += 1;
+        self.lo = self.lo.min(x);
+        self.hi = self.hi.max(x);
+    }
+    fn mean(&self) -> f64 {
+        if self.n == 0 {
+            f64::NAN
+        } else {
+            self.sum / self.n as f64
+        }
+    }
+}
+
+/// A protocol's numbers over a point's runs.
+struct ClassAcc {
+    protocol: satcc_sim::scenario::flow::Protocol,
+    flows: usize,
+    goodput: Acc,
+    jain: Acc,
+}
+
+/// A link's numbers over a point's runs.
+struct LinkAcc {
+    name: String,
+    utilization: Acc,
+    loss: Acc,
+}
+
+/// What a point's table block needs from its runs, gathered run by run: a
+/// few numbers per run (F and FC values kept for their median), never the
+/// summaries.
+struct PointAcc {
+    classes: Vec<ClassAcc>,
+    links: Vec<LinkAcc>,
+    duration_s: f64,
+    feedback: Acc,
+    loss_event_rate: Acc,
+    slow_start_exit: Acc,
+    dummy_overhead: Acc,
+    files: u64,
+    file_time: f64,
+    nt: Acc,
+    f: Vec<f64>,
+    fc: Vec<f64>,
+}
+
+impl PointAcc {
+    /// The rows come from the first run (seed 1): its protocols and links.
+    fn new(first: &Summary) -> Self {
+        PointAcc {
+            classes: first
+                .classes
+                .iter()
+                .map(|c| ClassAcc {
+                    protocol: c.protocol,
+                    flows: c.flows as usize,
+                    goodput: Acc::default(),
+                    jain: Acc::default(),
+                })
+                .collect(),
+            links: first
+                .links
+                .iter()
+                .map(|l| LinkAcc {
+                    name: l.name.clone(),
+                    utilization: Acc::default(),
+                    loss: Acc::default(),
+                })
+                .collect(),
+            duration_s: first.duration_s,
+            feedback: Acc::default(),
+            loss_event_rate: Acc::default(),
+            slow_start_exit: Acc::default(),
+            dummy_overhead: Acc::default(),
+            files: 0,
+            file_time: 0.0,
+            nt: Acc::default(),
+            f: Vec::new(),
+            fc: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, r: &Summary) {
+        for c in &mut self.classes {
+            if let Some(x) = r.classes.iter().find(|x| x.protocol == c.protocol) {
+                c.goodput.push(x.goodput_bps);
+                c.jain.push(x.jain);
+            }
+        }
+        for f in &r.flows {
+            if let Some(n) = f.feedback_packets {
+                self.feedback.push(n as f64);
+            }
+        }
+        for f in &r.flows {
+            if let Some(p) = f.loss_event_rate {
+                self.loss_event_rate.push(p);
+            }
+        }
+        for f in &r.flows {
+            if let Some(s) = f.slow_start_exit_s {
+                self.slow_start_exit.push(s);
+            }
+        }
+        // TCP-Peach: dummy segments per data segment, per run.
+        let (d, n) = r.flows.iter().fold((0, 0), |(d, n), f| match &f.dummy {
+            Some(x) => (d + x.packets_sent, n + f.packets_sent),
+            None => (d, n),
+        });
+        if n > 0 {
+            self.dummy_overhead.push(d as f64 / n as f64);
+        }
+        // Finite files: mean transfer time over every completed file.
+        for f in &r.flows {
+            if let Some(m) = f.mean_file_time_s {
+                self.files += f.files_completed;
+                self.file_time += m * f.files_completed as f64;
+            }
+        }
+        if let Some(nt) = r.normalized_tcp_throughput {
+            self.nt.push(nt);
+        }
+        if let Some(x) = r.friendliness {
+            self.f.push(x.f);
+            if let Some(fc) = x.fc {
+                self.fc.push(fc);
+            }
+        }
+        for l in &mut self.links {
+            if let Some(x) = r.links.iter().find(|x| x.name == l.name) {
+                l.utilization.push(x.utilization);
+                l.loss.push(x.loss);
+            }
+        }
+    }
+
+    /// The point's block of the table.
+    fn block(&self, vary: &[(String, String)]) -> String {
+        use std::fmt::Write as _;
+        let mut o = String::new();
+        let label: Vec<String> = vary.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(o, "== {}", label.join("  "));
-        let Some(first) = p.runs.first() else {
-            continue;
-        };
-        for c in &first.classes {
-            let g: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.classes.iter().find(|x| x.protocol == c.protocol))
-                .map(|x| x.goodput_bps)
-                .collect();
-            let j: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.classes.iter().find(|x| x.protocol == c.protocol))
-                .map(|x| x.jain)
-                .collect();
-            let range = if g.len() > 1 {
-                let lo = g.iter().cloned().fold(f64::INFINITY, f64::min);
-                let hi = g.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                format!(" [{}..{}]", fmt_bps(lo), fmt_bps(hi))
+        for c in &self.classes {
+            let g = &c.goodput;
+            let range = if g.n > 1 {
+                format!(" [{}..{}]", fmt_bps(g.lo), fmt_bps(g.hi))
             } else {
                 String::new()
             };
@@ -453,86 +737,40 @@ fn table(results: &[Point], seeds: u64) -> String {
                 "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
                 c.protocol,
                 c.flows,
-                fmt_bps(mean(&g)),
-                mean(&j)
+                fmt_bps(g.mean()),
+                c.jain.mean()
             );
         }
-        let fb: Vec<f64> = p
-            .runs
-            .iter()
-            .flat_map(|r| r.flows.iter().filter_map(|f| f.feedback_packets))
-            .map(|n| n as f64)
-            .collect();
-        if !fb.is_empty() {
-            let dur = first.duration_s.max(1e-9);
-            let pe: Vec<f64> = p
-                .runs
-                .iter()
-                .flat_map(|r| r.flows.iter().filter_map(|f| f.loss_event_rate))
-                .collect();
-            let ss: Vec<f64> = p
-                .runs
-                .iter()
-                .flat_map(|r| r.flows.iter().filter_map(|f| f.slow_start_exit_s))
-                .collect();
+        if self.feedback.n > 0 {
+            let dur = self.duration_s.max(1e-9);
             let _ = writeln!(
                 o,
                 "   feedback {:.2} pkts/s per flow   loss event rate p {:.5}   slow start left at {}",
-                mean(&fb) / dur,
-                mean(&pe),
-                if ss.is_empty() {
+                self.feedback.mean() / dur,
+                self.loss_event_rate.mean(),
+                if self.slow_start_exit.n == 0 {
                     "-".to_string()
                 } else {
-                    format!("{:.1} s", mean(&ss))
+                    format!("{:.1} s", self.slow_start_exit.mean())
                 }
             );
         }
-        // TCP-Peach: dummy segments per data segment, per run.
-        let ov: Vec<f64> = p
-            .runs
-            .iter()
-            .filter_map(|r| {
-                let (d, n) = r.flows.iter().fold((0, 0), |(d, n), f| match &f.dummy {
-                    Some(x) => (d + x.packets_sent, n + f.packets_sent),
-                    None => (d, n),
-                });
-                (n > 0).then(|| d as f64 / n as f64)
-            })
-            .collect();
-        if !ov.is_empty() {
-            let _ = writeln!(o, "   dummy overhead {:.1}%", mean(&ov) * 100.0);
+        if self.dummy_overhead.n > 0 {
+            let _ = writeln!(
+                o,
+                "   dummy overhead {:.1}%",
+                self.dummy_overhead.mean() * 100.0
+            );
         }
-        // Finite files: mean transfer time over every completed file.
-        let (nf, tf) = p
-            .runs
-            .iter()
-            .flat_map(|r| r.flows.iter())
-            .filter_map(|f| Some((f.files_completed, f.mean_file_time_s?)))
-            .fold((0u64, 0.0), |(n, t), (k, m)| (n + k, t + m * k as f64));
-        if nf > 0 {
+        if self.files > 0 {
             let _ = writeln!(
                 o,
                 "   files {} completed, mean transfer time {:.3} s",
-                nf,
-                tf / nf as f64
+                self.files,
+                self.file_time / self.files as f64
             );
         }
-        let nt: Vec<f64> = p
-            .runs
-            .iter()
-            .filter_map(|r| r.normalized_tcp_throughput)
-            .collect();
-        if !nt.is_empty() {
-            let f: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.friendliness.map(|x| x.f))
-                .collect();
-            let fc: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.friendliness.and_then(|x| x.fc))
-                .collect();
+        if self.nt.n > 0 {
             let spread = |x: &[f64]| match median_siqr(x) {
                 Some((m, q)) if x.len() > 1 => format!(" (median {m:.3}, SIQR {q:.3})"),
                 _ => String::new(),
@@ -540,41 +778,24 @@ fn table(results: &[Point], seeds: u64) -> String {
             let _ = writeln!(
                 o,
                 "   normalized TCP throughput {:.3}   F {:.3}{}   FC {:.2}{}",
-                mean(&nt),
-                mean(&f),
-                spread(&f),
-                mean(&fc),
-                spread(&fc)
+                self.nt.mean(),
+                mean(&self.f),
+                spread(&self.f),
+                mean(&self.fc),
+                spread(&self.fc)
             );
-            legend_f = true;
         }
-        for l in &first.links {
-            let u: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.links.iter().find(|x| x.name == l.name))
-                .map(|x| x.utilization)
-                .collect();
-            let loss: Vec<f64> = p
-                .runs
-                .iter()
-                .filter_map(|r| r.links.iter().find(|x| x.name == l.name))
-                .map(|x| x.loss)
-                .collect();
-            if mean(&u) > 0.01 {
+        for l in &self.links {
+            if l.utilization.mean() > 0.01 {
                 let _ = writeln!(
                     o,
                     "   link {:<14} util {:>5.1}%  loss {:.3}%",
                     l.name,
-                    mean(&u) * 100.0,
-                    mean(&loss) * 100.0
+                    l.utilization.mean() * 100.0,
+                    l.loss.mean() * 100.0
                 );
             }
         }
+        o
     }
-    let _ = writeln!(o, "\n{}", crate::output::JAIN_LEGEND);
-    if legend_f {
-        let _ = writeln!(o, "{}", crate::output::FRIENDLINESS_LEGEND);
-    }
-    o
 }

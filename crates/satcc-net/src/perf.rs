@@ -318,9 +318,16 @@ impl std::fmt::Display for Bare<'_> {
     }
 }
 
+/// Whether a flow of wire protocol `proto` hears from its receiver: every
+/// one but the constant-bit-rate datagram source.
+fn expects_feedback(proto: WireProtocol) -> bool {
+    proto != WireProtocol::Datagram
+}
+
 /// Runs a client flow for `opts.time`, calling `each` after every
 /// interval. A server that never answers (or stops answering) ends the run
-/// with [`NetError::PeerSilent`] after `opts.peer_timeout`.
+/// with [`NetError::PeerSilent`] after `opts.peer_timeout`; so does a run
+/// that heard nothing at all from it by the end.
 pub fn run_client(
     opts: &ClientOptions,
     mut each: impl FnMut(&Interval),
@@ -340,7 +347,7 @@ pub fn run_client(
     let mut sender: BoxedSender = Box::new(sender);
     let ccfg = ConnConfig {
         protocol: proto,
-        peer_timeout: (proto != WireProtocol::Datagram).then_some(opts.peer_timeout),
+        peer_timeout: expects_feedback(proto).then_some(opts.peer_timeout),
         burst: crate::conn::DEFAULT_BURST,
     };
     let mut conn = Conn::new(sock, opts.server, clock, ccfg);
@@ -404,6 +411,19 @@ pub fn run_client(
         });
     }
     let c = conn.counters();
+    // A run that ended before the peer timeout fired but heard nothing at
+    // all (`--time` no longer than `--peer-timeout`, nothing listening, or
+    // a link that drops everything) measured nothing: a failure, not a
+    // report of zero feedback (issue 33).
+    if expects_feedback(proto) && c.received == 0 {
+        return Err(PerfError::Silent {
+            source: NetError::PeerSilent {
+                peer: opts.server,
+                silent: now - start,
+            },
+            after_s: (now - start).as_secs_f64(),
+        });
+    }
     let st = sender.stats();
     let dur = now - start;
     Ok(ClientReport {

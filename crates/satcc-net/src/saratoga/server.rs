@@ -254,6 +254,43 @@ impl SaratogaServer {
             .any(|s| s.ended.is_none() && s.name == name && matches!(s.side, Side::Put(_)))
     }
 
+    /// The same sender starting the same file again (issue 33): a PUT of
+    /// `name` still running from `peer`'s address (any port, any session:
+    /// an interrupted client rerun has new ones) whose METADATA gave the
+    /// same size and checksum (`file`). Such a session is ended as a client that went
+    /// silent would be, its bytes kept for resume, instead of answering
+    /// "file in use" until its inactivity timeout. Returns whether one was.
+    fn supersede(&mut self, peer: SocketAddr, name: &str, file: (u64, Checksum)) -> bool {
+        let mut any = false;
+        let room = count_resumable(&self.cfg.dir) < self.cfg.max_resumable;
+        for (&(from, _), s) in self.sessions.iter_mut() {
+            if from.ip() != peer.ip() || s.ended.is_some() || s.outcome.is_some() || s.name != name
+            {
+                continue;
+            }
+            let Side::Put(r) = &mut s.side else {
+                continue;
+            };
+            if r.meta != Some(file) {
+                continue;
+            }
+            // Its bytes kept for resume now, so that the new session finds
+            // them; reported and its quota given back by the next step, as
+            // an inactivity timeout is (a second suspend is a no-op).
+            r.resumable_fail = true;
+            r.suspend_or_discard(room);
+            s.outcome = Some(Err((
+                0,
+                "superseded: the same address started the same file again".into(),
+            )));
+            any = true;
+        }
+        if any {
+            self.counters.superseded += 1;
+        }
+        any
+    }
+
     fn on_datagram(&mut self, now: Instant, peer: SocketAddr, buf: &[u8]) {
         self.in_len = buf.len();
         if !self.cfg.allow.is_empty() && !self.cfg.allow.iter().any(|c| c.contains(peer.ip())) {
@@ -377,7 +414,17 @@ impl SaratogaServer {
             return self.refuse(peer, session, error_code::CANT_RECEIVE);
         }
         if self.name_in_use(name) {
-            return self.refuse(peer, session, error_code::FILE_IN_USE);
+            // A REQUEST names the file only: let the METADATA that follows
+            // decide (`new_put`) when this address is sending the name.
+            let own = self.sessions.iter().any(|(&(from, _), s)| {
+                from.ip() == peer.ip()
+                    && s.ended.is_none()
+                    && s.name == name
+                    && matches!(s.side, Side::Put(_))
+            });
+            if !own {
+                return self.refuse(peer, session, error_code::FILE_IN_USE);
+            }
         }
         let exists = std::fs::symlink_metadata(self.cfg.dir.join(name)).is_ok();
         if !self.cfg.transfer.overwrite && exists {
@@ -406,7 +453,9 @@ impl SaratogaServer {
         if !self.admit(peer) {
             return self.refuse(peer, session, error_code::CANT_RECEIVE);
         }
-        if self.name_in_use(&name) {
+        // In use, unless by this address sending this very file: that
+        // session is ended (its bytes kept) and this one resumes it.
+        if self.name_in_use(&name) && !self.supersede(peer, &name, (m.entry.size, m.checksum)) {
             return self.refuse(peer, session, error_code::FILE_IN_USE);
         }
         let dest = self.cfg.dir.join(&name);

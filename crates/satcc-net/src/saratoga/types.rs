@@ -216,7 +216,11 @@ pub fn error_text(code: u8) -> &'static str {
         error_code::UNKNOWN_ID => "unknown session id",
         error_code::FILE_TOO_BIG => "file too big for the server's --max-size or byte quota",
         error_code::BAD_REQUEST => "request type not supported",
-        error_code::FILE_IN_USE => "file in use by another transfer",
+        error_code::FILE_IN_USE => {
+            "file in use by another transfer (another address, or another file under \
+             that name): the server frees the name when that transfer completes or has \
+             been silent for its inactivity timeout (30 s by default); retry then"
+        }
         error_code::INTERNAL_TIMEOUT => {
             "internal timeout: the transfer made no progress (--progress-timeout)"
         }
@@ -413,6 +417,10 @@ pub struct ServerCounters {
     /// Resume offers sent (voluntary STATUS frames listing what a resumed
     /// PUT lacks).
     pub resume_offers: u64,
+    /// PUTs still running ended because their sender's address started
+    /// the same file (name, size, checksum) again: an interrupted client
+    /// rerun, resumed instead of refused as "file in use".
+    pub superseded: u64,
 }
 
 /// A finished session, as a server reports it.

@@ -36,6 +36,11 @@ pub struct Chart {
     /// The x axis as exactly [lo, hi] (e.g. a run's [0, duration]) rather
     /// than rounded out to nice numbers; `None` fits the data.
     pub x_range: Option<(f64, f64)>,
+    /// Where the y axis ends (rounded up to a nice number), whatever the
+    /// data: points above are clipped, so that one spike does not flatten
+    /// every other line; a reference line at the top stays off the frame.
+    /// `None` fits the data.
+    pub y_max: Option<f64>,
 }
 
 /// matplotlib `tab10` / Vega category10.
@@ -290,7 +295,11 @@ fn panel(out: &mut String, chart: &Chart, y0: f64, id: usize) {
         xa = nice_axis(lo, hi, Some(lo));
         xa.hi = hi;
     }
-    let ya = nice_axis(dy0, dy1, chart.y_min);
+    let top = match chart.y_max.filter(|m| m.is_finite()) {
+        Some(m) if m > dy0.min(chart.y_min.unwrap_or(dy0)) => m,
+        _ => dy1,
+    };
+    let ya = nice_axis(dy0, top, chart.y_min);
     let sx = |x: f64| px0 + (x - xa.lo) / (xa.hi - xa.lo) * (px1 - px0);
     let sy = |y: f64| py1 - (y - ya.lo) / (ya.hi - ya.lo) * (py1 - py0);
 
@@ -588,6 +597,7 @@ mod tests {
             ],
             y_min: Some(0.0),
             x_range: None,
+            y_max: None,
         }
     }
 
@@ -610,6 +620,29 @@ mod tests {
         }
         // Large values get an M suffix; y starts at 0.
         assert!(s.contains(">0<") && s.contains("M<"), "{s}");
+    }
+
+    /// A spike above `y_max` no longer sets the scale: the axis ends at
+    /// a nice number just above `y_max`, the spike is clipped.
+    #[test]
+    fn y_max_cuts_a_spike() {
+        let mut ch = Chart {
+            series: vec![Series {
+                name: "g".into(),
+                points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, 500.0), (3.0, 2.0)],
+            }],
+            y_min: Some(0.0),
+            ..Default::default()
+        };
+        let fitted = line_chart_svg(&ch);
+        assert!(fitted.contains(">500<"), "{fitted}");
+        ch.y_max = Some(2.5);
+        let cut = line_chart_svg(&ch);
+        assert!(!cut.contains(">500<") && !cut.contains(">100<"), "{cut}");
+        assert!(cut.contains(">3.0<") || cut.contains(">3<"), "{cut}");
+        // A y_max above the data lifts the axis past it.
+        ch.y_max = Some(900.0);
+        assert!(line_chart_svg(&ch).contains(">1000<"));
     }
 
     #[test]

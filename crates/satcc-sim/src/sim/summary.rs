@@ -9,7 +9,6 @@ impl Sim {
     pub fn finish(mut self, wall_s: Option<f64>) -> RunOutput {
         let end = self.end();
         self.run_until(end);
-        let dur = self.duration.as_secs_f64();
         for l in &mut self.links {
             l.note_queue(end);
         }
@@ -109,7 +108,9 @@ impl Sim {
         let summary = Summary {
             scenario: self.name.clone(),
             seed: self.seed,
-            duration_s: dur,
+            // Divided, not multiplied by 1e-9 as `as_secs_f64` does: 60 s
+            // reads 60, not 60.00000000000001 (issue 33).
+            duration_s: self.duration.0 as f64 / 1e9,
             events: self.events.processed(),
             wall_s,
             flows,
