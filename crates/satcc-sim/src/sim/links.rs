@@ -55,8 +55,9 @@ pub(crate) struct Link {
     // longer fit the core's cache, and each further line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    /// Packets on the wire: (arrival time at the far end, packet index).
-    pub(super) pipe: VecDeque<(Instant, u32)>,
+    /// Packets on the wire: (arrival time at the far end, packet index,
+    /// packet uid: the head's arrival event is ranked by it).
+    pub(super) pipe: VecDeque<(Instant, u32, u64)>,
     pub to: u32,
     pub(super) free_pending: bool,
     /// The queue must see every arrival ([`Queue::sees_every_arrival`]),
@@ -395,10 +396,12 @@ impl Sim {
             self.drop_idx(idx, DropReason::LinkError);
         } else {
             let at = link.busy_until + link.delay;
+            let uid = self.packets.slots[idx as usize].uid;
             if link.pipe.is_empty() {
-                self.events.push(at, Event::Arrive(li as u32));
+                let ev = Event::Arrive(li as u32);
+                self.events.push_ranked(at, ev, ev.packet_rank(uid));
             }
-            link.pipe.push_back((at, idx));
+            link.pipe.push_back((at, idx, uid));
         }
     }
 
@@ -431,11 +434,12 @@ impl Sim {
 
     pub(super) fn on_arrive(&mut self, li: usize) {
         let link = &mut self.links[li];
-        let Some((_, idx)) = link.pipe.pop_front() else {
+        let Some((_, idx, _)) = link.pipe.pop_front() else {
             return;
         };
-        if let Some(&(next, _)) = link.pipe.front() {
-            self.events.push(next, Event::Arrive(li as u32));
+        if let Some(&(next, _, uid)) = link.pipe.front() {
+            let ev = Event::Arrive(li as u32);
+            self.events.push_ranked(next, ev, ev.packet_rank(uid));
         }
         let node = link.to;
         let p = &mut self.packets.slots[idx as usize];
