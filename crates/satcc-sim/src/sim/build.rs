@@ -109,6 +109,7 @@ impl Sim {
             measure_from: Instant::ZERO + sc.record.measure_from.0,
             monitored,
             series: None,
+            samples: 0,
             pcap,
             link_up: vec![true; net.links.len()],
             snapshots: crate::topology::snapshot::resolve(&sc.snapshots, &net.links)?,

@@ -110,7 +110,7 @@ impl Sim {
             scenario: self.name.clone(),
             seed: self.seed,
             duration_s: dur,
-            events: self.events.processed(),
+            events: self.events_processed(),
             wall_s,
             flows,
             classes: agg.classes,

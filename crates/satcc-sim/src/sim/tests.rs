@@ -269,3 +269,22 @@ fn same_instant_order_does_not_depend_on_insertion() {
     }
     assert!(differ.is_empty(), "outputs moved: {differ:?}");
 }
+
+/// `events` in the summary counts the simulation, not the recording: a
+/// run with time series (files) and one without (`--json` alone) report
+/// the same count, and the same summary.
+#[test]
+fn events_do_not_count_samples() {
+    let sc = load(MIXED);
+    let with = run(
+        &sc,
+        &RunOptions {
+            series: true,
+            ..RunOptions::default()
+        },
+    );
+    let without = run(&sc, &RunOptions::default());
+    assert!(with.series.as_ref().is_some_and(|s| s.t.len() > 100));
+    assert_eq!(with.summary.events, without.summary.events);
+    assert_eq!(with.summary, without.summary);
+}
