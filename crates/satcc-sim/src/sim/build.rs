@@ -197,7 +197,12 @@ impl Sim {
             // One sample per interval up to the end: reserved once (the
             // memory estimate already counts it), never grown by copying.
             let samples = sim.duration.as_nanos() / sim.interval.as_nanos().max(1);
-            series.reserve(samples.min(1 << 24) as usize);
+            let samples = samples.min(1 << 24) as usize;
+            if opts.series_streamed {
+                series.reserve_plotted(samples);
+            } else {
+                series.reserve(samples);
+            }
             sim.series = Some(series);
             sim.events.push(Instant::ZERO + sim.interval, Event::Sample);
         }

@@ -146,4 +146,15 @@ impl Sim {
     pub fn series(&self) -> Option<&crate::report::series::Series> {
         self.series.as_ref()
     }
+
+    /// Once every sample so far has been written out: drops what of them a
+    /// goodput plot of `plotted` flow lines does not need
+    /// ([`crate::report::series::Series::release_written`]), so the
+    /// memory of a long run's series grows with what is drawn, not with
+    /// every column.
+    pub fn release_written_series(&mut self, plotted: usize) {
+        if let Some(s) = self.series.as_mut() {
+            s.release_written(plotted);
+        }
+    }
 }
