@@ -184,6 +184,12 @@ impl Sim {
                 id += 1;
             }
         }
+        // Links whose departures are scheduled at enqueue (`Link::eager`).
+        if sim.snapshots.is_empty() && sim.links.iter().all(|l| l.hook.is_none()) {
+            for (i, l) in sim.links.iter_mut().enumerate() {
+                l.eager = l.plain && l.queue.is_fifo() && !sim.pcap.iter().any(|(c, _)| *c == i);
+            }
+        }
         if opts.series {
             let mut series = Series::new(
                 sim.flows.iter().map(|f| {

@@ -127,6 +127,12 @@ impl Sim {
     fn on_sample(&mut self) {
         self.samples += 1;
         let now = self.now;
+        for k in 0..self.monitored.len() {
+            let li = self.monitored[k];
+            if self.links[li].eager {
+                self.catch_up(li);
+            }
+        }
         for &li in &self.monitored {
             self.links[li].note_queue(now);
         }

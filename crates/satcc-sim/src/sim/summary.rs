@@ -10,6 +10,11 @@ impl Sim {
         let end = self.end();
         self.run_until(end);
         let dur = self.duration.as_secs_f64();
+        for li in 0..self.links.len() {
+            if self.links[li].eager {
+                self.catch_up(li);
+            }
+        }
         for l in &mut self.links {
             l.note_queue(end);
         }
@@ -79,7 +84,15 @@ impl Sim {
                 let l = &self.links[li];
                 // Busy time is booked when a transmission starts; take off
                 // what runs past the end.
-                let over = l.busy_until.as_nanos().saturating_sub(end_ns);
+                // (On an eager link with packets queued, `busy_until` is
+                // the end of the last one scheduled; the transmission
+                // under way ends where the queue's head starts.)
+                let tx_end = if l.eager && l.free_pending {
+                    l.head_start
+                } else {
+                    l.busy_until
+                };
+                let over = tx_end.as_nanos().saturating_sub(end_ns);
                 let busy = l.busy_ns.saturating_sub(over);
                 let drops = l.drops.total();
                 LinkSummary {

@@ -288,3 +288,52 @@ fn events_do_not_count_samples() {
     assert_eq!(with.summary.events, without.summary.events);
     assert_eq!(with.summary, without.summary);
 }
+
+/// Departures scheduled at enqueue (`Link::eager`) change nothing but the
+/// number of events: every shipped scenario (shortened) and the mixed
+/// dumbbell give the same summary and series with every link made to
+/// use `LinkFree` events instead, and fewer events.
+#[test]
+fn eager_departures_give_the_same_run_with_fewer_events() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let mut sources = vec![("mixed".to_string(), load(MIXED))];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = 0;
+    for (name, sc) in &sources {
+        let eager = Sim::new(sc, &opts).expect("builds");
+        let any = eager.links.iter().any(|l| l.eager);
+        let mut a = eager.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        for l in &mut sim.links {
+            l.eager = false;
+        }
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer += 1;
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    assert!(fewer >= 10, "only {fewer} scenarios have eager links");
+}
