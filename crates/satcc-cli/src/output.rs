@@ -467,6 +467,12 @@ impl SeriesWriter {
         self.sent = n;
     }
 
+    /// Whether every sample `series` holds has been handed over (so its
+    /// rows may be released: [`Series::release_written`]).
+    pub fn all_sent(&self, series: &Series) -> bool {
+        self.sent == series.t.len()
+    }
+
     /// Hands over the samples `series` holds that the writer has not had,
     /// and has it complete the files and rename them into place; returns
     /// at once, so the caller can go on (draw the plot) while the writer
@@ -536,7 +542,7 @@ fn start_writeback(_: &std::fs::File) {}
 /// Per-flow lines up to this many flows; beyond, per protocol the mean
 /// over its flows with the lowest and highest flow at each sample (eight
 /// overlapping lines of one protocol are a tangle nobody can read).
-const MAX_FLOW_LINES: usize = 6;
+pub const MAX_FLOW_LINES: usize = 6;
 
 /// The value below which `q` of the finite values lie (nearest rank).
 fn quantile(mut v: Vec<f64>, q: f64) -> Option<f64> {

@@ -118,7 +118,7 @@ pub(crate) fn memory_problem(
 pub(crate) fn run_with_progress(
     sim: &mut Sim,
     quiet: bool,
-    mut after_slice: impl FnMut(&Sim),
+    mut after_slice: impl FnMut(&mut Sim),
 ) -> bool {
     use std::io::IsTerminal;
     let end = sim.end();

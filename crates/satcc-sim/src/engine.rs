@@ -1,6 +1,8 @@
-//! The event queue, ordered by (time, insertion sequence), so events at the
-//! same nanosecond run in the order they were scheduled and a run is
-//! reproducible to the bit.
+//! The event queue, ordered by (time, rank): the rank of an event is a
+//! property of the event itself (its class, then the link, endpoint, flow,
+//! packet or snapshot it is about; see [`Event::rank`]), so events at the
+//! same nanosecond run in an order that does not depend on the order the
+//! code scheduled them in, and a run is reproducible to the bit.
 //!
 //! Two parts: a calendar (timer wheel) of fixed-width time buckets for the
 //! dense near future, where nearly every event of a packet simulation
@@ -42,6 +44,61 @@ pub enum Event {
     Snapshot(u32),
 }
 
+/// Bits of a rank below the class: the entity index.
+const CLASS_SHIFT: u32 = 60;
+
+impl Event {
+    /// Where the event stands among events at the same nanosecond: its
+    /// class in the high 4 bits, then the entity it is about in the low 60.
+    ///
+    /// Classes, first to last: a topology snapshot (the network at an
+    /// instant is the one after its change), the start of measurement
+    /// (what happens at that instant is measured), a link's end of
+    /// transmission (a link freed at `t` takes its next queued packet
+    /// before a packet arriving at `t` is offered to it), a packet's
+    /// arrival at a link's far end, a jittered packet's entry into the
+    /// network, an endpoint's timer (packets that arrive at a deadline are
+    /// seen before the timer fires), an application action, and the
+    /// time-series sample (it sees the state after everything at its
+    /// instant).
+    ///
+    /// Within a class: by snapshot, link, endpoint (`2 x flow + side`), or
+    /// flow and action. Events about a packet (`Arrive`, `Inject`) are
+    /// ranked by the packet's uid instead ([`Event::packet_rank`], given
+    /// to [`EventQueue::push_ranked`]): of two packets reaching a router
+    /// at the same instant, the one sent first is offered to the next
+    /// queue first, as a FIFO would, rather than the one on the link with
+    /// the smaller index, which would favour the same flows every time in
+    /// a symmetric topology. What `rank` gives for those two is their
+    /// class and payload, for the test of the queue alone.
+    ///
+    /// Two pending events with the same time and rank are the same event
+    /// (same class, same entity, same payload), so the order between them
+    /// cannot matter: the pop order is a function of the pending set.
+    #[inline(always)]
+    pub fn rank(self) -> u64 {
+        let (class, entity): (u64, u64) = match self {
+            Event::Snapshot(k) => (0, u64::from(k)),
+            Event::MeasureStart => (1, 0),
+            Event::LinkFree(l) => (2, u64::from(l)),
+            Event::Arrive(l) => (3, u64::from(l)),
+            Event::Inject(i) => (4, u64::from(i)),
+            Event::Wake(ep) => (5, u64::from(ep)),
+            Event::App { flow, action } => (6, u64::from(flow) * 8 + action as u64),
+            Event::Sample => (7, 0),
+        };
+        (class << CLASS_SHIFT) | entity
+    }
+
+    /// The rank of an event about the packet of uid `uid`: the event's
+    /// class, then the uid (uids are given in sending order).
+    #[inline(always)]
+    pub fn packet_rank(self, uid: u64) -> u64 {
+        let class = self.rank() >> CLASS_SHIFT;
+        (class << CLASS_SHIFT) | (uid & ((1 << CLASS_SHIFT) - 1))
+    }
+}
+
 /// Application actions scheduled in time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AppAction {
@@ -62,15 +119,15 @@ pub enum AppAction {
 /// keys, so a pop does fewer, cheaper levels.
 const ARITY: usize = 4;
 
-/// The ordering key of an entry: time in the high 64 bits, insertion
-/// sequence in the low 64, so one integer compare orders by
-/// (time, sequence).
+/// The ordering key of an entry: time in the high 64 bits, rank in the
+/// low 64, so one integer compare orders by (time, rank).
 #[inline(always)]
-fn key(time: u64, seq: u64) -> u128 {
-    (u128::from(time) << 64) | u128::from(seq)
+fn key(time: u64, rank: u64) -> u128 {
+    (u128::from(time) << 64) | u128::from(rank)
 }
 
-/// A key no event has (it would need time and sequence both `u64::MAX`):
+/// A key no event has (it would need time and rank both `u64::MAX`, and
+/// no class reaches 15):
 /// pads the key vector so every node with a child has a full set of
 /// `ARITY` child slots, and the smallest child is found without branches.
 const PAD: u128 = u128::MAX;
@@ -78,8 +135,8 @@ const PAD: u128 = u128::MAX;
 /// A hand-written 4-ary min-heap. Keys and payloads live in parallel
 /// vectors (`keys[i]` goes with `evs[i]` for `i < evs.len()`) so sifting
 /// only scans the keys; `keys` has at least `ARITY` extra `PAD` slots past
-/// the live entries. Keys are unique (the sequence number never repeats),
-/// so the pop order is exactly (time, insertion sequence).
+/// the live entries. Equal keys belong to identical events, so the pop
+/// order is (time, rank) whatever the order of insertion.
 #[derive(Debug, Default)]
 struct Heap {
     keys: Vec<u128>,
@@ -173,20 +230,24 @@ const NIL: u32 = u32::MAX;
 #[derive(Clone, Copy, Debug)]
 struct Node {
     time: u64,
-    seq: u64,
+    rank: u64,
     ev: Event,
     next: u32,
 }
+
+/// An event with its time and rank (the test-only shuffle buffer).
+#[cfg(test)]
+type Ranked = (Instant, Event, u64);
 
 /// The pending events of a run.
 ///
 /// A calendar of `BUCKETS` buckets of `2^BUCKET_SHIFT` ns each covers the
 /// window of buckets `[base, base + BUCKETS)`, used circularly; each bucket
-/// is a list sorted by (time, sequence), so its head is its smallest entry,
+/// is a list sorted by (time, rank), so its head is its smallest entry,
 /// and a two-level bitmap finds the first non-empty bucket in a few word
 /// operations. An event beyond the window (or, never in a run, before it)
 /// goes to the heap. A pop takes the smaller of the calendar's first entry
-/// and the heap's top, so the order is exactly (time, insertion sequence)
+/// and the heap's top, so the order is exactly (time, rank)
 /// wherever each event was kept; `base` then moves up to the popped
 /// event's bucket, which no pending event precedes.
 #[derive(Debug)]
@@ -206,8 +267,12 @@ pub struct EventQueue {
     base: u64,
     near: usize,
     far: Heap,
-    /// Events pushed so far (the last sequence number given).
+    /// Events pushed so far.
     seq: u64,
+    /// Test only: pushes wait here and enter the queue in a shuffled
+    /// order just before the next pop (see [`EventQueue::shuffle_insertions`]).
+    #[cfg(test)]
+    shuffle: Option<(satcc_proto::rng::Rng, Vec<Ranked>)>,
 }
 
 impl Default for EventQueue {
@@ -229,22 +294,83 @@ impl EventQueue {
             near: 0,
             far: Heap::default(),
             seq: 0,
+            #[cfg(test)]
+            shuffle: None,
         }
     }
 
-    /// Schedules `ev` at `at`.
+    /// Test only: from now on, the events pushed between two pops (and
+    /// those pending now) enter the queue in an order permuted by `seed`
+    /// rather than the order they were pushed in. A run's outputs must not
+    /// change: the pop order may depend only on the events themselves.
+    #[cfg(test)]
+    pub(crate) fn shuffle_insertions(&mut self, seed: u64) {
+        let mut pending = Vec::new();
+        loop {
+            // The rank goes with the event (an `Inject`'s is not its own).
+            let far = self.far.top();
+            let near = (self.near > 0).then(|| {
+                let slot = self.first_bucket_from((self.base as usize) & (BUCKETS - 1));
+                let n = self.nodes[self.heads[slot] as usize];
+                key(n.time, n.rank)
+            });
+            let k = near.map_or(far, |n| n.min(far));
+            let Some((at, ev)) = self.pop_until(Instant::MAX) else {
+                break;
+            };
+            pending.push((at, ev, k as u64));
+        }
+        self.seq -= pending.len() as u64;
+        self.shuffle = Some((satcc_proto::rng::Rng::new(seed), pending));
+    }
+
+    /// Test only: moves the buffered pushes into the queue, shuffled.
+    #[cfg(test)]
+    fn flush_shuffled(&mut self) {
+        let Some((mut rng, mut buf)) = self.shuffle.take() else {
+            return;
+        };
+        // Fisher-Yates.
+        for i in (1..buf.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            buf.swap(i, j);
+        }
+        for (at, ev, rank) in buf.drain(..) {
+            self.push_ranked(at, ev, rank);
+        }
+        self.shuffle = Some((rng, buf));
+    }
+
+    /// Schedules `ev` at `at`, ranked by [`Event::rank`].
     #[inline(always)]
     pub fn push(&mut self, at: Instant, ev: Event) {
+        self.push_ranked(at, ev, ev.rank());
+    }
+
+    /// Schedules `ev` at `at` with rank `rank` (for an event whose payload
+    /// is not what should order it: an `Inject` carries a packet-store
+    /// slot, which is reused, and is ranked by the packet's uid). The rank
+    /// must keep the event in its class: `rank >> 60` is the class of
+    /// [`Event::rank`].
+    #[inline(always)]
+    pub fn push_ranked(&mut self, at: Instant, ev: Event, rank: u64) {
+        debug_assert_eq!(rank >> CLASS_SHIFT, ev.rank() >> CLASS_SHIFT);
+        #[cfg(test)]
+        if let Some((_, buf)) = self.shuffle.as_mut() {
+            buf.push((at, ev, rank));
+            return;
+        }
         self.seq += 1;
         let t = at.as_nanos();
         let b = t >> BUCKET_SHIFT;
+        let k = key(t, rank);
         if b.wrapping_sub(self.base) >= BUCKETS as u64 {
-            self.far.push(key(t, self.seq), ev);
+            self.far.push(k, ev);
             return;
         }
         let node = Node {
             time: t,
-            seq: self.seq,
+            rank,
             ev,
             next: NIL,
         };
@@ -258,11 +384,13 @@ impl EventQueue {
             (self.nodes.len() - 1) as u32
         };
         let slot = (b as usize) & (BUCKETS - 1);
-        // Sorted insert. This event's sequence is the largest yet, so it
-        // goes after every entry at its time or earlier.
+        // Sorted insert, after every entry with a smaller or equal key.
         let mut prev = NIL;
         let mut cur = self.heads[slot];
-        while cur != NIL && self.nodes[cur as usize].time <= t {
+        while cur != NIL && {
+            let c = &self.nodes[cur as usize];
+            key(c.time, c.rank) <= k
+        } {
             prev = cur;
             cur = self.nodes[cur as usize].next;
         }
@@ -315,13 +443,15 @@ impl EventQueue {
     /// The next event if it is due no later than `until`.
     #[inline]
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
+        #[cfg(test)]
+        self.flush_shuffled();
         let far = self.far.top();
         if self.near > 0 {
             let slot = self.first_bucket_from((self.base as usize) & (BUCKETS - 1));
             let slot = slot & (BUCKETS - 1);
             let n = self.heads[slot];
             let node = self.nodes[n as usize];
-            if key(node.time, node.seq) < far {
+            if key(node.time, node.rank) < far {
                 if node.time > until.as_nanos() {
                     return None;
                 }
@@ -373,25 +503,56 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// Same-instant events pop by rank (class, then entity), whatever
+    /// order they were pushed in; an `Inject` by the rank its caller gave.
     #[test]
-    fn ties_break_by_insertion_order() {
+    fn ties_break_by_rank_not_insertion() {
+        let evs = [
+            (5, Event::Wake(3)),
+            (3, Event::Sample),
+            (5, Event::Wake(1)),
+            (3, Event::Arrive(9)),
+            (3, Event::LinkFree(9)),
+            (3, Event::Arrive(2)),
+            (3, Event::Snapshot(0)),
+        ];
+        let want = vec![
+            Event::Snapshot(0),
+            Event::LinkFree(9),
+            Event::Arrive(2),
+            Event::Arrive(9),
+            Event::Sample,
+            Event::Wake(1),
+            Event::Wake(3),
+        ];
+        for rot in 0..evs.len() {
+            for rev in [false, true] {
+                let mut q = EventQueue::new();
+                let mut order: Vec<_> = evs.iter().cycle().skip(rot).take(evs.len()).collect();
+                if rev {
+                    order.reverse();
+                }
+                for &&(t, ev) in &order {
+                    q.push(Instant(t), ev);
+                }
+                let got: Vec<Event> =
+                    std::iter::from_fn(|| q.pop_until(Instant::MAX).map(|(_, e)| e)).collect();
+                assert_eq!(got, want, "rotation {rot}, reversed {rev}");
+                assert_eq!(q.processed(), evs.len() as u64);
+            }
+        }
         let mut q = EventQueue::new();
-        q.push(Instant(5), Event::Wake(1));
-        q.push(Instant(3), Event::Wake(2));
-        q.push(Instant(5), Event::Wake(3));
-        q.push(Instant(3), Event::Wake(4));
-        let order: Vec<Event> =
-            std::iter::from_fn(|| q.pop_until(Instant::MAX).map(|(_, e)| e)).collect();
+        let inject = Event::Inject(0).rank();
+        q.push_ranked(Instant(1), Event::Inject(7), inject + 2);
+        q.push_ranked(Instant(1), Event::Inject(8), inject + 1);
         assert_eq!(
-            order,
-            vec![
-                Event::Wake(2),
-                Event::Wake(4),
-                Event::Wake(1),
-                Event::Wake(3)
-            ]
+            q.pop_until(Instant::MAX),
+            Some((Instant(1), Event::Inject(8)))
         );
-        assert_eq!(q.processed(), 4);
+        assert_eq!(
+            q.pop_until(Instant::MAX),
+            Some((Instant(1), Event::Inject(7)))
+        );
     }
 
     #[test]
@@ -405,16 +566,15 @@ mod tests {
     }
 
     /// Interleaved pushes and pops against a reference that sorts by
-    /// (time, insertion sequence), with many ties and horizons.
+    /// (time, rank), with many ties and horizons.
     #[test]
     fn matches_a_sorted_reference() {
         use satcc_proto::rng::Rng;
         for seed in 0..40u64 {
             let mut rng = Rng::new(seed);
             let mut q = EventQueue::new();
-            // (time, seq, payload), kept sorted descending so pop() is the min.
+            // (time, rank, payload), kept sorted descending so pop() is the min.
             let mut reference: Vec<(u64, u64, u32)> = Vec::new();
-            let mut seq = 0u64;
             let mut now = 0u64;
             // Within one bucket, across many, around the calendar's
             // horizon, and mostly beyond it.
@@ -424,11 +584,13 @@ mod tests {
                 let r = rng.below(100);
                 if r < 55 {
                     // Times at or after `now`, with frequent ties.
+                    // Entities in an order unrelated to insertion.
                     let t = now + rng.below(spread);
-                    seq += 1;
-                    q.push(Instant(t), Event::Wake(step));
-                    let at = reference.partition_point(|&e| e > (t, seq, step));
-                    reference.insert(at, (t, seq, step));
+                    let ep = step.wrapping_mul(2_654_435_761);
+                    let rank = Event::Wake(ep).rank();
+                    q.push(Instant(t), Event::Wake(ep));
+                    let at = reference.partition_point(|&e| e > (t, rank, ep));
+                    reference.insert(at, (t, rank, ep));
                 } else {
                     let until = if rng.chance(0.2) {
                         now + rng.below(spread)
@@ -470,7 +632,6 @@ mod tests {
             let mut rng = Rng::new(1000 + seed);
             let mut q = EventQueue::new();
             let mut heap = Heap::default();
-            let mut seq = 0u64;
             let mut now = 0u64;
             for step in 0..30_000u32 {
                 if rng.below(100) < 52 {
@@ -481,9 +642,9 @@ mod tests {
                         8 => (1u64 << BUCKET_SHIFT) * BUCKETS as u64 - 5 + rng.below(10),
                         _ => rng.below(5_000_000_000),
                     };
-                    seq += 1;
-                    q.push(Instant(now + d), Event::Inject(step));
-                    heap.push(key(now + d, seq), Event::Inject(step));
+                    let ev = Event::Arrive(step.wrapping_mul(2_654_435_761));
+                    q.push(Instant(now + d), ev);
+                    heap.push(key(now + d, ev.rank()), ev);
                 } else {
                     let until = if rng.chance(0.1) {
                         now + rng.below(1_000_000)

@@ -4,7 +4,7 @@
 //! ([`topology`]: nodes and directed links; [`net`]: queues, error models,
 //! routes, router hooks) and a set of flows whose endpoints are the sans-IO
 //! state machines of `satcc-proto`, configured by [`protocols`]. [`Sim`]
-//! runs the events in (time, insertion) order ([`engine`]) and
+//! runs the events in (time, rank) order ([`engine`]) and
 //! [`Sim::finish`] reports ([`report`]). Dependencies point one way:
 //! [`error`] <- `scenario` <- `topology`/`net`/`protocols` <- `report` <-
 //! `sim` <- `run`/`store`. [`RunOptions`] and [`RunOutput`] live beside the

@@ -35,8 +35,8 @@ mss = 1000
 fn summaries(proto: &str, seed: u64) -> (String, String, f64, f64) {
     let text = GEO.replace("PROTO", proto);
     let sc = Scenario::from_toml_str(&text, "geo.toml", &[format!("seed={seed}")]).unwrap();
-    let typed = run(&sc, &RunOptions::default()).unwrap().summary;
-    let wire = run(
+    let mut typed = run(&sc, &RunOptions::default()).unwrap().summary;
+    let mut wire = run(
         &sc,
         &RunOptions {
             wire_round_trip: true,
@@ -50,6 +50,10 @@ fn summaries(proto: &str, seed: u64) -> (String, String, f64, f64) {
         hook_drops, 0,
         "{proto}: a packet failed to encode or decode"
     );
+    // The round trip is a hook on every link, so no link schedules its
+    // departures at enqueue (`Link::eager`): other event counts (and
+    // TFRC over DCCP's wire format changes the run itself).
+    (typed.events, wire.events) = (0, 0);
     (
         serde_json::to_string(&typed).unwrap(),
         serde_json::to_string(&wire).unwrap(),

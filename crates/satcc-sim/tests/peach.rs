@@ -325,31 +325,40 @@ fn peach_on_the_satellite_side_is_fairer_to_it_than_reno() {
     // Paper 002 Figs. 18-19: satellite (550 ms, link errors) and
     // terrestrial (100 ms, no errors) connections share a bottleneck;
     // fairness G_sat/G_terr is higher with Peach on the satellite side.
-    // At P = 1e-3 (the scenario file's value) the seed ranges do not
-    // overlap (docs/validation.md); at 1e-4 they do.
+    // The effect is small (docs/validation.md: ~10 % at P = 1e-3, the
+    // scenario file's value, with a seed spread of ~6 %), so it is tested
+    // as a difference of means over ten seeds of the shipped 550 s run,
+    // larger than three standard errors of that difference. (Three
+    // 300 s seeds against a fixed 10 % gain passed or failed with the
+    // order of same-instant events: 12.4 % under insertion order, 4.1 %
+    // under the rank rule, while ten 550 s seeds give 9.4 % and 13.5 %.)
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../scenarios/peach-hetero.toml"
     ))
     .unwrap();
     let fairness = |proto: &str| {
-        let mut f = 0.0;
-        for seed in 1..=3 {
-            let t = text
-                .replace(
-                    "protocol = \"peach-sack\"",
-                    &format!("protocol = \"{proto}\""),
-                )
-                .replace("duration = \"550s\"", "duration = \"300s\"")
-                .replace("seed = 1", &format!("seed = {seed}"));
-            let s = sim(&t).summary;
-            f += per_flow(&s, "satellite") / per_flow(&s, "terrestrial") / 3.0;
-        }
-        f
+        let v: Vec<f64> = (1..=10)
+            .map(|seed| {
+                let t = text
+                    .replace(
+                        "protocol = \"peach-sack\"",
+                        &format!("protocol = \"{proto}\""),
+                    )
+                    .replace("seed = 1", &format!("seed = {seed}"));
+                let s = sim(&t).summary;
+                per_flow(&s, "satellite") / per_flow(&s, "terrestrial")
+            })
+            .collect();
+        let n = v.len() as f64;
+        let mean = v.iter().sum::<f64>() / n;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var / n)
     };
-    let (fp, fr) = (fairness("peach-sack"), fairness("sack"));
-    eprintln!("PEACH hetero P=1e-3: G_sat/G_terr peach {fp:.3} reno {fr:.3}");
-    assert!(fp > 1.1 * fr, "Peach {fp} vs Reno {fr}");
+    let ((fp, vp), (fr, vr)) = (fairness("peach-sack"), fairness("sack"));
+    let se = (vp + vr).sqrt();
+    eprintln!("PEACH hetero P=1e-3: G_sat/G_terr peach {fp:.3} reno {fr:.3} (se of the difference {se:.4})");
+    assert!(fp - fr > 3.0 * se, "Peach {fp} vs Reno {fr}, se {se}");
 }
 
 #[test]

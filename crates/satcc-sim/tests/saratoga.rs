@@ -88,9 +88,14 @@ fn frames_through_the_codec_on_every_hop_give_the_same_summary() {
             ..RunOptions::default()
         },
     );
+    // The round trip is a hook on every link, so no link schedules its
+    // departures at enqueue (`Link::eager`): more events, same run.
+    let (mut t, mut b) = (typed.clone(), bytes.clone());
+    assert!(t.events <= b.events);
+    (t.events, b.events) = (0, 0);
     assert_eq!(
-        serde_json::to_string(&typed).unwrap(),
-        serde_json::to_string(&bytes).unwrap()
+        serde_json::to_string(&t).unwrap(),
+        serde_json::to_string(&b).unwrap()
     );
     assert!(typed.flows.iter().any(|f| f.retransmits > 0));
 }

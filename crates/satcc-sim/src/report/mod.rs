@@ -158,7 +158,8 @@ pub struct Summary {
     pub seed: u64,
     /// Simulated seconds.
     pub duration_s: f64,
-    /// Events processed.
+    /// Events processed, time-series samples not counted: the same whether
+    /// or not the run records series (files, `--json` alone).
     pub events: u64,
     /// Wall-clock seconds the run took: the only field that is not a pure
     /// function of scenario and seed, so `summary.json` on disk leaves it

@@ -28,7 +28,47 @@ pub struct FlowSeries {
     pub feedback: Vec<f64>,
     last_bytes: u64,
     last_feedback: u64,
+    /// Sample number of the first row `rtt_s`, `x_recv_bps`, `p` and
+    /// `feedback` hold (0 unless [`Series::release_written`] dropped
+    /// the rows before it).
+    base: usize,
+    /// The same for `cwnd` and `rate_bps` (released only when the plot
+    /// cannot draw them).
+    cwnd_base: usize,
+    rate_base: usize,
 }
+
+/// A flow's window or rate column at a release ([`Series::release_written`]):
+/// its rows before `*base & !LOST` are gone; whether they held a finite
+/// value is told by `base`'s high bit ([`LOST`]).
+/// `beyond` says `plotted` earlier flows have had a finite value, so this
+/// one can never be drawn: emptied. Otherwise it is kept whole, except
+/// while it has held nothing but NaN (as a TCP flow's rate): then only
+/// the number of rows is kept, and the rows come back as NaN (which the
+/// plot skips, as it skips NaN) when a finite value first shows. Returns
+/// 1 if the column has ever held a finite value.
+fn release_plotted(c: &mut Vec<f64>, base: &mut usize, beyond: bool, upto: usize) -> usize {
+    let lost = *base & LOST != 0;
+    let finite = c.iter().any(|x| x.is_finite());
+    let ever = usize::from(lost || finite);
+    if beyond || !finite {
+        let n = c.len();
+        c.clear();
+        c.shrink_to(n);
+        *base = upto | if lost || finite { LOST } else { 0 };
+    } else if *base != 0 && !lost {
+        // Only NaN was released: put it back in front.
+        let mut whole = vec![f64::NAN; *base];
+        whole.append(c);
+        *c = whole;
+        *base = 0;
+    }
+    ever
+}
+
+/// The bit of a window or rate column's base that says finite values were
+/// released (so the column is never drawn whole again).
+const LOST: usize = 1 << (usize::BITS - 1);
 
 /// One monitored link's columns.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +95,9 @@ pub struct LinkSeries {
     pub drops_link_down: Vec<f64>,
     last_busy: u64,
     last: [u64; 7],
+    /// Sample number of the first row of every column but `queue_pkts`
+    /// (see [`Series::release_written`]).
+    base: usize,
 }
 
 /// All time series of a run.
@@ -153,6 +196,20 @@ impl Series {
         }
     }
 
+    /// Makes room for `samples` more samples in the columns that
+    /// [`Series::release_written`] keeps whole whatever the run: the time,
+    /// every flow's goodput and every link's queue length (the others grow
+    /// a chunk at a time between releases).
+    pub fn reserve_plotted(&mut self, samples: usize) {
+        self.t.reserve(samples);
+        for f in &mut self.flows {
+            f.goodput_bps.reserve(samples);
+        }
+        for l in &mut self.links {
+            l.queue_pkts.reserve(samples);
+        }
+    }
+
     /// Appends the samples at `now`, flows and links in the order given to
     /// [`Series::new`].
     pub fn sample(
@@ -224,6 +281,13 @@ impl Series {
         let end = rows.end.min(self.t.len());
         let r = rows.start.min(end)..end;
         let cut = |c: &Vec<f64>| c[r.clone()].to_vec();
+        // A column whose rows before `base` were released holds sample
+        // `k` at `k - base` (rows asked for are never released ones).
+        let cut_from = |c: &Vec<f64>, base: usize| {
+            let a = r.start.saturating_sub(base).min(c.len());
+            let b = r.end.saturating_sub(base).clamp(a, c.len());
+            c[a..b].to_vec()
+        };
         Series {
             t: cut(&self.t),
             flows: self
@@ -233,14 +297,17 @@ impl Series {
                     name: String::new(),
                     protocol: String::new(),
                     goodput_bps: cut(&f.goodput_bps),
-                    cwnd: cut(&f.cwnd),
-                    rtt_s: cut(&f.rtt_s),
-                    rate_bps: cut(&f.rate_bps),
-                    x_recv_bps: cut(&f.x_recv_bps),
-                    p: cut(&f.p),
-                    feedback: cut(&f.feedback),
+                    cwnd: cut_from(&f.cwnd, f.cwnd_base & !LOST),
+                    rtt_s: cut_from(&f.rtt_s, f.base),
+                    rate_bps: cut_from(&f.rate_bps, f.rate_base & !LOST),
+                    x_recv_bps: cut_from(&f.x_recv_bps, f.base),
+                    p: cut_from(&f.p, f.base),
+                    feedback: cut_from(&f.feedback, f.base),
                     last_bytes: f.last_bytes,
                     last_feedback: f.last_feedback,
+                    base: 0,
+                    cwnd_base: 0,
+                    rate_base: 0,
                 })
                 .collect(),
             links: self
@@ -249,19 +316,75 @@ impl Series {
                 .map(|l| LinkSeries {
                     name: String::new(),
                     queue_pkts: cut(&l.queue_pkts),
-                    utilization: cut(&l.utilization),
-                    drops: cut(&l.drops),
-                    drops_queue: cut(&l.drops_queue),
-                    drops_red: cut(&l.drops_red),
-                    drops_error: cut(&l.drops_error),
-                    drops_ttl: cut(&l.drops_ttl),
-                    drops_hook: cut(&l.drops_hook),
-                    drops_link_down: cut(&l.drops_link_down),
+                    utilization: cut_from(&l.utilization, l.base),
+                    drops: cut_from(&l.drops, l.base),
+                    drops_queue: cut_from(&l.drops_queue, l.base),
+                    drops_red: cut_from(&l.drops_red, l.base),
+                    drops_error: cut_from(&l.drops_error, l.base),
+                    drops_ttl: cut_from(&l.drops_ttl, l.base),
+                    drops_hook: cut_from(&l.drops_hook, l.base),
+                    drops_link_down: cut_from(&l.drops_link_down, l.base),
                     last_busy: l.last_busy,
                     last: l.last,
+                    base: 0,
                 })
                 .collect(),
             last_t: self.last_t,
+        }
+    }
+
+    /// Drops the rows of every sample so far from the columns that a
+    /// goodput plot does not draw, once they have been written (handed to
+    /// [`Series::rows`]): what `satcc run` keeps in memory is then the
+    /// time, every flow's goodput, the links' queue lengths, and the
+    /// window and rate of the first `plotted` flows that have one (the
+    /// plot draws those; a flow's window is released once `plotted`
+    /// flows before it have shown a finite window, as it can no longer be
+    /// among the first `plotted`; one that has held only NaN, as a TCP
+    /// flow's rate, keeps only its length until a finite value shows, and
+    /// gets its rows back as NaN then). At 512 flows that is one column
+    /// of the 7 (goodput) and six flows' window or rate. Rows released are gone: [`Series::rows`]
+    /// must not be asked for them again, and the whole-file writers
+    /// ([`Series::write_flows_csv`]) need a series never released.
+    pub fn release_written(&mut self, plotted: usize) {
+        // Emptied, with room for as many rows as it held: the next chunk
+        // is as long, so it is not regrown, and the room reserved for a
+        // whole run (called before the first sample) is given back before
+        // any of its pages is touched.
+        fn empty(c: &mut Vec<f64>) {
+            let n = c.len();
+            c.clear();
+            c.shrink_to(n);
+        }
+        let upto = self.t.len();
+        let (mut cwnd_seen, mut rate_seen) = (0, 0);
+        for f in &mut self.flows {
+            for c in [&mut f.rtt_s, &mut f.x_recv_bps, &mut f.p, &mut f.feedback] {
+                empty(c);
+            }
+            f.base = upto;
+            cwnd_seen += release_plotted(&mut f.cwnd, &mut f.cwnd_base, cwnd_seen >= plotted, upto);
+            rate_seen += release_plotted(
+                &mut f.rate_bps,
+                &mut f.rate_base,
+                rate_seen >= plotted,
+                upto,
+            );
+        }
+        for l in &mut self.links {
+            for c in [
+                &mut l.utilization,
+                &mut l.drops,
+                &mut l.drops_queue,
+                &mut l.drops_red,
+                &mut l.drops_error,
+                &mut l.drops_ttl,
+                &mut l.drops_hook,
+                &mut l.drops_link_down,
+            ] {
+                empty(c);
+            }
+            l.base = upto;
         }
     }
 
@@ -469,47 +592,56 @@ mod tests {
     /// whose name needs quoting) and two links over `n` samples, with
     /// values that change from sample to sample.
     fn sampled(n: u64) -> Series {
-        let mut s = Series::new(
+        let mut s = two_flows();
+        for k in 1..=n {
+            sample_k(&mut s, k);
+        }
+        s
+    }
+
+    fn two_flows() -> Series {
+        Series::new(
             [
                 ("bulk".to_string(), "sack".to_string()),
                 ("a,\"b\"".to_string(), "tfrc".to_string()),
             ],
             ["up".to_string(), "down link".to_string()],
+        )
+    }
+
+    /// Sample `k` (from 1) of [`sampled`].
+    fn sample_k(s: &mut Series, k: u64) {
+        let window = FlowSample {
+            delivered_bytes: 1000 * k * k,
+            sender: Stats {
+                cwnd: Some(k as f64 * 1.25),
+                srtt: (k > 2).then(|| Duration::from_millis(500 + k)),
+                ..Stats::default()
+            },
+            feedback_sent: None,
+        };
+        let rate = FlowSample {
+            delivered_bytes: 700 * k,
+            sender: Stats {
+                rate: Some(RateStats {
+                    x_bps: 1e6 / k as f64,
+                    x_recv_bps: 9e5,
+                    p: 0.001 * k as f64,
+                }),
+                ..Stats::default()
+            },
+            feedback_sent: Some(3 * k),
+        };
+        let link = |q: usize| LinkSample {
+            queue_pkts: q,
+            busy_ns: 70_000_000 * k,
+            drops: [k, k / 2, 0, k / 3, 0, 0, 1],
+        };
+        s.sample(
+            Instant(100_000_000 * k),
+            [window, rate],
+            [link(k as usize), link(0)],
         );
-        for k in 1..=n {
-            let window = FlowSample {
-                delivered_bytes: 1000 * k * k,
-                sender: Stats {
-                    cwnd: Some(k as f64 * 1.25),
-                    srtt: (k > 2).then(|| Duration::from_millis(500 + k)),
-                    ..Stats::default()
-                },
-                feedback_sent: None,
-            };
-            let rate = FlowSample {
-                delivered_bytes: 700 * k,
-                sender: Stats {
-                    rate: Some(RateStats {
-                        x_bps: 1e6 / k as f64,
-                        x_recv_bps: 9e5,
-                        p: 0.001 * k as f64,
-                    }),
-                    ..Stats::default()
-                },
-                feedback_sent: Some(3 * k),
-            };
-            let link = |q: usize| LinkSample {
-                queue_pkts: q,
-                busy_ns: 70_000_000 * k,
-                drops: [k, k / 2, 0, k / 3, 0, 0, 1],
-            };
-            s.sample(
-                Instant(100_000_000 * k),
-                [window, rate],
-                [link(k as usize), link(0)],
-            );
-        }
-        s
     }
 
     fn text(f: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> String {
@@ -562,5 +694,83 @@ mod tests {
         assert!(s.rows(n..n + 3).t.is_empty());
         // A range that ends before it starts is empty.
         assert!(s.rows(n - 2..n - 4).t.is_empty());
+    }
+
+    /// `satcc run`'s way: rows handed over in chunks, then released from
+    /// the columns the plot does not draw. The chunks make the same files
+    /// as the whole series; what stays is what the plot reads, whole; the
+    /// released columns hold no more than one chunk.
+    #[test]
+    fn released_rows_still_make_the_whole_file() {
+        let whole = sampled(23);
+        for plotted in [0, 1, 6] {
+            let mut s = two_flows();
+            let fmt = CsvFormat::new(&s);
+            let mut flows = text(|w| fmt.write_flows(&s, w, 0..0, true));
+            let mut links = text(|w| fmt.write_links(&s, w, 0..0, true));
+            let mut sent = 0;
+            for k in 1..=23u64 {
+                sample_k(&mut s, k);
+                if k % 5 == 0 || k == 23 {
+                    let c = s.rows(sent..s.t.len());
+                    flows += &text(|w| fmt.write_flows(&c, w, 0..c.t.len(), false));
+                    links += &text(|w| fmt.write_links(&c, w, 0..c.t.len(), false));
+                    sent = s.t.len();
+                    s.release_written(plotted);
+                    assert!(s.flows[0].rtt_s.is_empty() && s.links[1].drops.is_empty());
+                }
+            }
+            assert_eq!(flows, whole.flows_csv(), "plotted {plotted}");
+            assert_eq!(links, whole.links_csv(), "plotted {plotted}");
+            // Kept whole: time, goodput, queues; windows and rates of the
+            // first `plotted` flows that have them (flow 0's window,
+            // flow 1's rate; flow 1 has no window, flow 0 no rate).
+            assert_eq!(s.t, whole.t);
+            for f in 0..2 {
+                assert_eq!(s.flows[f].goodput_bps, whole.flows[f].goodput_bps);
+            }
+            assert_eq!(s.links[0].queue_pkts, whole.links[0].queue_pkts);
+            let same = |a: &[f64], b: &[f64]| format!("{a:?}") == format!("{b:?}");
+            assert_eq!(
+                same(&s.flows[0].cwnd, &whole.flows[0].cwnd),
+                plotted >= 1,
+                "plotted {plotted}"
+            );
+            assert_eq!(
+                same(&s.flows[1].rate_bps, &whole.flows[1].rate_bps),
+                plotted >= 1,
+                "plotted {plotted}"
+            );
+            // Columns that held only NaN keep only their length.
+            assert!(s.flows[1].cwnd.is_empty() && s.flows[0].rate_bps.is_empty());
+        }
+    }
+
+    /// A window that shows only after some releases (a flow that starts
+    /// late) is drawn whole: its released rows come back as NaN.
+    #[test]
+    fn a_late_window_gets_its_released_rows_back_as_nan() {
+        let mut s = Series::new([("late".to_string(), "sack".to_string())], []);
+        for k in 1..=12u64 {
+            let sender = Stats {
+                cwnd: (k > 7).then_some(k as f64),
+                ..Stats::default()
+            };
+            let f = FlowSample {
+                delivered_bytes: k,
+                sender,
+                feedback_sent: None,
+            };
+            s.sample(Instant(k * 1_000_000), [f], []);
+            if k % 3 == 0 {
+                s.release_written(1);
+                let c = &s.flows[0].cwnd;
+                assert_eq!(c.is_empty(), k < 8, "sample {k}");
+            }
+        }
+        let c = &s.flows[0].cwnd;
+        assert_eq!(c.len(), 12);
+        assert!(c[..7].iter().all(|x| x.is_nan()));
+        assert_eq!(c[7..], [8.0, 9.0, 10.0, 11.0, 12.0]);
     }
 }

@@ -109,6 +109,7 @@ impl Sim {
             measure_from: Instant::ZERO + sc.record.measure_from.0,
             monitored,
             series: None,
+            samples: 0,
             pcap,
             link_up: vec![true; net.links.len()],
             snapshots: crate::topology::snapshot::resolve(&sc.snapshots, &net.links)?,
@@ -183,6 +184,12 @@ impl Sim {
                 id += 1;
             }
         }
+        // Links whose departures are scheduled at enqueue (`Link::eager`).
+        if sim.snapshots.is_empty() && sim.links.iter().all(|l| l.hook.is_none()) {
+            for (i, l) in sim.links.iter_mut().enumerate() {
+                l.eager = l.plain && l.queue.is_fifo() && !sim.pcap.iter().any(|(c, _)| *c == i);
+            }
+        }
         if opts.series {
             let mut series = Series::new(
                 sim.flows.iter().map(|f| {
@@ -196,7 +203,12 @@ impl Sim {
             // One sample per interval up to the end: reserved once (the
             // memory estimate already counts it), never grown by copying.
             let samples = sim.duration.as_nanos() / sim.interval.as_nanos().max(1);
-            series.reserve(samples.min(1 << 24) as usize);
+            let samples = samples.min(1 << 24) as usize;
+            if opts.series_streamed {
+                series.reserve_plotted(samples);
+            } else {
+                series.reserve(samples);
+            }
             sim.series = Some(series);
             sim.events.push(Instant::ZERO + sim.interval, Event::Sample);
         }

@@ -287,7 +287,12 @@ impl Sim {
                 // before it reaches the wire, independently of the others.
                 let f = &mut self.flows[fi];
                 let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
-                self.events.push(self.now + wait, Event::Inject(idx));
+                // Ranked by the packet's uid, not its store slot (slots
+                // are reused in an order that is the code's, not the run's).
+                let uid = self.packets.slots[idx as usize].uid;
+                let ev = Event::Inject(idx);
+                self.events
+                    .push_ranked(self.now + wait, ev, ev.packet_rank(uid));
             } else {
                 self.forward(src, idx);
             }

@@ -55,9 +55,12 @@ pub(crate) struct Link {
     // longer fit the core's cache, and each further line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    /// Packets on the wire: (arrival time at the far end, packet index).
-    pub(super) pipe: VecDeque<(Instant, u32)>,
+    /// Packets on the wire: (arrival time at the far end, packet index,
+    /// packet uid: the head's arrival event is ranked by it).
+    pub(super) pipe: VecDeque<(Instant, u32, u64)>,
     pub to: u32,
+    /// A `LinkFree` event is pending; on an eager link (below), packets
+    /// wait in the queue whose transmissions are already scheduled.
     pub(super) free_pending: bool,
     /// The queue must see every arrival ([`Queue::sees_every_arrival`]),
     /// or a shaper must see the packet first: kept here so that the idle
@@ -81,6 +84,20 @@ pub(crate) struct Link {
     /// The opposite direction between the same nodes (its queue is what a
     /// REFWA hook on this link needs for ACKs).
     pub(super) reverse: Option<u32>,
+    /// Departures are scheduled when a packet is queued, with no
+    /// `LinkFree` event: a FIFO queue on a link without hook, error
+    /// model, shaper or capture, in a run without snapshots or hooks
+    /// anywhere. Its departure time is then known at enqueue (the end of
+    /// the transmission before it), and with the same-instant rule
+    /// (engine.rs) the packet's arrival event is the same whenever it is
+    /// scheduled. The queue still holds the packet until its start, for
+    /// its length (drop-tail limit, RED, samples); [`Sim::catch_up`]
+    /// takes out the packets whose start has passed before anything
+    /// reads the queue.
+    pub(super) eager: bool,
+    /// On an eager link with packets queued: when the head's
+    /// transmission starts.
+    pub(super) head_start: Instant,
     // Then the queue (its own hot fields first), and the rest.
     pub(super) queue: Queue,
     pub(super) error: Option<ErrorModel>,
@@ -126,6 +143,8 @@ impl Link {
             tx_prev: (0, 0),
             hook: None,
             reverse: None,
+            eager: false,
+            head_start: Instant::ZERO,
             arrivals: 0,
             drops: LinkDrops::default(),
             busy_ns: 0,
@@ -237,6 +256,9 @@ impl Sim {
 
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
+        if self.links[li].free_pending && self.links[li].eager {
+            self.catch_up(li);
+        }
         // Only hooked links look at their reverse direction's queue.
         let reverse_queue_pkts = match &self.links[li] {
             l if !l.plain && l.hook.is_some() => {
@@ -318,6 +340,18 @@ impl Sim {
             if let Some(h) = link.queue.dequeue() {
                 self.start_tx(li, h.idx);
             }
+        } else if link.eager {
+            // Behind a transmission: it starts when the last one
+            // scheduled ends, and goes on the wire now.
+            if !link.free_pending {
+                link.free_pending = true;
+                link.head_start = link.busy_until;
+            }
+            let start = link.busy_until;
+            let size = self.packets.slots[idx as usize].size;
+            let tx = link.tx_time(size);
+            link.busy_until = start + tx;
+            self.put_on_wire(li, idx);
         } else if !link.free_pending {
             link.free_pending = true;
             // Behind a transmission, or (idle) waiting for tokens.
@@ -394,11 +428,43 @@ impl Sim {
             link.drops.error += 1;
             self.drop_idx(idx, DropReason::LinkError);
         } else {
-            let at = link.busy_until + link.delay;
-            if link.pipe.is_empty() {
-                self.events.push(at, Event::Arrive(li as u32));
-            }
-            link.pipe.push_back((at, idx));
+            self.put_on_wire(li, idx);
+        }
+    }
+
+    /// Puts packet `idx`, whose transmission ends at the link's
+    /// `busy_until`, on the link's wire.
+    #[inline(always)]
+    fn put_on_wire(&mut self, li: usize, idx: u32) {
+        let link = &mut self.links[li];
+        let at = link.busy_until + link.delay;
+        let uid = self.packets.slots[idx as usize].uid;
+        if link.pipe.is_empty() {
+            let ev = Event::Arrive(li as u32);
+            self.events.push_ranked(at, ev, ev.packet_rank(uid));
+        }
+        link.pipe.push_back((at, idx, uid));
+    }
+
+    /// On an eager link: takes out of the queue the packets whose
+    /// transmission has started by now (they are on the wire already),
+    /// as the `LinkFree` events of a link that is not eager would have,
+    /// at the same instants: the queue's time integral and the busy time
+    /// come out the same.
+    pub(super) fn catch_up(&mut self, li: usize) {
+        let now = self.now;
+        let link = &mut self.links[li];
+        while link.free_pending && link.head_start <= now {
+            let start = link.head_start;
+            link.note_queue(start);
+            let Some(h) = link.queue.dequeue() else {
+                link.free_pending = false;
+                break;
+            };
+            let tx = link.tx_time(h.size);
+            link.busy_ns += tx.as_nanos();
+            link.head_start = start + tx;
+            link.free_pending = !link.queue.is_empty();
         }
     }
 
@@ -431,11 +497,12 @@ impl Sim {
 
     pub(super) fn on_arrive(&mut self, li: usize) {
         let link = &mut self.links[li];
-        let Some((_, idx)) = link.pipe.pop_front() else {
+        let Some((_, idx, _)) = link.pipe.pop_front() else {
             return;
         };
-        if let Some(&(next, _)) = link.pipe.front() {
-            self.events.push(next, Event::Arrive(li as u32));
+        if let Some(&(next, _, uid)) = link.pipe.front() {
+            let ev = Event::Arrive(li as u32);
+            self.events.push_ranked(next, ev, ev.packet_rank(uid));
         }
         let node = link.to;
         let p = &mut self.packets.slots[idx as usize];
@@ -493,7 +560,14 @@ impl Sim {
         let held: usize = self
             .links
             .iter()
-            .map(|l| l.queue.len() + l.pipe.len())
+            .map(|l| {
+                // An eager link's queued packets are in its pipe already.
+                if l.eager {
+                    l.pipe.len()
+                } else {
+                    l.queue.len() + l.pipe.len()
+                }
+            })
             .sum();
         if held as u64 > self.packets.live {
             return Some(format!(

@@ -66,6 +66,8 @@ pub struct Sim {
     measure_from: Instant,
     pub(crate) monitored: Vec<usize>,
     series: Option<Series>,
+    /// `Sample` events handled (left out of the events reported).
+    samples: u64,
     pcap: Vec<(usize, crate::report::capture::LinkCapture)>,
     /// The built network, for recomputing routes at snapshots.
     net: NetDef,
@@ -89,9 +91,10 @@ impl Sim {
         Instant::ZERO + self.duration
     }
 
-    /// Events processed so far.
+    /// Events processed so far, time-series samples not counted (a run
+    /// reports the same count whether or not it records series).
     pub fn events_processed(&self) -> u64 {
-        self.events.processed()
+        self.events.processed() - self.samples
     }
 
     /// Runs every event due no later than `until` (capped at the run's end).
@@ -122,7 +125,14 @@ impl Sim {
     }
 
     fn on_sample(&mut self) {
+        self.samples += 1;
         let now = self.now;
+        for k in 0..self.monitored.len() {
+            let li = self.monitored[k];
+            if self.links[li].eager {
+                self.catch_up(li);
+            }
+        }
         for &li in &self.monitored {
             self.links[li].note_queue(now);
         }

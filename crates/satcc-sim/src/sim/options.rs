@@ -20,6 +20,12 @@ pub struct RunOptions {
     /// wire codecs carry what the protocols use: the results must not
     /// change.
     pub wire_round_trip: bool,
+    /// The caller writes the time series out as the run goes and then
+    /// releases what it wrote ([`crate::Sim::release_written_series`]):
+    /// room for the whole run is reserved only for the columns a goodput
+    /// plot keeps (reserving the others, to give it back before the
+    /// first sample, still touched a page of each: 14 MB at 512 flows).
+    pub series_streamed: bool,
 }
 
 /// Everything a run produced.

@@ -9,6 +9,11 @@ impl Sim {
     pub fn finish(mut self, wall_s: Option<f64>) -> RunOutput {
         let end = self.end();
         self.run_until(end);
+        for li in 0..self.links.len() {
+            if self.links[li].eager {
+                self.catch_up(li);
+            }
+        }
         for l in &mut self.links {
             l.note_queue(end);
         }
@@ -78,7 +83,15 @@ impl Sim {
                 let l = &self.links[li];
                 // Busy time is booked when a transmission starts; take off
                 // what runs past the end.
-                let over = l.busy_until.as_nanos().saturating_sub(end_ns);
+                // (On an eager link with packets queued, `busy_until` is
+                // the end of the last one scheduled; the transmission
+                // under way ends where the queue's head starts.)
+                let tx_end = if l.eager && l.free_pending {
+                    l.head_start
+                } else {
+                    l.busy_until
+                };
+                let over = tx_end.as_nanos().saturating_sub(end_ns);
                 let busy = l.busy_ns.saturating_sub(over);
                 let drops = l.drops.total();
                 LinkSummary {
@@ -111,7 +124,7 @@ impl Sim {
             // Divided, not multiplied by 1e-9 as `as_secs_f64` does: 60 s
             // reads 60, not 60.00000000000001 (issue 33).
             duration_s: self.duration.0 as f64 / 1e9,
-            events: self.events.processed(),
+            events: self.events_processed(),
             wall_s,
             flows,
             classes: agg.classes,
@@ -146,5 +159,16 @@ impl Sim {
     /// [`Sim::finish`].
     pub fn series(&self) -> Option<&crate::report::series::Series> {
         self.series.as_ref()
+    }
+
+    /// Once every sample so far has been written out: drops what of them a
+    /// goodput plot of `plotted` flow lines does not need
+    /// ([`crate::report::series::Series::release_written`]), so the
+    /// memory of a long run's series grows with what is drawn, not with
+    /// every column.
+    pub fn release_written_series(&mut self, plotted: usize) {
+        if let Some(s) = self.series.as_mut() {
+            s.release_written(plotted);
+        }
     }
 }

@@ -232,3 +232,108 @@ packet_size = 600
     assert!(link.busy_ns / tx >= 60, "{} packets", link.busy_ns / tx);
     assert_eq!(link.tx_last, (0, 0), "a time past 32 bits was cached");
 }
+
+/// The order of same-instant events is a property of the events, not of
+/// the order the code scheduled them in: every shipped scenario (shortened)
+/// gives the same summary and time series when the events pushed between
+/// two pops enter the queue in shuffled orders.
+#[test]
+fn same_instant_order_does_not_depend_on_insertion() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let mut sources = vec![("mixed".to_string(), load(MIXED))];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut differ = Vec::new();
+    for (name, sc) in &sources {
+        let plain = run(sc, &opts);
+        let want = format!("{:?}\n{:?}", plain.summary, plain.series);
+        for seed in 1..=2u64 {
+            let mut sim = Sim::new(sc, &opts).expect("builds");
+            sim.events.shuffle_insertions(seed);
+            let out = sim.finish(None);
+            if format!("{:?}\n{:?}", out.summary, out.series) != want {
+                differ.push(format!("{name} (shuffle seed {seed})"));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "outputs moved: {differ:?}");
+}
+
+/// `events` in the summary counts the simulation, not the recording: a
+/// run with time series (files) and one without (`--json` alone) report
+/// the same count, and the same summary.
+#[test]
+fn events_do_not_count_samples() {
+    let sc = load(MIXED);
+    let with = run(
+        &sc,
+        &RunOptions {
+            series: true,
+            ..RunOptions::default()
+        },
+    );
+    let without = run(&sc, &RunOptions::default());
+    assert!(with.series.as_ref().is_some_and(|s| s.t.len() > 100));
+    assert_eq!(with.summary.events, without.summary.events);
+    assert_eq!(with.summary, without.summary);
+}
+
+/// Departures scheduled at enqueue (`Link::eager`) change nothing but the
+/// number of events: every shipped scenario (shortened) and the mixed
+/// dumbbell give the same summary and series with every link made to
+/// use `LinkFree` events instead, and fewer events.
+#[test]
+fn eager_departures_give_the_same_run_with_fewer_events() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let mut sources = vec![("mixed".to_string(), load(MIXED))];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = 0;
+    for (name, sc) in &sources {
+        let eager = Sim::new(sc, &opts).expect("builds");
+        let any = eager.links.iter().any(|l| l.eager);
+        let mut a = eager.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        for l in &mut sim.links {
+            l.eager = false;
+        }
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer += 1;
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    assert!(fewer >= 10, "only {fewer} scenarios have eager links");
+}

@@ -237,6 +237,12 @@ impl Queue {
         None
     }
 
+    /// First in, first out: the order packets leave is the order they
+    /// were accepted (not a priority queue, which may also push one out).
+    pub fn is_fifo(&self) -> bool {
+        !matches!(self.kind, Kind::Priority { .. })
+    }
+
     /// True for a queue that must see every arrival, even to an idle link
     /// with nothing queued (RED: its average ages over idle time).
     pub fn sees_every_arrival(&self) -> bool {
