@@ -171,6 +171,9 @@ fn run(a: RunArgs) -> ExitCode {
     };
     // `--json` alone writes no files: its output is the summary on stdout.
     let no_files = a.no_files || (a.json && a.out.is_none());
+    if let Some(w) = sc.flows_csv_warning().filter(|_| !no_files && !a.real) {
+        eprintln!("satcc: warning: {}: {w}", a.file.display());
+    }
     if let Err(code) = check_memory(&a.file, &sc, !no_files, 1, &limit) {
         return code;
     }

@@ -10,7 +10,7 @@ use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions, Sim, SimError};
 
-use crate::output::fmt_bps;
+use crate::output::{fmt_bps, fmt_jain};
 
 /// Options of `satcc sweep`.
 #[derive(Args, Debug)]
@@ -669,7 +669,11 @@ impl PointAcc {
         for c in &mut self.classes {
             if let Some(x) = r.classes.iter().find(|x| x.protocol == c.protocol) {
                 c.goodput.push(x.goodput_bps);
-                c.jain.push(x.jain);
+                // Undefined (every flow of the class at 0) is left out of the
+                // mean rather than counted as 1 or 0.
+                if let Some(j) = x.jain {
+                    c.jain.push(j);
+                }
             }
         }
         for f in &r.flows {
@@ -734,11 +738,11 @@ impl PointAcc {
             };
             let _ = writeln!(
                 o,
-                "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
+                "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {}",
                 c.protocol,
                 c.flows,
                 fmt_bps(g.mean()),
-                c.jain.mean()
+                fmt_jain((c.jain.n > 0).then(|| c.jain.mean()))
             );
         }
         if self.feedback.n > 0 {
@@ -785,16 +789,17 @@ impl PointAcc {
                 spread(&self.fc)
             );
         }
+        // Every link at every point, idle ones too: a row that came and
+        // went with the point's load would leave the points' blocks
+        // misaligned (issue 33).
         for l in &self.links {
-            if l.utilization.mean() > 0.01 {
-                let _ = writeln!(
-                    o,
-                    "   link {:<14} util {:>5.1}%  loss {:.3}%",
-                    l.name,
-                    l.utilization.mean() * 100.0,
-                    l.loss.mean() * 100.0
-                );
-            }
+            let _ = writeln!(
+                o,
+                "   link {:<14} util {:>5.1}%  loss {:.3}%",
+                l.name,
+                l.utilization.mean() * 100.0,
+                l.loss.mean() * 100.0
+            );
         }
         o
     }
