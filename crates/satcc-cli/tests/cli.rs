@@ -1069,7 +1069,8 @@ fn sweep_table_shows_every_link_at_every_point() {
 /// word"); a small one does not.
 #[test]
 fn a_huge_flows_csv_is_announced_before_the_run() {
-    // --max-memory stops it right after the warning: nothing is run.
+    // An output directory that cannot be created stops it right after the
+    // warning: nothing is run.
     let out = satcc(&[
         "run",
         "scenarios/dumbbell.toml",
@@ -1078,9 +1079,9 @@ fn a_huge_flows_csv_is_announced_before_the_run() {
         "--set",
         "duration=60s",
         "--out",
-        "/nonexistent/never-created",
+        "/proc/never-created",
         "--max-memory",
-        "1MB",
+        "20GB",
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
@@ -1102,5 +1103,52 @@ fn a_huge_flows_csv_is_announced_before_the_run() {
         !stderr(&out).contains("flows.csv will be"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Issue 33, item 8: a negative count is refused in words a user reads
+/// ("a whole number", not Rust's "u32"); a negative option value reaches
+/// the option's own check and is named with it (clap used to answer
+/// "unexpected argument '-1'", as if the option were unknown); a link
+/// that no packet can cross within the run is warned about.
+#[test]
+fn numbers_out_of_range_and_uncrossable_links_are_explained() {
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--set",
+        "flows.0.count=-1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("flows[0].count") && err.contains("whole number") && !err.contains("u32"),
+        "{err}"
+    );
+
+    let out = satcc(&["perf", "--client", "127.0.0.1:9", "--time", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--time") && !err.contains("unexpected argument"),
+        "{err}"
+    );
+
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--set",
+        "topology.uplink.delay=1e9s",
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning")
+            && err.contains("topology.uplink.delay")
+            && err.contains("no packet can cross"),
+        "{err}"
     );
 }
