@@ -268,12 +268,16 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
     let mut acc: Option<PointAcc> = None;
     let mut legend_f = false;
     let mut write_err: Option<std::io::Error> = None;
-    let mut put = |out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>, s: &str| {
+    // Whether the output can still be written: once it cannot (a closed
+    // pipe, `satcc sweep ... | head`), the sweep stops rather than compute
+    // runs nobody will read (issue 33).
+    let mut put = |out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>, s: &str| -> bool {
         if write_err.is_none() {
             if let Err(e) = out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
                 write_err = Some(e);
             }
         }
+        write_err.is_none()
     };
     if a.json {
         put(&mut out, "[");
@@ -308,16 +312,17 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
             if seed == seeds {
                 s.push_str("\n    ]\n  }");
             }
-            put(&mut out, &s);
+            put(&mut out, &s)
         } else {
             let p = acc.get_or_insert_with(|| PointAcc::new(summary));
             p.push(summary);
             if seed == seeds {
                 if let Some(p) = acc.take() {
                     legend_f |= p.nt.n > 0;
-                    put(&mut out, &p.block(&points[pi]));
+                    return put(&mut out, &p.block(&points[pi]));
                 }
             }
+            true
         }
     });
     if let Err(e) = result {
@@ -388,7 +393,7 @@ fn run_all(
     specs: &[PointSpec],
     seeds: u64,
     workers: usize,
-    mut emit: impl FnMut(usize, &Summary),
+    mut emit: impl FnMut(usize, &Summary) -> bool,
 ) -> Result<(), SimError> {
     use std::io::IsTerminal;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -427,6 +432,7 @@ fn run_all(
     let failed = AtomicBool::new(false);
     let window = workers.saturating_mul(WINDOW_PER_WORKER).max(1);
     let mut first_err: Option<SimError> = None;
+    let mut stopped = false;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Summary, SimError>)>();
         for _ in 0..workers.min(total) {
@@ -483,7 +489,7 @@ fn run_all(
                 }
             }
             pending.insert(i, r);
-            if first_err.is_some() {
+            if first_err.is_some() || stopped {
                 continue;
             }
             loop {
@@ -492,7 +498,13 @@ fn run_all(
                     break;
                 };
                 match r {
-                    Ok(summary) => emit(k, &summary),
+                    Ok(summary) => {
+                        if !emit(k, &summary) {
+                            // The output is gone: no later run starts.
+                            failed.store(true, Ordering::Relaxed);
+                            stopped = true;
+                        }
+                    }
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         first_err = Some(e);
@@ -500,6 +512,9 @@ fn run_all(
                     }
                 }
                 emitted.store(k + 1, Ordering::Relaxed);
+                if stopped {
+                    break;
+                }
             }
         }
     });
@@ -516,6 +531,8 @@ fn run_all(
     }
     match first_err {
         Some(e) => Err(e),
+        // The caller reports the write error.
+        None if stopped => Ok(()),
         None if emitted.load(Ordering::Relaxed) == total => Ok(()),
         // Every job before a missing one finished: a failure came first
         // and was returned above.

@@ -1152,3 +1152,42 @@ fn numbers_out_of_range_and_uncrossable_links_are_explained() {
         "{err}"
     );
 }
+
+/// `satcc sweep ... | head -1`: once stdout is closed the sweep stops
+/// (exit 1, naming the write error) instead of computing every remaining
+/// run for nobody (issue 33).
+#[test]
+fn sweep_stops_when_its_output_is_closed() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let durations: Vec<String> = (20..32).map(|d| format!("{d}s")).collect();
+    let vary = format!("duration={}", durations.join(","));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_satcc"))
+        .args([
+            "sweep",
+            "scenarios/dumbbell.toml",
+            "--vary",
+            &vary,
+            "--jobs",
+            "1",
+        ])
+        .current_dir(repo_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn satcc sweep");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is gone (dropped above): the pipe is closed.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write the results"), "{err}");
+    let runs = err.lines().filter(|l| l.starts_with('[')).count();
+    assert!(
+        runs < 12,
+        "{runs} of 12 runs made after the output closed: {err}"
+    );
+}
