@@ -228,7 +228,7 @@ impl Measured {
         println!(
             "(whole processes timed from outside, medians of {} alternated runs; load average {})",
             self.runs,
-            load_average().unwrap_or_else(|| "?".into())
+            load_average().map_or_else(|| "?".into(), |l| format!("{l:.2}"))
         );
     }
 }
@@ -412,8 +412,9 @@ fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// The 1-minute load average (Linux), for reading a timing in context.
-fn load_average() -> Option<String> {
+/// The 1-minute load average (Linux), for reading a timing in context; a
+/// number in `--json`, so a script can compare it without parsing text.
+fn load_average() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/loadavg").ok()?;
-    s.split_whitespace().next().map(str::to_string)
+    s.split_whitespace().next()?.parse().ok()
 }

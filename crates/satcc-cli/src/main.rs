@@ -145,8 +145,20 @@ struct RunArgs {
     real: bool,
 }
 
+/// Lets `--time -1` reach the value's own check ("invalid value '-1' for
+/// '--time'") instead of clap's "unexpected argument '-1'", which reads as
+/// if the option were unknown (issue 33); on every subcommand.
+fn negative_numbers(cmd: clap::Command) -> clap::Command {
+    cmd.allow_negative_numbers(true)
+        .mut_subcommands(negative_numbers)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = {
+        use clap::{CommandFactory, FromArgMatches};
+        let m = negative_numbers(Cli::command()).get_matches();
+        Cli::from_arg_matches(&m).unwrap_or_else(|e| e.exit())
+    };
     match cli.cmd {
         Cmd::Run(a) => run(a),
         Cmd::Bench(a) => bench::bench(a),
@@ -173,6 +185,9 @@ fn run(a: RunArgs) -> ExitCode {
     let no_files = a.no_files || (a.json && a.out.is_none());
     if let Err(code) = check_memory(&a.file, &sc, !no_files, 1, &limit) {
         return code;
+    }
+    if let Some(w) = sc.flows_csv_warning().filter(|_| !no_files && !a.real) {
+        eprintln!("satcc: warning: {}: {w}", a.file.display());
     }
     let out_dir = a.out.clone().unwrap_or_else(|| {
         let d = default_out_dir(&a.file, &a.set, a.seed);

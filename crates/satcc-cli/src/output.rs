@@ -14,6 +14,12 @@ pub fn summary_json(s: &Summary) -> String {
     serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
 
+/// Jain's index to three places, or "n/a" where it is undefined (every
+/// flow at 0 b/s: the formula is 0/0).
+pub fn fmt_jain(j: Option<f64>) -> String {
+    j.map_or_else(|| "n/a".into(), |j| format!("{j:.3}"))
+}
+
 /// Human units for a rate.
 pub fn fmt_bps(v: f64) -> String {
     if v >= 1e9 {
@@ -175,15 +181,15 @@ fn table_with_head(s: &Summary, head: &str) -> String {
     for c in &s.classes {
         let _ = writeln!(
             o,
-            "{:<11} {:>6} {:>14} {:>6.1}% {:>7.3}",
+            "{:<11} {:>6} {:>14} {:>6.1}% {:>7}",
             c.protocol,
             c.flows,
             fmt_bps(c.goodput_bps),
             c.share * 100.0,
-            c.jain
+            fmt_jain(c.jain)
         );
     }
-    let _ = writeln!(o, "all flows: Jain fairness index {:.3}", s.jain);
+    let _ = writeln!(o, "all flows: Jain fairness index {}", fmt_jain(s.jain));
     let _ = writeln!(o, "{JAIN_LEGEND}");
     if let (Some(n), Some(fr)) = (s.normalized_tcp_throughput, s.friendliness) {
         let _ = writeln!(
@@ -244,7 +250,7 @@ fn table_with_head(s: &Summary, head: &str) -> String {
 
 /// Under tables that show Jain's index.
 pub const JAIN_LEGEND: &str =
-    "  jain: Jain's fairness index of the flows' goodputs, 1/n (one flow gets all) to 1 (all equal)";
+    "  jain: Jain's fairness index of the flows' goodputs, 1/n (one flow gets all) to 1 (all equal), n/a if none delivered anything";
 /// Under tables that show F, E and FC (paper 004 §III-B).
 pub const FRIENDLINESS_LEGEND: &str =
     "  F: mean non-TCP / mean TCP goodput (1 = TCP-friendly); E: max(F, 1/F); \

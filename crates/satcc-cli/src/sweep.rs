@@ -10,7 +10,7 @@ use satcc_sim::report::Summary;
 use satcc_sim::scenario::Scenario;
 use satcc_sim::{run, RunOptions, Sim, SimError};
 
-use crate::output::fmt_bps;
+use crate::output::{fmt_bps, fmt_jain};
 
 /// Options of `satcc sweep`.
 #[derive(Args, Debug)]
@@ -268,12 +268,16 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
     let mut acc: Option<PointAcc> = None;
     let mut legend_f = false;
     let mut write_err: Option<std::io::Error> = None;
-    let mut put = |out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>, s: &str| {
+    // Whether the output can still be written: once it cannot (a closed
+    // pipe, `satcc sweep ... | head`), the sweep stops rather than compute
+    // runs nobody will read (issue 33).
+    let mut put = |out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>, s: &str| -> bool {
         if write_err.is_none() {
             if let Err(e) = out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
                 write_err = Some(e);
             }
         }
+        write_err.is_none()
     };
     if a.json {
         put(&mut out, "[");
@@ -308,16 +312,17 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
             if seed == seeds {
                 s.push_str("\n    ]\n  }");
             }
-            put(&mut out, &s);
+            put(&mut out, &s)
         } else {
             let p = acc.get_or_insert_with(|| PointAcc::new(summary));
             p.push(summary);
             if seed == seeds {
                 if let Some(p) = acc.take() {
                     legend_f |= p.nt.n > 0;
-                    put(&mut out, &p.block(&points[pi]));
+                    return put(&mut out, &p.block(&points[pi]));
                 }
             }
+            true
         }
     });
     if let Err(e) = result {
@@ -388,7 +393,7 @@ fn run_all(
     specs: &[PointSpec],
     seeds: u64,
     workers: usize,
-    mut emit: impl FnMut(usize, &Summary),
+    mut emit: impl FnMut(usize, &Summary) -> bool,
 ) -> Result<(), SimError> {
     use std::io::IsTerminal;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -427,6 +432,7 @@ fn run_all(
     let failed = AtomicBool::new(false);
     let window = workers.saturating_mul(WINDOW_PER_WORKER).max(1);
     let mut first_err: Option<SimError> = None;
+    let mut stopped = false;
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Summary, SimError>)>();
         for _ in 0..workers.min(total) {
@@ -483,7 +489,7 @@ fn run_all(
                 }
             }
             pending.insert(i, r);
-            if first_err.is_some() {
+            if first_err.is_some() || stopped {
                 continue;
             }
             loop {
@@ -492,7 +498,13 @@ fn run_all(
                     break;
                 };
                 match r {
-                    Ok(summary) => emit(k, &summary),
+                    Ok(summary) => {
+                        if !emit(k, &summary) {
+                            // The output is gone: no later run starts.
+                            failed.store(true, Ordering::Relaxed);
+                            stopped = true;
+                        }
+                    }
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
                         first_err = Some(e);
@@ -500,6 +512,9 @@ fn run_all(
                     }
                 }
                 emitted.store(k + 1, Ordering::Relaxed);
+                if stopped {
+                    break;
+                }
             }
         }
     });
@@ -516,6 +531,8 @@ fn run_all(
     }
     match first_err {
         Some(e) => Err(e),
+        // The caller reports the write error.
+        None if stopped => Ok(()),
         None if emitted.load(Ordering::Relaxed) == total => Ok(()),
         // Every job before a missing one finished: a failure came first
         // and was returned above.
@@ -669,7 +686,11 @@ impl PointAcc {
         for c in &mut self.classes {
             if let Some(x) = r.classes.iter().find(|x| x.protocol == c.protocol) {
                 c.goodput.push(x.goodput_bps);
-                c.jain.push(x.jain);
+                // Undefined (every flow of the class at 0) is left out of the
+                // mean rather than counted as 1 or 0.
+                if let Some(j) = x.jain {
+                    c.jain.push(j);
+                }
             }
         }
         for f in &r.flows {
@@ -734,11 +755,11 @@ impl PointAcc {
             };
             let _ = writeln!(
                 o,
-                "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {:.3}",
+                "   {:<10} {:>3} flows  goodput {:>12}{range}  jain {}",
                 c.protocol,
                 c.flows,
                 fmt_bps(g.mean()),
-                c.jain.mean()
+                fmt_jain((c.jain.n > 0).then(|| c.jain.mean()))
             );
         }
         if self.feedback.n > 0 {
@@ -785,16 +806,17 @@ impl PointAcc {
                 spread(&self.fc)
             );
         }
+        // Every link at every point, idle ones too: a row that came and
+        // went with the point's load would leave the points' blocks
+        // misaligned (issue 33).
         for l in &self.links {
-            if l.utilization.mean() > 0.01 {
-                let _ = writeln!(
-                    o,
-                    "   link {:<14} util {:>5.1}%  loss {:.3}%",
-                    l.name,
-                    l.utilization.mean() * 100.0,
-                    l.loss.mean() * 100.0
-                );
-            }
+            let _ = writeln!(
+                o,
+                "   link {:<14} util {:>5.1}%  loss {:.3}%",
+                l.name,
+                l.utilization.mean() * 100.0,
+                l.loss.mean() * 100.0
+            );
         }
         o
     }

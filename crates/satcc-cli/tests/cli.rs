@@ -975,3 +975,219 @@ fn bench_scale_list_compares_each_scale_with_the_first() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out).trim(), "satcc: --scale: 0: must be at least 1");
 }
+
+/// Flows that deliver nothing (the run ends before the first packet
+/// crosses a 1 s link) have no Jain index: 0/0 is reported as null and
+/// "n/a", not as a perfect 1.000 (issue 33, item 8).
+#[test]
+fn jain_of_flows_that_delivered_nothing_is_undefined() {
+    let d = tmpdir("jain-zero");
+    let f = write(
+        &d,
+        "s.toml",
+        &SMALL
+            .replace("delay = \"50ms\"", "delay = \"1s\"")
+            .replace("duration = \"20s\"", "duration = \"1s\""),
+    );
+    let out = satcc(&["run", &f, "--json", "--no-files", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    for fl in v["flows"].as_array().unwrap() {
+        assert_eq!(fl["goodput_bps"], 0.0, "{fl}");
+    }
+    assert!(v["jain"].is_null(), "jain {}", v["jain"]);
+    for c in v["classes"].as_array().unwrap() {
+        assert!(c["jain"].is_null(), "{c}");
+    }
+    let out = satcc(&["run", &f, "--no-files"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("all flows: Jain fairness index n/a"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `bench --json` gives the load average as a number a script can compare,
+/// not as a string (issue 33, item 8).
+#[test]
+fn bench_json_load_average_is_a_number() {
+    let out = satcc(&[
+        "bench",
+        "--no-ns2",
+        "--runs",
+        "1",
+        "--duration",
+        "1s",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let m = if v.is_array() { &v[0] } else { &v };
+    assert!(
+        m["load_average"].is_f64(),
+        "load_average {}",
+        m["load_average"]
+    );
+}
+
+/// A sweep's table has the same link rows at every point, idle links too,
+/// so points line up (issue 33, item 8: rows at or under 1 % utilisation
+/// used to be left out point by point).
+#[test]
+fn sweep_table_shows_every_link_at_every_point() {
+    let d = tmpdir("sweep-links");
+    let f = write(
+        &d,
+        "s.toml",
+        "name = \"sw\"\nduration = \"5s\"\n[topology]\nkind = \"dumbbell\"\n\
+         [topology.bottleneck]\nrate = \"2Mbps\"\ndelay = \"50ms\"\n\
+         [[flows]]\nprotocol = \"sack\"\n",
+    );
+    let out = satcc(&["sweep", &f, "--vary", "flows.0.start=0s,4900ms"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let blocks: Vec<Vec<&str>> = text
+        .split("== ")
+        .skip(1)
+        .map(|b| {
+            b.lines()
+                .filter_map(|l| l.trim_start().strip_prefix("link "))
+                .map(|l| l.split_whitespace().next().unwrap_or(""))
+                .collect()
+        })
+        .collect();
+    assert_eq!(blocks.len(), 2, "{text}");
+    assert_eq!(blocks[0], ["bottleneck", "bottleneck.rev"], "{text}");
+    assert_eq!(blocks[0], blocks[1], "{text}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A run whose flows.csv will be large says so, with the size and what
+/// to change, before it starts (issue 33, item 8: 490 MB "without a
+/// word"); a small one does not.
+#[test]
+fn a_huge_flows_csv_is_announced_before_the_run() {
+    // An output directory that cannot be created stops it right after the
+    // warning: nothing is run.
+    let out = satcc(&[
+        "run",
+        "scenarios/dumbbell.toml",
+        "--set",
+        "flows.0.count=10000",
+        "--set",
+        "duration=60s",
+        "--out",
+        "/proc/never-created",
+        "--max-memory",
+        "20GB",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning")
+            && err.contains("flows.csv will be about")
+            && err.contains("record.interval"),
+        "{err}"
+    );
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--out",
+        "/nonexistent/x",
+        "--max-memory",
+        "1MB",
+    ]);
+    assert!(
+        !stderr(&out).contains("flows.csv will be"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 33, item 8: a negative count is refused in words a user reads
+/// ("a whole number", not Rust's "u32"); a negative option value reaches
+/// the option's own check and is named with it (clap used to answer
+/// "unexpected argument '-1'", as if the option were unknown); a link
+/// that no packet can cross within the run is warned about.
+#[test]
+fn numbers_out_of_range_and_uncrossable_links_are_explained() {
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--set",
+        "flows.0.count=-1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("flows[0].count") && err.contains("whole number") && !err.contains("u32"),
+        "{err}"
+    );
+
+    let out = satcc(&["perf", "--client", "127.0.0.1:9", "--time", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--time") && !err.contains("unexpected argument"),
+        "{err}"
+    );
+
+    let out = satcc(&[
+        "run",
+        "scenarios/quickstart.toml",
+        "--set",
+        "topology.uplink.delay=1e9s",
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning")
+            && err.contains("topology.uplink.delay")
+            && err.contains("no packet can cross"),
+        "{err}"
+    );
+}
+
+/// `satcc sweep ... | head -1`: once stdout is closed the sweep stops
+/// (exit 1, naming the write error) instead of computing every remaining
+/// run for nobody (issue 33).
+#[test]
+fn sweep_stops_when_its_output_is_closed() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let durations: Vec<String> = (20..32).map(|d| format!("{d}s")).collect();
+    let vary = format!("duration={}", durations.join(","));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_satcc"))
+        .args([
+            "sweep",
+            "scenarios/dumbbell.toml",
+            "--vary",
+            &vary,
+            "--jobs",
+            "1",
+        ])
+        .current_dir(repo_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn satcc sweep");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader is gone (dropped above): the pipe is closed.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("cannot write the results"), "{err}");
+    let runs = err.lines().filter(|l| l.starts_with('[')).count();
+    assert!(
+        runs < 12,
+        "{runs} of 12 runs made after the output closed: {err}"
+    );
+}

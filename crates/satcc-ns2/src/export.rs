@@ -481,8 +481,12 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
         .iter()
         .map(|l| format!("n_{}", tcl_ident(l)))
         .collect();
+    // A map, not a scan of the names before each: 100 000 flows' access
+    // nodes made the scan quadratic (issue 33).
+    let mut seen: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(node_var.len());
     for (i, v) in node_var.iter().enumerate() {
-        if let Some(j) = node_var[..i].iter().position(|w| w == v) {
+        if let Some(&j) = seen.get(v.as_str()) {
             return Err(Ns2Error::unsupported(
                 "topology.nodes",
                 format!(
@@ -491,6 +495,7 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                 ),
             ));
         }
+        seen.insert(v, i);
     }
     let mut access_node = vec![None::<bool>; net.nodes.len()];
     for l in &net.links {
@@ -529,6 +534,14 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
             g.node(n);
         }
     }
+    // Which flow's endpoints each node is (the first flow's, as a scan
+    // would find): looked up per access link, so a vector, not a scan.
+    let mut endpoint_of = vec![None::<usize>; net.nodes.len()];
+    for (k, &(s, d)) in net.endpoints.iter().enumerate() {
+        for n in [s, d] {
+            endpoint_of[n as usize].get_or_insert(k);
+        }
+    }
     let core = core_links(&sc.topology);
     let mut core = core.iter();
     for i in 0..net.links.len() {
@@ -543,7 +556,7 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
             } else {
                 l.to
             };
-            if let Some(&(s, d)) = net.endpoints.iter().find(|&&(s, d)| s == end || d == end) {
+            if let Some(&(s, d)) = endpoint_of[end as usize].map(|k| &net.endpoints[k]) {
                 g.node(s);
                 g.node(d);
             }

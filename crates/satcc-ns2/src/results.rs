@@ -127,8 +127,9 @@ pub struct Ns2Result {
 }
 
 impl Ns2Result {
-    /// Jain's index over all flows' goodput (equal shares).
-    pub fn jain(&self) -> f64 {
+    /// Jain's index over all flows' goodput (equal shares); `None` when no
+    /// flow delivered anything.
+    pub fn jain(&self) -> Option<f64> {
         metrics::jain_index(
             &self.flows.iter().map(|f| f.goodput_bps).collect::<Vec<_>>(),
             None,

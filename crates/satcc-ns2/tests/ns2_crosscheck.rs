@@ -289,7 +289,7 @@ fn red_dumbbell_8_sack() {
         let sc = red_dumbbell(seed);
         let r = ns2_run(&sc);
         assert_eq!(r.flows.len(), 8);
-        nj.push(r.jain());
+        nj.push(r.jain().unwrap());
         nu.push(
             r.link("bottleneck")
                 .expect("bottleneck monitored")
@@ -300,7 +300,7 @@ fn red_dumbbell_8_sack() {
         let s = &out.summary;
         assert!(s.packets.conserved(), "{:?}", s.packets);
         let g: Vec<f64> = s.flows.iter().map(|f| f.goodput_bps).collect();
-        sj.push(jain_index(&g, None));
+        sj.push(jain_index(&g, None).unwrap());
         su.push(
             s.links
                 .iter()
@@ -365,7 +365,7 @@ fn ns2_scripts_run_and_make_sense() {
     let b = r.link("bottleneck").unwrap();
     println!(
         "RED 8xSACK: jain {:.4}  util {:.4}  drops {}  meanq {:.2}  RED {:?}  wall {wall:.2}s",
-        r.jain(),
+        r.jain().unwrap(),
         b.utilization,
         b.drops,
         b.mean_queue_pkts,
@@ -375,7 +375,7 @@ fn ns2_scripts_run_and_make_sense() {
         println!("  flow {} goodput {:.3} Mb/s", f.id, f.goodput_bps / 1e6);
     }
     assert!(b.utilization > 0.5 && b.utilization <= 1.0001);
-    assert!(r.jain() > 0.3 && r.jain() <= 1.0);
+    assert!(r.jain().unwrap() > 0.3 && r.jain().unwrap() <= 1.0);
 }
 
 /// A satellite hop with asymmetric rates, an error model on the return
@@ -470,7 +470,7 @@ fn ns2_reference_numbers() {
     for seed in 1..=SEEDS_RED {
         let r = ns2_run(&red_dumbbell(seed));
         let b = r.link("bottleneck").unwrap();
-        j.push(r.jain());
+        j.push(r.jain().unwrap());
         u.push(b.utilization);
         q.push(b.mean_queue_pkts);
         let g: Vec<String> = r
@@ -480,7 +480,7 @@ fn ns2_reference_numbers() {
             .collect();
         println!(
             "RED 8xSACK seed {seed}: jain {:.4}  util {:.4}  meanq {:.2}  drops {}  goodput kb/s [{}]",
-            r.jain(),
+            r.jain().unwrap(),
             b.utilization,
             b.mean_queue_pkts,
             b.drops,

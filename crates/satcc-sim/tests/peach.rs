@@ -238,7 +238,8 @@ interval = "1s"
         .iter()
         .find(|c| c.protocol.name() == "peach-sack")
         .unwrap();
-    assert!(c.jain > 0.95, "Jain {}", c.jain);
+    let j = c.jain.expect("the class delivered");
+    assert!(j > 0.95, "Jain {j}");
     let series = out.series.expect("series recorded");
     let mut cum = vec![0.0; series.flows.len()];
     let mut worst: f64 = 1.0;

@@ -44,6 +44,8 @@ impl Endpoint for TfrcSender {
         let s = TfrcSender::stats(self);
         Stats {
             srtt: s.rtt,
+            rtt_samples: s.rtt_samples,
+            sum_rtt: s.sum_rtt,
             rate: Some(RateStats {
                 x_bps: s.x * 8.0,
                 x_recv_bps: s.x_recv * 8.0,

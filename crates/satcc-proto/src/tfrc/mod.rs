@@ -366,6 +366,11 @@ pub struct TfrcSenderStats {
     pub feedback_ignored: u64,
     /// Messages of another protocol handed to the sender, ignored.
     pub foreign: u64,
+    /// RTT samples taken from accepted feedback (RFC 5348 §4.3 (1)).
+    pub rtt_samples: u64,
+    /// Sum of those samples: their mean is the run's mean RTT, where `rtt`
+    /// is only the smoothed estimate at the end.
+    pub sum_rtt: Duration,
 }
 
 /// Receiver counters.

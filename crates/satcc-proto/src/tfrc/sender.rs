@@ -197,6 +197,9 @@ impl TfrcSender {
         // TfrcAgent::recv: now - (timestamp_echo + timestamp_offset), the
         // same sample).
         let r_sample = (now.saturating_since(fb.ts_echo) - fb.t_delay).max(MIN_RTT);
+        let stats = &mut self.source_mut().stats;
+        stats.rtt_samples += 1;
+        stats.sum_rtt += r_sample;
         match self {
             TfrcSender::Rfc(e) => e.on_feedback(now, &fb, r_sample),
             TfrcSender::Ns2(e) => e.on_feedback(now, &fb, r_sample),

@@ -43,6 +43,30 @@ fn sender_starts_at_one_packet_per_second() {
     assert_eq!(s.poll_transmit(at_ms(1000)).unwrap().seq, 1);
 }
 
+/// The endpoint's mean RTT is the mean of the samples (400 and 200 ms:
+/// 300 ms), not the smoothed R at the end (400 · 0.9 + 200 · 0.1 = 380 ms),
+/// which perf and summary.json reported as "mean RTT" before (issue 33).
+#[test]
+fn mean_rtt_is_the_mean_of_the_samples_not_the_last_estimate() {
+    use crate::endpoint::Endpoint;
+    let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+    s.set_unlimited();
+    s.poll_transmit(Instant::ZERO).unwrap();
+    s.handle_input(at_ms(500), &fb(Instant::ZERO, ms(100), 0.0, 0.0));
+    s.handle_input(at_ms(1300), &fb(at_ms(1000), ms(100), 1000.0, 0.0));
+    let st = Endpoint::stats(&s);
+    assert_eq!(st.rtt_samples, 2);
+    assert_eq!(st.srtt, Some(ms(380)));
+    assert!(
+        rel(st.mean_rtt_s().unwrap(), 0.3) < 1e-12,
+        "{:?}",
+        st.mean_rtt_s()
+    );
+    // A malformed report is no sample.
+    s.handle_input(at_ms(1400), &fb(at_ms(1500), ms(0), 1000.0, 0.0));
+    assert_eq!(Endpoint::stats(&s).rtt_samples, 2);
+}
+
 #[test]
 fn sender_first_feedback_sets_initial_rate_and_rtt_ewma() {
     let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);

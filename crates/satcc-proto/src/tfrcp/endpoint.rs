@@ -34,6 +34,8 @@ impl Endpoint for TfrcpSender {
         let bits = f64::from(self.config().s) * 8.0;
         Stats {
             srtt: s.rtt,
+            rtt_samples: s.rtt_samples,
+            sum_rtt: s.sum_rtt,
             rate: Some(RateStats {
                 x_bps: s.rate_pps * bits,
                 // TFRCP's receiver reports no rate (paper 004 §II-B).

@@ -189,6 +189,11 @@ pub struct TfrcpSenderStats {
     pub packets_lost: u64,
     /// Messages of another protocol handed to the sender, ignored.
     pub foreign: u64,
+    /// RTT samples taken (the first ACK of each packet, §II-B).
+    pub rtt_samples: u64,
+    /// Sum of those samples: their mean is the run's mean RTT, where `rtt`
+    /// is only the smoothed estimate at the end.
+    pub sum_rtt: Duration,
 }
 
 /// Receiver counters.

@@ -333,8 +333,10 @@ impl TfrcpSender {
             // is done exactly as in TCP" (RFC 6298 §2). Only the first ACK
             // of a packet is sampled: a duplicate would measure the
             // duplicate's delay, not the path's.
-            self.rtt
-                .on_sample(now.saturating_since(ack.ts_echo).max(MIN_RTT));
+            let sample = now.saturating_since(ack.ts_echo).max(MIN_RTT);
+            self.rtt.on_sample(sample);
+            self.stats.rtt_samples += 1;
+            self.stats.sum_rtt += sample;
             e.acked = true;
         }
         // k itself was received, whatever bit 0 says. A "presumed lost"

@@ -6,12 +6,14 @@
 
 /// Jain's fairness index (Chiu and Jain 1989, as paper 003 defines it):
 /// with x_i' = x_i / b_i, J = (sum x_i')^2 / (n * sum x_i'^2). `fair_share`
-/// gives b_i; `None` means equal shares. 1 for an empty or all-zero input.
+/// gives b_i; `None` means equal shares. `None` for an empty or all-zero
+/// input: the formula is 0/0 there, and calling a run in which no flow
+/// delivered anything "perfectly fair" would hide it.
 ///
 /// Pairs whose x_i is not finite, or whose b_i is not finite and positive,
 /// are left out; if `fair_share` is shorter than `x`, the extra x_i are left
 /// out too.
-pub fn jain_index(x: &[f64], fair_share: Option<&[f64]>) -> f64 {
+pub fn jain_index(x: &[f64], fair_share: Option<&[f64]>) -> Option<f64> {
     let norm: Vec<f64> = match fair_share {
         None => x.iter().copied().filter(|v| v.is_finite()).collect(),
         Some(b) => x
@@ -26,9 +28,9 @@ pub fn jain_index(x: &[f64], fair_share: Option<&[f64]>) -> f64 {
     let sum: f64 = norm.iter().sum();
     let sum_sq: f64 = norm.iter().map(|v| v * v).sum();
     if norm.is_empty() || sum_sq == 0.0 || !sum_sq.is_finite() {
-        return 1.0;
+        return None;
     }
-    (sum * sum / (n * sum_sq)).clamp(0.0, 1.0)
+    Some((sum * sum / (n * sum_sq)).clamp(0.0, 1.0))
 }
 
 /// Normalized throughput (paper 000 §I): the aggregate throughput of one
@@ -144,8 +146,9 @@ mod tests {
 
     #[test]
     fn jain() {
-        assert_eq!(jain_index(&[], None), 1.0);
-        assert_eq!(jain_index(&[0.0, 0.0], None), 1.0);
+        assert_eq!(jain_index(&[], None), None);
+        assert_eq!(jain_index(&[0.0, 0.0], None), None);
+        let jain_index = |x: &[f64], b: Option<&[f64]>| jain_index(x, b).unwrap();
         assert!(close(jain_index(&[5.0, 5.0, 5.0], None), 1.0));
         // One of n flows gets everything: 1/n.
         assert!(close(jain_index(&[1.0, 0.0, 0.0, 0.0], None), 0.25));

@@ -114,8 +114,9 @@ pub struct ClassSummary {
     pub goodput_bps: f64,
     /// Share of all flows' goodput.
     pub share: f64,
-    /// Jain's index among the class's flows.
-    pub jain: f64,
+    /// Jain's index among the class's flows; `None` (null) when none of
+    /// them delivered anything (0/0).
+    pub jain: Option<f64>,
 }
 
 /// Per-link results.
@@ -170,8 +171,9 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// Protocol classes.
     pub classes: Vec<ClassSummary>,
-    /// Jain's index over all flows (equal shares).
-    pub jain: f64,
+    /// Jain's index over all flows (equal shares); `None` (null) when no
+    /// flow delivered anything (0/0).
+    pub jain: Option<f64>,
     /// With TCP and non-TCP flows side by side: the TCP flows' aggregate
     /// goodput over their fair share of all flows' goodput (paper 000 §I,
     /// normalised by the delivered capacity so that header overhead and
@@ -237,8 +239,8 @@ pub fn flow_loss_event_rate(
 pub struct Aggregates {
     /// Protocol classes, in protocol-name order.
     pub classes: Vec<ClassSummary>,
-    /// Jain's index over all flows.
-    pub jain: f64,
+    /// Jain's index over all flows (`None` when all delivered nothing).
+    pub jain: Option<f64>,
     /// TCP's normalised throughput (see [`Summary`]).
     pub normalized_tcp_throughput: Option<f64>,
     /// Paper 004's F, E and FC.

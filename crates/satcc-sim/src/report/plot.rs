@@ -221,6 +221,21 @@ impl TickFormat {
     }
 }
 
+/// "500.0" as "500", "2.50k" as "2.5k": a value quoted in a sentence,
+/// not a column of tick labels that must line up.
+fn trim_zeros(s: &str) -> String {
+    let num_end = s
+        .find(|ch: char| !(ch.is_ascii_digit() || ch == '.' || ch == '-'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(num_end);
+    let num = if num.contains('.') {
+        num.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        num
+    };
+    format!("{num}{suffix}")
+}
+
 /// A coordinate, two decimals, never NaN.
 fn c(v: f64) -> String {
     if v.is_finite() {
@@ -427,6 +442,27 @@ fn panel(out: &mut String, chart: &Chart, y0: f64, id: usize) {
         }
     }
     let _ = writeln!(out, "</g>");
+    // A cut axis says what it cut: the highest point, its value and time,
+    // so a burst of drops clipped by the axis is not lost (issue 33).
+    let peak = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .fold(None::<(f64, f64)>, |m, &(x, y)| match m {
+            Some((_, my)) if my >= y => m,
+            _ => Some((x, y)),
+        });
+    if let Some((x, y)) = peak.filter(|&(_, y)| y > ya.hi) {
+        let _ = writeln!(
+            out,
+            r##"<text x="{}" y="{}" font-size="12" fill="#555555" text-anchor="end">off the axis: peak {} at {} s</text>"##,
+            c(px1 - 4.0),
+            c(py0 + 14.0),
+            trim_zeros(&ya.formatter().fmt(y)),
+            trim_zeros(&xa.formatter().fmt(x))
+        );
+    }
     // Frame.
     let _ = writeln!(
         out,
@@ -640,6 +676,9 @@ mod tests {
         let cut = line_chart_svg(&ch);
         assert!(!cut.contains(">500<") && !cut.contains(">100<"), "{cut}");
         assert!(cut.contains(">3.0<") || cut.contains(">3<"), "{cut}");
+        // ...and says what it cut (the burst is not lost from sight).
+        assert!(cut.contains("off the axis: peak 500 at 2"), "{cut}");
+        assert!(!fitted.contains("off the axis"), "{fitted}");
         // A y_max above the data lifts the axis past it.
         ch.y_max = Some(900.0);
         assert!(line_chart_svg(&ch).contains(">1000<"));

@@ -23,6 +23,14 @@ pub const PER_PACKET_BYTES: u64 = 256;
 /// Bytes per flow per time-series sample (series and CSV text).
 pub const PER_SAMPLE_BYTES: u64 = 128;
 
+/// Bytes of flows.csv per flow per sample: 48 on the quickstart (11 634
+/// bytes for 240 rows of TCP flows); TFRC rows carry rate, X_recv and p
+/// too, up to about 80.
+pub const FLOWS_CSV_ROW_BYTES: u64 = 64;
+
+/// flows.csv larger than this gets a warning before the run starts.
+pub const FLOWS_CSV_WARN_BYTES: u64 = 100_000_000;
+
 /// A run's estimated peak memory and the field that weighs most in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
@@ -65,6 +73,32 @@ impl Scenario {
         self.flows.iter().map(|f| u64::from(f.count)).sum()
     }
 
+    /// Time-series samples per flow when files are written (one every
+    /// `record.interval`, and one at the start).
+    pub fn samples_per_flow(&self) -> u64 {
+        let iv = self.record.interval.0.as_nanos().max(1);
+        self.duration.0.as_nanos() / iv + 1
+    }
+
+    /// The estimated size of flows.csv, and a warning line when it is
+    /// over [`FLOWS_CSV_WARN_BYTES`]: a 10 000-flow run writes about half
+    /// a gigabyte, which nobody should find out from a full disk (issue
+    /// 33).
+    pub fn flows_csv_warning(&self) -> Option<String> {
+        let (flows, samples) = (self.flow_instances(), self.samples_per_flow());
+        let bytes = flows
+            .saturating_mul(samples)
+            .saturating_mul(FLOWS_CSV_ROW_BYTES);
+        (bytes > FLOWS_CSV_WARN_BYTES).then(|| {
+            format!(
+                "flows.csv will be about {} ({flows} flows × {samples} samples, one every \
+                 {} s); a longer record.interval or --no-files writes less",
+                fmt_bytes(bytes),
+                self.record.interval.0.as_secs_f64()
+            )
+        })
+    }
+
     /// Estimates the run's peak memory; `series` when the time series are
     /// recorded (files written).
     pub fn memory_estimate(&self, series: bool) -> MemoryEstimate {
@@ -84,12 +118,7 @@ impl Scenario {
             })
             .sum();
         let flow_bytes = flows.saturating_mul(PER_FLOW_BYTES);
-        let samples = if series {
-            let iv = self.record.interval.0.as_nanos().max(1);
-            self.duration.0.as_nanos() / iv + 1
-        } else {
-            0
-        };
+        let samples = if series { self.samples_per_flow() } else { 0 };
         let sample_bytes = flows
             .saturating_mul(samples)
             .saturating_mul(PER_SAMPLE_BYTES);

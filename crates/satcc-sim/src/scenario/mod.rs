@@ -745,6 +745,32 @@ impl Scenario {
                 ));
             }
         }
+        // A link slower to cross than the whole run (`delay = "1e9s"`) is
+        // legal but delivers nothing: say so rather than let a table of
+        // zeros pass for a result (issue 33).
+        let links: Vec<(String, Duration)> = match &sc.topology {
+            Topology::Dumbbell(d) => vec![("topology.bottleneck".into(), d.bottleneck.delay.0)],
+            Topology::Satellite(t) => vec![
+                ("topology.uplink".into(), t.uplink.delay.0),
+                ("topology.downlink".into(), t.downlink.delay.0),
+            ],
+            Topology::Graph(g) => g
+                .links
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (format!("topology.links[{i}]"), l.delay.0))
+                .collect(),
+            Topology::Constellation(_) => Vec::new(),
+        };
+        for (at, delay) in links {
+            if delay >= sc.duration.0 {
+                warnings.push(format!(
+                    "{at}.delay: {} s is not shorter than the run ({} s): no packet can cross it",
+                    secs(delay),
+                    secs(sc.duration.0)
+                ));
+            }
+        }
         sc.warnings = warnings;
         Ok(sc)
     }
@@ -976,7 +1002,7 @@ fn bare_rates(v: &toml::Value, path: &str, out: &mut Vec<String>) {
 /// accepted name, or a pointer to the documentation.
 fn suggest_field(msg: &str) -> String {
     let Some(rest) = msg.strip_prefix("unknown field `") else {
-        return msg.to_string();
+        return plain_types(msg);
     };
     let Some((key, expected)) = rest.split_once('`') else {
         return msg.to_string();
@@ -993,6 +1019,33 @@ fn suggest_field(msg: &str) -> String {
         Some(_) => format!("unknown field `{key}` (docs/scenario.md lists the fields)"),
         None => msg.to_string(),
     }
+}
+
+/// Serde names the Rust type a value failed to fit (`expected u32`); a
+/// user wrote a count or a number, so say which numbers fit (issue 33).
+fn plain_types(msg: &str) -> String {
+    const TYPES: [(&str, &str); 6] = [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u64", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+    ];
+    let mut m = msg.to_string();
+    for (rust, plain) in TYPES {
+        if let Some(i) = m.find(rust) {
+            let end = i + rust.len();
+            // Only the whole word: `u32` but not `u32s`.
+            if !m[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                m.replace_range(i..end, plain);
+            }
+        }
+    }
+    m
 }
 
 /// Edit distance between `a` and `b` (insertions, deletions,
