@@ -238,7 +238,7 @@ impl Ns2Sink {
             let new_at = |i: u64, lastloss: f64, rtt: f64| t_of(i) - lastloss > rtt;
             let y = if new_at(x, self.lastloss, self.rtt) {
                 x
-            } else if !(delta > 0.0) || !new_at(b, self.lastloss, self.rtt) {
+            } else if delta.is_nan() || delta <= 0.0 || !new_at(b, self.lastloss, self.rtt) {
                 break;
             } else {
                 // Smallest y in (x, b] with new_at(y).
