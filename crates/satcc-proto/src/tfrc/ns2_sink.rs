@@ -23,8 +23,9 @@
 //!
 //! `PreciseLoss_` (on in ns-2) is not reproduced: satcc's data packets
 //! carry no round id; turning it off in ns-2 changes no goodput on the
-//! paths of `scripts/tfrc-ns2-grid.py` (measured: 300 ms, PER 1e-3 and
-//! 1e-2, 20 seeds, and the 20 Mb/s GEO case at PER 0: identical).
+//! paths of `scripts/tfrc-ns2-grid.py` (measured at 10 Mb/s, 300 ms,
+//! 1 BDP: PER 1e-3 over 20 seeds and 1e-2 over 10, and 20 Mb/s, 250 ms,
+//! 2 BDP at PER 0: identical).
 //!
 //! Memory stays bounded whatever the peer sends: holes are kept as the
 //! received packets above `maxseqList` (at most `numPkts_` of them), the
