@@ -14,6 +14,7 @@ use crate::time::Duration;
 
 mod endpoint;
 pub mod loss;
+pub mod ns2_sink;
 #[cfg(test)]
 mod ns2_tests;
 pub mod receiver;
@@ -138,6 +139,14 @@ pub struct Ns2Params {
     pub rtxcur_init: f64,
     /// `maxHeavyRounds_`: reports the rate may stay above 2 X_recv (0).
     pub max_heavy_rounds: u32,
+    /// Not an ns-2 variable: the relative difference below which slow
+    /// start takes `rate_` and `ss_maxrate_` (2 X_recv) as equal, so that
+    /// neither doubles nor halves the rate (`TfrcAgent::slowstart()` does
+    /// nothing on an exact tie). Default 1e-6: a report interval of 2 ms
+    /// or more measures the same X_recv to within 1 ns of arrival time,
+    /// which is what ns-2's double clock gives as equal; 0 compares as
+    /// ns-2's code reads.
+    pub ss_tie: f64,
 }
 
 impl Default for Ns2Params {
@@ -153,6 +162,7 @@ impl Default for Ns2Params {
             rttvar_init: 12.0,
             rtxcur_init: 6.0,
             max_heavy_rounds: 0,
+            ss_tie: 1e-6,
         }
     }
 }

@@ -232,12 +232,12 @@ fn receiver_first_loss_interval_from_packets_in_the_last_rtt_and_senders_tzero()
     // (rtvec_ + rtt_ > last: 2010 ms back to 1520 ms, 50 packets) / R,
     // p = b_to_p(100 x 1000, 0.5, tzero_ 0.8, 1000, 1), interval (int)(1/p).
     let p = b_to_p(50.0 / 0.5 * 1000.0, 0.5, 0.8, 1000.0, 1.0);
-    let closed = r.loss_intervals().closed().to_vec();
-    assert_eq!(
-        closed.first().copied(),
-        Some((1.0 / p).trunc()),
-        "{closed:?}"
-    );
+    let samples = r.ns2_sink().samples().to_vec();
+    assert_eq!(samples, [0, (1.0 / p).trunc() as i64], "{samples:?}");
+    // The report sent at once carries that p itself (nextpkt(p)), not
+    // 1/interval.
+    let fb = r.poll_transmit(t).expect("a report at the first loss");
+    assert_eq!(fb.p, p);
 }
 
 #[test]

@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 
 use super::loss::{LossDetector, LossIntervals, PacketClass};
+use super::ns2_sink::Ns2Sink;
 use super::{
     FirstLossTarget, Profile, ReceiverConfig, TfrcData, TfrcFeedback, TfrcReceiverStats,
     XRecvInterval, FALLBACK_FEEDBACK_INTERVAL, MIN_RTT,
@@ -102,6 +103,9 @@ pub struct TfrcReceiver {
     ns2_last_report: Instant,
     /// `ns2` profile: `rcvd_since_last_report`.
     ns2_rcvd_since: u64,
+    /// `ns2` profile: ns-2's loss estimator, which sets p (`det` still
+    /// tells duplicates apart).
+    ns2_sink: Ns2Sink,
     pub(super) stats: TfrcReceiverStats,
 }
 
@@ -110,6 +114,7 @@ impl TfrcReceiver {
     /// packet).
     pub fn new(cfg: ReceiverConfig) -> Self {
         let det = LossDetector::new(cfg.ndupack, cfg.history_discounting);
+        let ns2_sink = Ns2Sink::new(cfg.ndupack, cfg.history_discounting);
         TfrcReceiver {
             cfg,
             det,
@@ -131,6 +136,7 @@ impl TfrcReceiver {
             arrivals: VecDeque::new(),
             ns2_last_report: Instant::ZERO,
             ns2_rcvd_since: 0,
+            ns2_sink,
             stats: TfrcReceiverStats::default(),
         }
     }
@@ -176,20 +182,23 @@ impl TfrcReceiver {
         };
         let x_target = first_loss_target(basis, self.cfg.s, rtt);
         let (s, b) = (self.cfg.s, self.cfg.b);
-        let ns2 = if self.cfg.profile == Profile::Ns2 {
+        let ns2_p = if self.cfg.profile == Profile::Ns2 {
             Some(self.ns2_first_loss(now, rtt, d))
         } else {
             None
         };
         let mut synth = |_actual: u64| -> f64 {
-            if let Some(interval) = ns2 {
-                return interval;
+            if let Some(p) = ns2_p {
+                // (Not used for p under the ns2 profile: `ns2_sink` is.)
+                return if p > 0.0 {
+                    (1.0 / p).trunc().max(1.0)
+                } else {
+                    f64::MAX
+                };
             }
             let r = rtt.as_secs_f64();
             1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
         };
-        let events_before = self.det.loss_events();
-        let new_max = self.det.max_seq().is_none_or(|m| d.seq > m);
         match self.det.on_packet(d.seq, now, rtt, &mut synth) {
             PacketClass::New => {}
             PacketClass::Duplicate => {
@@ -223,21 +232,28 @@ impl TfrcReceiver {
         self.received_since_fb = true;
         if self.cfg.profile == Profile::Ns2 {
             self.ns2_rcvd_since += 1;
-            self.p = self.det.p();
+            let p_first = ns2_p.unwrap_or(0.0);
+            let a = self.ns2_sink.on_packet(
+                d.seq,
+                d.ts.as_nanos() as f64 * 1e-9,
+                d.rtt.map_or(0.0, |r| r.as_secs_f64()),
+                &mut || p_first,
+            );
             // TfrcSinkAgent::recv (tcp/tfrc-sink.cc): a report at once on
             // the sender's UrgentFlag (set until its first feedback: the
             // packets that carry no RTT), on a new loss event
-            // (congestionEvent, the first loss included), or when a new
-            // highest packet arrives R/NumFeedback_ or more after the last
-            // report ("now - last_report_sent >= rtt_/NumFeedback_").
+            // (congestionEvent) or the first gap (adjust_history), or when
+            // a new highest packet arrives R/NumFeedback_ or more after the
+            // last report ("now - last_report_sent >= rtt_/NumFeedback_").
             let urgent = d.rtt.is_none()
-                || self.det.loss_events() > events_before
-                || (new_max
+                || a.congestion_event
+                || a.first_loss_p.is_some()
+                || (a.new_max
                     && self.r_m.is_some_and(|r| {
                         now.saturating_since(self.ns2_last_report) >= self.ns2_period(r)
                     }));
             if urgent {
-                self.ns2_nextpkt(now);
+                self.ns2_nextpkt(now, a.first_loss_p);
             }
             return;
         }
@@ -257,9 +273,9 @@ impl TfrcReceiver {
         }
     }
 
-    /// The first loss interval of the `ns2` profile, computed as each data
-    /// packet arrives (it is used only if this packet reveals the first
-    /// loss): `TfrcSinkAgent::adjust_history` (tcp/tfrc-sink.cc),
+    /// The p of the `ns2` profile's first loss interval, computed as each
+    /// data packet arrives (it is used only if this packet reveals the
+    /// first loss): `TfrcSinkAgent::adjust_history` (tcp/tfrc-sink.cc),
     /// `false_sample = (int)(1.0/p)` with `p = b_to_p(est_thput()*psize_,
     /// rtt_, tzero_, fsize_, 1)`; `est_thput()` is the packets received
     /// since the last report over the time since it when that is at least
@@ -285,12 +301,7 @@ impl TfrcReceiver {
             _ => self.arrivals.len() as f64 / r,
         };
         let tzero = d.t_rto.map_or(4.0 * r, |t| t.as_secs_f64());
-        let p = b_to_p(pkts_per_s * s, r, tzero, s, 1.0);
-        if p > 0.0 {
-            (1.0 / p).trunc().max(1.0)
-        } else {
-            f64::MAX
-        }
+        b_to_p(pkts_per_s * s, r, tzero, s, 1.0)
     }
 
     /// [`super::XRecvInterval::Rtt`] and the `ns2` profile: data arrives
@@ -351,11 +362,12 @@ impl TfrcReceiver {
         Duration::from_nanos(r.as_nanos() / nfb.max(1))
     }
 
-    /// `TfrcSinkAgent::nextpkt()` of the `ns2` profile: `sendpkt()` — a
+    /// `TfrcSinkAgent::nextpkt(p)` of the `ns2` profile: `sendpkt(p)` — a
     /// report only if data arrived since the last one (`last_arrival_ >=
-    /// last_report_sent`) — then the report timer restarted at
+    /// last_report_sent`), carrying `p` if given (the first loss), else
+    /// `est_loss()` — then the report timer restarted at
     /// 1.5 R/NumFeedback_ whether or not a report left.
-    fn ns2_nextpkt(&mut self, now: Instant) {
+    fn ns2_nextpkt(&mut self, now: Instant, p: Option<f64>) {
         let data_since = self
             .last_data
             .is_some_and(|(a, _)| a >= self.ns2_last_report);
@@ -385,6 +397,7 @@ impl TfrcReceiver {
                 None => 1.0,
             };
             let x_recv = thput * f64::from(self.cfg.s.max(1));
+            self.p = p.unwrap_or_else(|| self.ns2_sink.est_loss());
             self.pending = Some(TfrcFeedback {
                 ts_echo: ts,
                 t_delay: Duration::ZERO, // set when it leaves (poll_transmit)
@@ -409,7 +422,7 @@ impl TfrcReceiver {
         if self.cfg.profile == Profile::Ns2 {
             if self.next_fb.is_some_and(|t| now >= t) {
                 // TfrcNackTimer::expire: nextpkt(-1).
-                self.ns2_nextpkt(now);
+                self.ns2_nextpkt(now, None);
             }
             return;
         }
@@ -448,9 +461,14 @@ impl TfrcReceiver {
 
     /// Counters.
     pub fn stats(&self) -> TfrcReceiverStats {
+        let (loss_events, packets_lost) = if self.cfg.profile == Profile::Ns2 {
+            (self.ns2_sink.loss_events(), self.ns2_sink.packets_lost())
+        } else {
+            (self.det.loss_events(), self.det.packets_lost())
+        };
         TfrcReceiverStats {
-            loss_events: self.det.loss_events(),
-            packets_lost: self.det.packets_lost(),
+            loss_events,
+            packets_lost,
             p: self.p,
             rtt: self.r_m,
             ..self.stats
@@ -475,5 +493,11 @@ impl TfrcReceiver {
     /// The loss detector (history, counters).
     pub fn loss_detector(&self) -> &LossDetector {
         &self.det
+    }
+
+    /// The `ns2` profile's loss estimator (ns-2's `TfrcSinkAgent`), whose
+    /// p the reports carry under that profile.
+    pub fn ns2_sink(&self) -> &Ns2Sink {
+        &self.ns2_sink
     }
 }
