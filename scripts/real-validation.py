@@ -10,6 +10,7 @@ same scenario file.
     cargo build --release
     scripts/real-validation.py [--satcc PATH] [--flows 32] [--time 30]
                                [--real-seeds 2] [--sim-seeds 10]
+                               [--real-cache real.json] [--sim-set host_jitter=none]
 
 One run carries --flows independent copies of the link, one flow each
 (the scenario's graph has a pair of nodes per copy), so a 30 s real run
@@ -47,12 +48,17 @@ def scenario(proto, per, secs, n):
     return "\n".join(lines) + "\n"
 
 
-def run(satcc, text, seed, real):
+def run(satcc, text, seed, real, sets=()):
+    """One run; `sets` are flow keys (`host_jitter=20us`) set on every flow."""
+    n = text.count("[[flows]]")
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "s.toml")
         with open(path, "w") as f:
             f.write(text)
         args = [satcc, "run", path, "--json", "-q", "--seed", str(seed)]
+        for i in range(n):
+            for kv in sets:
+                args += ["--set", f"flows.{i}.{kv}"]
         if real:
             args.append("--real")
         p = subprocess.run(args, check=True, capture_output=True, text=True)
@@ -74,10 +80,13 @@ def no_loss_causes(satcc, secs):
     print("| simulated with | mean [min–max] |")
     print("|---|---|")
     text = scenario("tfrc", 0, secs, 4)
-    for label, sets in [("nothing changed", []),
+    for label, sets in [('no jitter (`host_jitter = "none"`)', ["host_jitter=none"]),
                         ('`send_jitter = "20us"`', ["send_jitter=20us"]),
                         ('`send_jitter = "20us"`, `header_bytes = 56`',
-                         ["send_jitter=20us", "header_bytes=56"])]:
+                         ["send_jitter=20us", "header_bytes=56"]),
+                        ('`host_jitter = "20us"`', ["host_jitter=20us"]),
+                        ('`host_jitter = "20us"`, `header_bytes = 56`',
+                         ["host_jitter=20us", "header_bytes=56"])]:
         g = []
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.toml")
@@ -102,9 +111,19 @@ def main():
     ap.add_argument("--sim-seeds", type=int, default=10)
     ap.add_argument("--no-loss-causes", action="store_true",
                     help="only the simulator with send jitter and real packet sizes (seconds)")
+    ap.add_argument("--sim-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a flow key on every simulated flow, e.g. host_jitter=none "
+                         "(repeatable; the real runs are not changed)")
+    ap.add_argument("--real-cache", metavar="PATH",
+                    help="JSON file of the real runs' results: read if it exists (no real runs, "
+                         "seconds instead of minutes), written after running them otherwise")
     a = ap.parse_args()
     if a.no_loss_causes:
         return no_loss_causes(a.satcc, a.time)
+    cache = {}
+    if a.real_cache and os.path.exists(a.real_cache):
+        with open(a.real_cache) as f:
+            cache = json.load(f)
     print("| protocol | PER | real goodput, mean ± s.e. (flows) | simulated goodput, mean ± s.e. (flows) "
           "| real / simulated | difference / combined s.e. | real p | simulated p | real late wake-ups |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -114,13 +133,21 @@ def main():
             text = scenario(proto, per, a.time, n)
             rg, rp, late = [], [], 0
             for k in range(1, a.real_seeds + 1):
-                g, p, l = run(a.satcc, text, k, True)
+                # One entry per real run, so that more seeds add runs.
+                key = f"{proto} {per:g} flows={n} time={a.time} seed={k}"
+                if key not in cache:
+                    cache[key] = run(a.satcc, text, k, True)
+                    if a.real_cache:
+                        with open(a.real_cache + ".tmp", "w") as f:
+                            json.dump(cache, f)
+                        os.replace(a.real_cache + ".tmp", a.real_cache)
+                g, p, l = cache[key]
                 rg += g
                 rp += p
                 late += l
             sg, sp = [], []
             for k in range(1, a.sim_seeds + 1):
-                g, p, _ = run(a.satcc, text, k, False)
+                g, p, _ = run(a.satcc, text, k, False, a.sim_set)
                 sg += g
                 sp += p
             (rm, rse), (sm, sse) = mean_se(rg), mean_se(sg)

@@ -119,6 +119,11 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                 "--real runs bulk flows only (files and on/off applications are simulated only)",
             ));
         }
+        if spec.host_jitter.is_some_and(|j| j.0 > Duration::ZERO) {
+            warn.push(format!(
+                "flows[{fi}].host_jitter is not applied: real sends have the OS's own jitter"
+            ));
+        }
         if spec.send_jitter.is_some() {
             warn.push(format!(
                 "flows[{fi}].send_jitter is not applied: real sends have the OS's own jitter"

@@ -652,6 +652,15 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                 "the ns-2 export sets overhead_ on TCP agents only",
             ));
         }
+        // ns-2 has no order-preserving host jitter: a jitter the user
+        // wrote is refused; the protocol default (FlowSpec::
+        // host_jitter_bound) is left out, as ns-2 runs jitter-free.
+        if f.host_jitter.is_some_and(|j| j.0 > Duration::ZERO) {
+            return Err(Ns2Error::unsupported(
+                at("host_jitter"),
+                "ns-2 has no order-preserving host jitter (set host_jitter = \"none\" to export)",
+            ));
+        }
         let hdr = f.wire_header_bytes();
         let stop = f.stop.map(|s| secs_f(s.0)).unwrap_or(end).min(end);
         for _ in 0..f.count {

@@ -208,7 +208,12 @@ fn token_bucket_path_overloads_only_with_unbounded_damping() {
 /// 153 Mb/s for the 120 ms before the first loss was seen. Measured since
 /// the last report (the default) the receiver reports the link's rate and
 /// slow start loses about one queue's worth (150 KiB, 147 datagrams), as
-/// a TCP slow start would.
+/// a TCP slow start would. Without host jitter: the default 20 µs is a
+/// fifth of this path's RTT and makes slow start overshoot further
+/// (2026-11-26: 1 099 of 2 934 dropped with "since_feedback", 2 195 of
+/// 4 707 with "rtt"; the real path drops 1-37 % of a 15 s run's
+/// datagrams, all in slow start: docs/validation.md, "A token-bucket
+/// path"), which is not what this test is about.
 #[test]
 fn token_bucket_slow_start_loses_about_one_queue() {
     let drops = |interval: &str| {
@@ -217,6 +222,7 @@ fn token_bucket_slow_start_loses_about_one_queue() {
             &[
                 "duration=2s".into(),
                 format!("flows.0.x_recv_interval={interval}"),
+                "flows.0.host_jitter=none".into(),
             ],
         );
         let l = &s.links[0];

@@ -176,12 +176,12 @@ pub const DEFAULT_DAMPING_MAX_GAIN: f64 = 2.0;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DataLimitedCheck {
     /// §8.2.1's procedure with two timestamps, NotLimited1 and
-    /// NotLimited2 (the default).
-    #[default]
+    /// NotLimited2.
     TwoTimestamps,
     /// The interval meets no stretch of time during which the sender had
     /// data waiting: exactly "data-limited over the entire interval",
-    /// whatever the feedback rate.
+    /// whatever the feedback rate (the default).
+    #[default]
     Stretches,
 }
 
@@ -220,10 +220,9 @@ pub struct SenderConfig {
     /// still the tiny first sample), both timestamps lie after t_new and a
     /// sender that always had data waiting is judged data-limited, which
     /// freezes max(X_recv_set) (§4.3: "X_recv_set = {max X_recv_set}",
-    /// restamped now). [`DataLimitedCheck::Stretches`] answers the
-    /// question itself; `TwoTimestamps` (the default, until the tables
-    /// are regenerated: it moves multi-flow results by up to 7 % per
-    /// class) is §8.2.1's procedure.
+    /// restamped now). [`DataLimitedCheck::Stretches`] (the default)
+    /// answers the question itself; `TwoTimestamps` is §8.2.1's
+    /// procedure, which agrees with it when feedback comes once per RTT.
     pub data_limited_check: DataLimitedCheck,
     /// The b of the throughput equation (packets acknowledged per ACK).
     pub b: f64,

@@ -268,6 +268,8 @@ fn make_flow(
         past: Default::default(),
         stale: 0,
         send_jitter: spec.send_jitter.map_or(Duration::ZERO, |d| d.0),
+        host_jitter: spec.host_jitter_bound(),
+        host_last: Instant::ZERO,
         jitter_rng: Rng::stream(sc.seed, STREAM_JITTER + u64::from(id)),
         delivered_at_measure: 0,
         slow_start_exit: None,

@@ -75,6 +75,10 @@ pub(crate) struct Flow {
     pub(super) files: VecDeque<(u64, Instant)>,
     /// Upper bound of the random hold before each data packet is sent.
     pub(super) send_jitter: Duration,
+    /// Upper bound of the order-preserving host timing jitter.
+    pub(super) host_jitter: Duration,
+    /// When the sender's latest host-jittered packet enters the network.
+    pub(super) host_last: Instant,
     /// When a rate-based sender first learned of a loss (left slow start).
     pub(super) slow_start_exit: Option<Instant>,
     /// Bytes acknowledged over all connections (sum of `Acked` events).
@@ -281,8 +285,23 @@ impl Sim {
             self.next_sequential_file(fi);
         }
         let (jitter, src) = (self.flows[fi].send_jitter, self.flows[fi].src);
+        let host_jitter = self.flows[fi].host_jitter;
         for idx in out.drain(..) {
-            if jitter > Duration::ZERO {
+            if host_jitter > Duration::ZERO {
+                // A host's send path (scheduler, syscall, NIC queue) adds
+                // a varying delay but keeps the packets in order: entry at
+                // max(previous entry, now + U[0, j]). What this breaks is
+                // RFC 5348 §4.3 step 4's tie (FlowSpec::host_jitter_bound).
+                let f = &mut self.flows[fi];
+                let wait = Duration(f.jitter_rng.below(host_jitter.0 + 1));
+                let at = f.host_last.max(self.now + wait);
+                f.host_last = at;
+                // Same-instant entries keep the emission order: the rank
+                // is the packet's uid, which grows with emission.
+                let uid = self.packets.slots[idx as usize].uid;
+                let ev = Event::Inject(idx);
+                self.events.push_ranked(at, ev, ev.packet_rank(uid));
+            } else if jitter > Duration::ZERO {
                 // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
                 // before it reaches the wire, independently of the others.
                 let f = &mut self.flows[fi];

@@ -8,9 +8,9 @@
 //! time during which it was *not* data-limited (from a packet sent with
 //! more data waiting to the packet that emptied its buffer), and the
 //! interval is data-limited when it meets none of them
-//! ([`DataLimitedCheck::Stretches`]). §8.2.1's two-timestamp procedure
-//! (NotLimited1/NotLimited2, [`DataLimitedCheck::TwoTimestamps`], the
-//! default) gives the same answer when one feedback covers each RTT; with several
+//! ([`DataLimitedCheck::Stretches`], the default). §8.2.1's two-timestamp
+//! procedure (NotLimited1/NotLimited2, [`DataLimitedCheck::TwoTimestamps`])
+//! gives the same answer when one feedback covers each RTT; with several
 //! feedbacks per t_new lag (a queue that delays data by D ≫ the
 //! feedback interval, issue 34) it finds both timestamps after t_new and
 //! calls a bulk sender's intervals data-limited, and the data-limited

@@ -178,9 +178,10 @@ impl TryFrom<TfrcFields> for TfrcOptions {
             },
             data_limited: match f.data_limited {
                 Some(DataLimitedKind::Stretches) => satcc_proto::tfrc::DataLimitedCheck::Stretches,
-                Some(DataLimitedKind::TwoTimestamps) | None => {
+                Some(DataLimitedKind::TwoTimestamps) => {
                     satcc_proto::tfrc::DataLimitedCheck::TwoTimestamps
                 }
+                None => satcc_proto::tfrc::DataLimitedCheck::default(),
             },
             first_loss_target: match f.first_loss_target {
                 Some(FirstLossTargetKind::Recent) => satcc_proto::tfrc::FirstLossTarget::Recent,
