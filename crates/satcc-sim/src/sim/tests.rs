@@ -337,3 +337,59 @@ fn eager_departures_give_the_same_run_with_fewer_events() {
     }
     assert!(fewer >= 10, "only {fewer} scenarios have eager links");
 }
+
+/// Hops folded into their feeder's departure (`Link::fold_from`) change
+/// nothing but the number of events: every shipped scenario (shortened)
+/// and the mixed dumbbell give the same summary and series with folding
+/// turned off, and the bench and dumbbell scenarios have fewer events.
+#[test]
+fn folded_hops_give_the_same_run_with_fewer_events() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let mut sources = vec![("mixed".to_string(), load(MIXED))];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = Vec::new();
+    for (name, sc) in &sources {
+        let folded = Sim::new(sc, &opts).expect("builds");
+        let any = folded.links.iter().any(|l| l.fold_from != u32::MAX);
+        let mut a = folded.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        for l in &mut sim.links {
+            l.fold_from = u32::MAX;
+            l.feeds_fold = false;
+        }
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer.push(name.clone());
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    for want in ["bench.toml", "dumbbell.toml"] {
+        assert!(
+            fewer.iter().any(|n| n.ends_with(want)),
+            "{want} has no folded hop: {fewer:?}"
+        );
+    }
+    assert!(fewer.len() >= 10, "only {} scenarios fold hops", fewer.len());
+}
