@@ -69,7 +69,6 @@ pub(crate) struct Link {
     /// Neither a hook nor an error model nor a shaper: the fast path need
     /// not read the lines that hold them. Kept by [`Link::set_hook`].
     pub(super) plain: bool,
-    pub is_reverse: bool,
     /// Some link folds its arrivals from this one ([`Link::fold_from`]):
     /// a packet put on this wire may go straight onto the next link.
     pub(super) feeds_fold: bool,
@@ -84,6 +83,8 @@ pub(crate) struct Link {
     /// The size `tx_last` held before it.
     pub(super) tx_prev: (u32, u32),
     pub(super) hook: Option<Box<dyn LinkHook>>,
+    /// Read when routes are built, not per packet: out of the first line.
+    pub is_reverse: bool,
     /// The opposite direction between the same nodes (its queue is what a
     /// REFWA hook on this link needs for ACKs).
     pub(super) reverse: Option<u32>,

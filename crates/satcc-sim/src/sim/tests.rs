@@ -178,6 +178,7 @@ fn a_plain_hop_reads_one_line_of_its_link() {
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
         ("plain", offset_of!(Link, plain) + 1),
+        ("feeds_fold", offset_of!(Link, feeds_fold) + 1),
         ("tx_last", offset_of!(Link, tx_last) + 8),
     ] {
         assert!(end <= 64, "{name} ends at byte {end} of Link");
@@ -391,5 +392,9 @@ fn folded_hops_give_the_same_run_with_fewer_events() {
             "{want} has no folded hop: {fewer:?}"
         );
     }
-    assert!(fewer.len() >= 10, "only {} scenarios fold hops", fewer.len());
+    assert!(
+        fewer.len() >= 10,
+        "only {} scenarios fold hops",
+        fewer.len()
+    );
 }
