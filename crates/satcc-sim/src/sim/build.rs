@@ -189,6 +189,7 @@ impl Sim {
             for (i, l) in sim.links.iter_mut().enumerate() {
                 l.eager = l.plain && l.queue.is_fifo() && !sim.pcap.iter().any(|(c, _)| *c == i);
             }
+            sim.fold_hops();
         }
         if opts.series {
             let mut series = Series::new(

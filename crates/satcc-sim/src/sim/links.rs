@@ -69,7 +69,9 @@ pub(crate) struct Link {
     /// Neither a hook nor an error model nor a shaper: the fast path need
     /// not read the lines that hold them. Kept by [`Link::set_hook`].
     pub(super) plain: bool,
-    pub is_reverse: bool,
+    /// Some link folds its arrivals from this one ([`Link::fold_from`]):
+    /// a packet put on this wire may go straight onto the next link.
+    pub(super) feeds_fold: bool,
     /// (size, serialisation time in ns) of the last size [`Link::tx_time`]
     /// had to compute, when the time fits in 32 bits (data and ACK sizes
     /// repeat; the division is the costly part).
@@ -81,6 +83,8 @@ pub(crate) struct Link {
     /// The size `tx_last` held before it.
     pub(super) tx_prev: (u32, u32),
     pub(super) hook: Option<Box<dyn LinkHook>>,
+    /// Read when routes are built, not per packet: out of the first line.
+    pub is_reverse: bool,
     /// The opposite direction between the same nodes (its queue is what a
     /// REFWA hook on this link needs for ACKs).
     pub(super) reverse: Option<u32>,
@@ -98,6 +102,17 @@ pub(crate) struct Link {
     /// On an eager link with packets queued: when the head's
     /// transmission starts.
     pub(super) head_start: Instant,
+    /// The link every packet entering this one comes from, when there is
+    /// exactly one and this link is eager, unmonitored and drop-tail
+    /// ([`Sim::fold_hops`]); `u32::MAX` otherwise. A packet that will
+    /// find this link idle then crosses the node between the two without
+    /// an event: its hop onto this link is done when it goes on the
+    /// feeder's wire (issue 28, item 2's "hops that only one flow uses").
+    pub(super) fold_from: u32,
+    /// Packets bound for this link that are on the feeder's wire without
+    /// having been folded: while any is, no later one may be folded (it
+    /// would overtake them).
+    pub(super) unfolded: u32,
     // Then the queue (its own hot fields first), and the rest.
     pub(super) queue: Queue,
     pub(super) error: Option<ErrorModel>,
@@ -145,6 +160,9 @@ impl Link {
             reverse: None,
             eager: false,
             head_start: Instant::ZERO,
+            feeds_fold: false,
+            fold_from: u32::MAX,
+            unfolded: 0,
             arrivals: 0,
             drops: LinkDrops::default(),
             busy_ns: 0,
@@ -268,6 +286,10 @@ impl Sim {
         };
         let link = &mut self.links[li];
         link.arrivals += 1;
+        if link.fold_from != u32::MAX {
+            // Only the feeder's unfolded packets come this way.
+            link.unfolded -= 1;
+        }
         let hook = if link.plain { None } else { link.hook.as_mut() };
         if let Some(h) = hook {
             let view = LinkView {
@@ -438,12 +460,109 @@ impl Sim {
     fn put_on_wire(&mut self, li: usize, idx: u32) {
         let link = &mut self.links[li];
         let at = link.busy_until + link.delay;
+        if link.feeds_fold && self.fold_hop(li, idx, at) {
+            return;
+        }
+        let link = &mut self.links[li];
         let uid = self.packets.slots[idx as usize].uid;
         if link.pipe.is_empty() {
             let ev = Event::Arrive(li as u32);
             self.events.push_ranked(at, ev, ev.packet_rank(uid));
         }
         link.pipe.push_back((at, idx, uid));
+    }
+
+    /// Packet `idx`, going on link `li`'s wire to reach its far end at
+    /// `at`, crosses that node now if the link it takes there folds its
+    /// arrivals from `li` and will be idle at `at`: what `on_arrive` and
+    /// `send_on_link`'s idle fast path would do at `at` is done now, with
+    /// `at` as the time, and no arrival event at that node. Returns false
+    /// (nothing done) when the packet must take the ordinary way.
+    ///
+    /// The same run, event for event, less one: the next link's state
+    /// changes only through packets from `li`, which reach it in the order
+    /// they go on `li`'s wire, so doing each change earlier, in that
+    /// order, gives the same sequence of states; nothing reads that link
+    /// between now and `at` (it is not monitored, and no snapshot or hook
+    /// exists in a run with eager links); its arrival event at the far
+    /// end has the same time and rank (the packet's uid) either way. Kept
+    /// to arrivals no later than the run's end, so no packet is counted
+    /// on a link it would not have reached.
+    #[inline(never)]
+    fn fold_hop(&mut self, li: usize, idx: u32, at: Instant) -> bool {
+        let node = self.links[li].to;
+        let p = &self.packets.slots[idx as usize];
+        if p.dst == node || p.ttl <= 1 || at > self.end() {
+            return false;
+        }
+        let hops = u32::from(INITIAL_TTL - (p.ttl - 1));
+        let Some(next) = self
+            .routes
+            .next_hop(&self.net, &self.link_up, p.flow, p.dst, node, hops)
+        else {
+            return false;
+        };
+        let (size, uid) = (p.size, p.uid);
+        let l2 = &mut self.links[next as usize];
+        if l2.fold_from != li as u32 {
+            return false;
+        }
+        if l2.unfolded > 0 || l2.free_pending || l2.busy_until > at {
+            // Queued behind another packet, or behind one still on the
+            // feeder's wire: the ordinary way, in order.
+            l2.unfolded += 1;
+            return false;
+        }
+        // `on_arrive` at `node`, then the idle fast path of `send_on_link`
+        // and `start_tx` on a plain eager link, at `at`.
+        self.packets.slots[idx as usize].ttl -= 1;
+        l2.arrivals += 1;
+        let tx = l2.tx_time(size);
+        l2.busy_until = at + tx;
+        l2.busy_ns += tx.as_nanos();
+        let at2 = l2.busy_until + l2.delay;
+        if l2.pipe.is_empty() {
+            let ev = Event::Arrive(next);
+            self.events.push_ranked(at2, ev, ev.packet_rank(uid));
+        }
+        l2.pipe.push_back((at2, idx, uid));
+        true
+    }
+
+    /// Marks the links whose arrivals can be folded into their feeder's
+    /// departures ([`Link::fold_from`]): eager, not monitored, a queue
+    /// that need not see every arrival, and every flow path that takes
+    /// the link takes it right after one same link (never as its first).
+    pub(super) fn fold_hops(&mut self) {
+        const MANY: u32 = u32::MAX - 1;
+        let n = self.links.len();
+        // u32::MAX: no path takes it; MANY: several feeders or a first hop.
+        let mut from = vec![u32::MAX; n];
+        for fi in 0..self.flows.len() as u32 {
+            for reverse in [false, true] {
+                let Some(path) = self.routes.path(fi, reverse) else {
+                    continue;
+                };
+                let mut prev = MANY;
+                for &l in &path {
+                    let f = &mut from[l as usize];
+                    *f = if *f == u32::MAX || *f == prev {
+                        prev
+                    } else {
+                        MANY
+                    };
+                    prev = l;
+                }
+            }
+        }
+        for (li, &f) in from.iter().enumerate() {
+            let l = &self.links[li];
+            if f >= MANY || !l.eager || l.queue_sees_all || self.monitored.contains(&li) {
+                continue;
+            }
+            self.links[li].fold_from = f;
+            self.links[f as usize].feeds_fold = true;
+        }
     }
 
     /// On an eager link: takes out of the queue the packets whose

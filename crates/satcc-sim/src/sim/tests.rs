@@ -178,6 +178,7 @@ fn a_plain_hop_reads_one_line_of_its_link() {
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
         ("plain", offset_of!(Link, plain) + 1),
+        ("feeds_fold", offset_of!(Link, feeds_fold) + 1),
         ("tx_last", offset_of!(Link, tx_last) + 8),
     ] {
         assert!(end <= 64, "{name} ends at byte {end} of Link");
@@ -336,4 +337,86 @@ fn eager_departures_give_the_same_run_with_fewer_events() {
         );
     }
     assert!(fewer >= 10, "only {fewer} scenarios have eager links");
+}
+
+/// Hops folded into their feeder's departure (`Link::fold_from`) change
+/// nothing but the number of events: every shipped scenario (shortened)
+/// and the mixed dumbbell give the same summary and series with folding
+/// turned off, and the bench and dumbbell scenarios have fewer events.
+#[test]
+fn folded_hops_give_the_same_run_with_fewer_events() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    // Last hops slower than the bottleneck: they queue and drop, so a
+    // packet often finds its last link busy and must take the ordinary
+    // way, and the packets behind it must not overtake it.
+    let slow_last_hop = r#"
+name = "slow-last-hop"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "20Mbps", delay = "20ms", queue = { kind = "droptail", limit = 100 } }
+access = { rate = "2Mbps", delay = "5ms", queue = { kind = "droptail", limit = 8 } }
+[[flows]]
+protocol = "sack"
+count = 2
+[[flows]]
+protocol = "tfrc"
+[[flows]]
+protocol = "cbr"
+rate = "3Mbps"
+"#;
+    let mut sources = vec![
+        ("mixed".to_string(), load(MIXED)),
+        ("slow-last-hop".to_string(), load(slow_last_hop)),
+    ];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = Vec::new();
+    for (name, sc) in &sources {
+        let folded = Sim::new(sc, &opts).expect("builds");
+        let any = folded.links.iter().any(|l| l.fold_from != u32::MAX);
+        let mut a = folded.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        for l in &mut sim.links {
+            l.fold_from = u32::MAX;
+            l.feeds_fold = false;
+        }
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer.push(name.clone());
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    for want in ["bench.toml", "dumbbell.toml", "slow-last-hop"] {
+        assert!(
+            fewer.iter().any(|n| n.ends_with(want)),
+            "{want} has no folded hop: {fewer:?}"
+        );
+    }
+    assert!(
+        fewer.len() >= 10,
+        "only {} scenarios fold hops",
+        fewer.len()
+    );
 }
