@@ -171,9 +171,8 @@ struct TxRecord {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BbrAck {
     pub now: Instant,
-    /// Segments delivered (cumulatively ACKed or SACKed) since the
-    /// connection began, after this ACK.
-    pub delivered: u64,
+    /// Segments this ACK newly delivered (cumulatively ACKed or SACKed).
+    pub acked: u64,
     /// The most recently sent of the segments this ACK newly delivered
     /// (tcp_rate_skb_delivered() keeps the one with the largest
     /// `delivered`).
@@ -416,8 +415,8 @@ impl BbrState {
     /// `tcp_rate_gen()`; returns the new cwnd (segments).
     pub fn on_ack(&mut self, a: BbrAck, cwnd: f64, mss_bytes: f64) -> f64 {
         // tcp_rate_gen()
-        let newly = a.delivered.saturating_sub(self.delivered);
-        self.delivered = self.delivered.max(a.delivered);
+        let newly = a.acked;
+        self.delivered += newly;
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;
         }
@@ -462,7 +461,8 @@ impl BbrState {
         if bw > 0.0 && (self.full_bw_reached || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
-        self.set_cwnd(a, newly, bw, cwnd, mss_bytes)
+        let c = self.set_cwnd(a, newly, bw, cwnd, mss_bytes);
+        c
     }
 
     /// `bbr_update_bw()`: round counting and the max-bandwidth filter.

@@ -69,7 +69,7 @@ impl Path {
                 self.delivered += 1;
                 let a = BbrAck {
                     now: t,
-                    delivered: self.delivered,
+                    acked: 1,
                     latest: Some(seq),
                     rtt: Some(t - sent),
                     prior_inflight: self.inflight() + 1,

@@ -451,6 +451,11 @@ impl TcpSender {
             }
         }
         let prior_inflight = self.inflight();
+        // Delivered = cumulatively acknowledged + SACKed. Counted as the
+        // change across this ACK only: the scoreboard forgets SACKed
+        // segments at a timeout (RFC 6675 §5.1), and a running total
+        // taken from it would then stop counting until snd_una caught up.
+        let delivered_before = self.snd_una + self.sb.sacked_count();
         let rtt_samples = self.stats.rtt_samples;
         self.ack_losses = 0;
         self.handle_ack(now, ack);
@@ -469,7 +474,7 @@ impl TcpSender {
         };
         let a = BbrAck {
             now,
-            delivered: self.snd_una + self.sb.sacked_count(),
+            acked: (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before),
             latest: None,
             rtt,
             prior_inflight,
@@ -490,9 +495,15 @@ impl TcpSender {
     }
 
     /// Segments in flight: RFC 6675 pipe for the Sack variant, FlightSize
-    /// otherwise.
+    /// otherwise. After a timeout, until `loss_until` is acknowledged, only
+    /// what the go-back-N resend has put out since: Linux's
+    /// tcp_enter_loss() marks every unSACKed segment lost, so BBR's
+    /// tcp_packets_in_flight() counts none of the old flight (without
+    /// this PROBE_RTT would wait for it to drain, and it never does).
     fn inflight(&self) -> u64 {
-        if self.cfg.variant == Variant::Sack {
+        if self.loss_until.is_some() {
+            self.snd_nxt - self.snd_una
+        } else if self.cfg.variant == Variant::Sack {
             self.sb.pipe()
         } else {
             self.snd_max - self.snd_una
@@ -975,7 +986,11 @@ impl TcpSender {
         self.snd_nxt = self.snd_una;
         self.timed = None;
         // RFC 2018 §8 / RFC 6675 §5.1: forget SACK state (ns-2 Sack1).
-        self.sb.clear();
+        // BBR is Linux's: tcp_enter_loss() keeps the SACKed marks unless
+        // the receiver reneged, so the go-back-N resend skips them.
+        if self.bbr.is_none() {
+            self.sb.clear();
+        }
     }
 
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
