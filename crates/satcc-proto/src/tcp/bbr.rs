@@ -461,8 +461,7 @@ impl BbrState {
         if bw > 0.0 && (self.full_bw_reached || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
-        let c = self.set_cwnd(a, newly, bw, cwnd, mss_bytes);
-        c
+        self.set_cwnd(a, newly, bw, cwnd, mss_bytes)
     }
 
     /// `bbr_update_bw()`: round counting and the max-bandwidth filter.
