@@ -29,6 +29,10 @@ Rows: the flow with the simulator's defaults, and with `profile =
                                 [--pers 0,1e-3,1e-2] [--json out.json]
     scripts/linux-validation.py --quick     # 15 s, 2 kernel runs a point
 
+`--cc` picks the congestion control: `reno` (the default; simulated as
+`sack`), `cubic` or `bbr` (simulated as the protocol of the same name,
+issue 31).
+
 Prints a Markdown table: per point the kernel's mean goodput ± its
 standard error, each simulated row's mean ± s.e., and simulated / kernel
 with its standard error (propagated from both).
@@ -65,8 +69,14 @@ def link_text(link, per):
     return text
 
 
+# The simulated protocol each kernel congestion control is compared with.
+SIM_PROTOCOL = {"reno": "sack", "cubic": "cubic", "bbr": "bbr"}
+CC = "reno"
+
+
 def kernel_run(satcc, link, per, seed, secs):
-    """Goodput (b/s) of one kernel reno flow, with its retransmissions."""
+    """Goodput (b/s) of one kernel flow (congestion control CC), with its
+    retransmissions."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "link.toml")
         with open(path, "w") as f:
@@ -75,7 +85,7 @@ def kernel_run(satcc, link, per, seed, secs):
         args = [satcc, "shell", "--link", path, "--seed", str(seed), "--summary", summary, "-q",
                 "--peer", f"{satcc} perf --server >/dev/null 2>&1",
                 "--", satcc, "perf", "--client", "100.64.0.2:5201", "--protocol", "tcp",
-                "--cc", "reno", "--time", f"{secs}s", "--json"]
+                "--cc", CC, "--time", f"{secs}s", "--json"]
         p = subprocess.run(args, capture_output=True, text=True, timeout=secs + 120)
         if p.returncode != 0:
             sys.exit(f"kernel run failed ({p.returncode}): {' '.join(args)}\n{p.stderr}")
@@ -93,7 +103,7 @@ kind = "graph"
 nodes = [{{ name = "a" }}, {{ name = "b" }}]
 links = [{{ from = "a", to = "b", {lk} }}]
 [[flows]]
-protocol = "sack"
+protocol = "{SIM_PROTOCOL[CC]}"
 src = "a"
 dst = "b"
 mss = {MSS}
@@ -139,19 +149,25 @@ def main():
     ap.add_argument("--pers", default="0,1e-3,1e-2")
     ap.add_argument("--profiles", default="default,linux",
                     help="simulated rows: the simulator's defaults and/or profile = \"linux\"")
+    ap.add_argument("--cc", default="reno", choices=sorted(SIM_PROTOCOL),
+                    help="kernel congestion control (simulated: reno as sack, the others "
+                    "as themselves)")
     ap.add_argument("--quick", action="store_true", help="15 s, 2 kernel runs, 4 seeds")
     ap.add_argument("--json", help="write every measurement here")
     ap.add_argument("--kernel-from", help="take the kernel runs from an earlier --json "
                     "(same --time) instead of running them: re-simulate only")
     a = ap.parse_args()
+    global CC
+    CC = a.cc
+    sim = SIM_PROTOCOL[CC]
     if a.quick:
         a.time, a.runs, a.sim_seeds = 15, 2, 4
     profiles = a.profiles.split(",")
     print(f"T = {a.time} s, {a.runs} kernel runs and {a.sim_seeds} simulated seeds a point; "
           "goodput mean ± s.e. in Mb/s, ratio simulated / kernel ± s.e.\n")
-    head = "| link | PER | kernel reno | kernel retr. |"
+    head = f"| link | PER | kernel {CC} | kernel retr. |"
     for p in profiles:
-        head += f" sim sack ({p}) | ratio ({p}) | sim retr. ({p}) |"
+        head += f" sim {sim} ({p}) | ratio ({p}) | sim retr. ({p}) |"
     print(head)
     print("|" + "---|" * (4 + 3 * len(profiles)))
     rows = []
@@ -159,6 +175,8 @@ def main():
     if a.kernel_from:
         with open(a.kernel_from) as f:
             saved = json.load(f)
+        if saved.get("cc", "reno") != CC:
+            sys.exit(f"--kernel-from: runs of --cc {saved.get('cc', 'reno')}, not --cc {CC}")
         if saved["time_s"] != a.time:
             sys.exit(f"--kernel-from: runs of {saved['time_s']} s, not --time {a.time}")
         old = {(r["link"], r["per"]): r for r in saved["rows"]}
@@ -190,7 +208,7 @@ def main():
             rows.append(row)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"time_s": a.time, "rows": rows}, f, indent=1)
+            json.dump({"time_s": a.time, "cc": CC, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1003,6 +1003,17 @@ fn write_tcp(
     // defaults, which are satcc's (CUBIC β 717/1024, C 0.4 (bic_scale 41),
     // fast convergence and tcp_friendliness on; Hybla rtt0 25 ms).
     let linux_ca = match sender.growth {
+        // BBR came to Linux in 4.9; ns-2 2.35's tcp/linux/ holds the
+        // 2.6 modules only.
+        Growth::Bbr(_) => {
+            return Err(Ns2Error::unsupported(
+                at("protocol"),
+                "\"bbr\" has no ns-2 2.35 counterpart (its Agent/TCP/Linux carries Linux 2.6's \
+                 modules; BBR arrived in Linux 4.9): compare bbr with the kernel through \
+                 satcc shell instead"
+                    .to_string(),
+            ));
+        }
         Growth::Reno => None,
         Growth::Cubic(_) => Some("cubic"),
         Growth::Hybla(_) => Some("hybla"),

@@ -8,8 +8,12 @@
 //! * [`Growth::Cubic`]: CUBIC, RFC 9438;
 //! * [`Growth::Hybla`]: TCP Hybla (Caini & Firrincieli, "TCP Hybla: a TCP
 //!   enhancement for heterogeneous networks", Int. J. Satell. Commun.
-//!   Network. 2004; Linux `net/ipv4/tcp_hybla.c` as a second reading).
+//!   Network. 2004; Linux `net/ipv4/tcp_hybla.c` as a second reading);
+//! * [`Growth::Bbr`]: BBR v1 as Linux's `tcp_bbr.c` (in [`super::bbr`]):
+//!   it sets cwnd and a pacing rate on every ACK, in recovery too, so the
+//!   sender calls it apart from the growth hooks here.
 
+use super::bbr::BbrConfig;
 use crate::time::{Duration, Instant};
 
 /// Which window growth a [`super::TcpSender`] runs.
@@ -23,6 +27,8 @@ pub enum Growth {
     Cubic(CubicConfig),
     /// TCP Hybla.
     Hybla(HyblaConfig),
+    /// BBR v1 (Linux `tcp_bbr.c`), with pacing.
+    Bbr(BbrConfig),
 }
 
 /// CUBIC's parameters (RFC 9438 §4.1 and §5 give the defaults).
@@ -146,7 +152,8 @@ impl CubicState {
 impl GrowthState {
     pub fn new(g: Growth) -> Self {
         match g {
-            Growth::Reno => GrowthState::Reno,
+            // BBR's window is set by `super::bbr::BbrState`, never here.
+            Growth::Reno | Growth::Bbr(_) => GrowthState::Reno,
             Growth::Cubic(cfg) => GrowthState::Cubic(CubicState {
                 cfg,
                 ..CubicState::default()

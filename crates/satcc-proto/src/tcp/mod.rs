@@ -8,6 +8,9 @@
 //! per-ACK work does not grow with the window. The segments, [`TcpData`]
 //! and [`TcpAck`], are defined in [`crate::messages::tcp`].
 
+mod bbr;
+#[cfg(test)]
+mod bbr_tests;
 mod endpoint;
 mod growth;
 #[cfg(test)]
@@ -23,6 +26,7 @@ mod sender;
 mod tests;
 
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
+pub use bbr::{BbrConfig, BbrMode};
 pub use growth::{CubicConfig, Growth, HyblaConfig};
 pub use peach::PeachConfig;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};

@@ -74,7 +74,6 @@ impl Scoreboard {
     }
 
     /// SACKed segments held.
-    #[cfg(test)]
     pub(crate) fn sacked_count(&self) -> u64 {
         self.sacked
     }

@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 
+use super::bbr::{BbrAck, BbrState, CaState};
 use super::growth::{AckInfo, Growth, GrowthState};
 use super::peach::{PeachConfig, PeachState};
 use super::rtt::RttEstimator;
@@ -320,6 +321,21 @@ pub struct TcpSender {
     timed: Option<(u64, Instant)>,
     peach: Option<PeachState>,
     growth: GrowthState,
+    /// BBR's model and pacing ([`Growth::Bbr`]).
+    bbr: Option<Box<BbrState>>,
+    /// Pacing: the earliest time the next segment may leave (Linux's
+    /// `tcp_wstamp_ns`).
+    next_send: Instant,
+    /// The last [`Self::poll_transmit`] held a segment back for pacing.
+    pace_wait: bool,
+    /// Data segments sent (Linux `data_segs_out`; the first few go
+    /// unpaced).
+    data_segs_out: u64,
+    /// BBR: the loss state of a retransmission timeout lasts until this
+    /// segment is acknowledged (RFC 6582 `recover` at the timeout).
+    loss_until: Option<u64>,
+    /// BBR: segments marked lost on the ACK being processed.
+    ack_losses: u64,
     pub(super) stats: SenderStats,
 }
 
@@ -377,6 +393,15 @@ impl TcpSender {
             timed: None,
             peach,
             growth: GrowthState::new(cfg.growth),
+            bbr: match cfg.growth {
+                Growth::Bbr(b) => Some(Box::new(BbrState::new(b, _now, cwnd))),
+                _ => None,
+            },
+            next_send: Instant::ZERO,
+            pace_wait: false,
+            data_segs_out: 0,
+            loss_until: None,
+            ack_losses: 0,
             stats,
             cfg,
         }
@@ -402,6 +427,90 @@ impl TcpSender {
 
     /// An ACK arrived.
     pub fn handle_input(&mut self, now: Instant, ack: &TcpAck) {
+        if self.bbr.is_none() || ack.ack > self.snd_max || ack.ack < self.snd_una {
+            self.handle_ack(now, ack);
+            return;
+        }
+        // tcp_rate.c: of the segments this ACK delivers, the most
+        // recently sent one gives the rate sample. Looked at: the segment
+        // at snd_una (a hole the ACK fills), the highest one cumulatively
+        // acknowledged, and the top of the first SACK block (RFC 2018 §4:
+        // the block holding the segment that triggered the ACK), each if
+        // not delivered before.
+        let mut cand = [None; 3];
+        if ack.ack > self.snd_una {
+            cand[0] = Some(self.snd_una);
+            if !self.sb.sacked(ack.ack - 1) {
+                cand[1] = Some(ack.ack - 1);
+            }
+        }
+        if let Some(b) = ack.sack_blocks().first() {
+            let top = b.end.saturating_sub(1);
+            if b.end > b.start && top >= ack.ack && top < self.snd_max && !self.sb.sacked(top) {
+                cand[2] = Some(top);
+            }
+        }
+        let prior_inflight = self.inflight();
+        // Delivered = cumulatively acknowledged + SACKed. Counted as the
+        // change across this ACK only: the scoreboard forgets SACKed
+        // segments at a timeout (RFC 6675 §5.1), and a running total
+        // taken from it would then stop counting until snd_una caught up.
+        let delivered_before = self.snd_una + self.sb.sacked_count();
+        let rtt_samples = self.stats.rtt_samples;
+        self.ack_losses = 0;
+        self.handle_ack(now, ack);
+        let rtt = (self.stats.rtt_samples > rtt_samples)
+            .then_some(self.last_rtt)
+            .flatten();
+        if self.loss_until.is_some_and(|u| self.snd_una >= u) {
+            self.loss_until = None;
+        }
+        let state = if self.in_recovery {
+            CaState::Recovery
+        } else if self.loss_until.is_some() {
+            CaState::Loss
+        } else {
+            CaState::Open
+        };
+        let a = BbrAck {
+            now,
+            acked: (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before),
+            latest: None,
+            rtt,
+            prior_inflight,
+            inflight: self.inflight(),
+            losses: self.ack_losses,
+            state,
+        };
+        let mss = self.mss as f64;
+        let cap = self.cfg.max_window.max(1) as f64;
+        if let Some(b) = self.bbr.as_mut() {
+            let a = BbrAck {
+                latest: b.latest_of(cand.into_iter().flatten()),
+                ..a
+            };
+            self.cwnd = b.on_ack(a, self.cwnd, mss).min(cap);
+            b.advance(self.snd_una);
+        }
+    }
+
+    /// Segments in flight: RFC 6675 pipe for the Sack variant, FlightSize
+    /// otherwise. After a timeout, until `loss_until` is acknowledged, only
+    /// what the go-back-N resend has put out since: Linux's
+    /// tcp_enter_loss() marks every unSACKed segment lost, so BBR's
+    /// tcp_packets_in_flight() counts none of the old flight (without
+    /// this PROBE_RTT would wait for it to drain, and it never does).
+    fn inflight(&self) -> u64 {
+        if self.loss_until.is_some() {
+            self.snd_nxt - self.snd_una
+        } else if self.cfg.variant == Variant::Sack {
+            self.sb.pipe()
+        } else {
+            self.snd_max - self.snd_una
+        }
+    }
+
+    fn handle_ack(&mut self, now: Instant, ack: &TcpAck) {
         self.stats.acks_received += 1;
         // RFC 5681 §3.2 / RFC 793: an ACK for data never sent is dropped,
         // and an ACK older than SND.UNA carries nothing new.
@@ -604,6 +713,10 @@ impl TcpSender {
 
     /// Window growth ([`Growth`]) for one ACK of `newly` new segments.
     fn open_cwnd(&mut self, now: Instant, newly: u64) {
+        if self.bbr.is_some() {
+            // BBR sets cwnd after the whole ACK (`handle_input`).
+            return;
+        }
         let cap = (self.cfg.max_window.max(1) as f64).min(self.rwnd.max(1) as f64);
         if self.cwnd >= cap {
             return;
@@ -664,6 +777,7 @@ impl TcpSender {
     fn enter_recovery(&mut self, now: Instant) {
         // W of paper 002 §III-C: the window when the loss is detected.
         let w = self.window();
+        let (cwnd0, ssthresh0) = (self.cwnd, self.ssthresh);
         // RFC 5681 §3.2 step 2, eq. (4): FlightSize without the segments
         // sent by Limited Transmit.
         let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_sent);
@@ -719,6 +833,15 @@ impl TcpSender {
                 // highest sequence number in the retransmitted segment".
                 self.rescue_end = Some(self.snd_una + 1);
             }
+        }
+        if let Some(b) = self.bbr.as_mut() {
+            // tcp_bbr.c bbr_ssthresh(): note cwnd and leave ssthresh;
+            // bbr_main() decides cwnd (packet conservation, §4.3 of the
+            // kernel's recover_or_restore) once the ACK is processed.
+            b.save_cwnd(cwnd0);
+            self.cwnd = cwnd0;
+            self.ssthresh = ssthresh0;
+            self.ack_losses += 1;
         }
         // Give the fast retransmission a full RTO, as ns-2 does.
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -863,7 +986,11 @@ impl TcpSender {
         self.snd_nxt = self.snd_una;
         self.timed = None;
         // RFC 2018 §8 / RFC 6675 §5.1: forget SACK state (ns-2 Sack1).
-        self.sb.clear();
+        // BBR is Linux's: tcp_enter_loss() keeps the SACKed marks unless
+        // the receiver reneged, so the go-back-N resend skips them.
+        if self.bbr.is_none() {
+            self.sb.clear();
+        }
     }
 
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
@@ -912,6 +1039,12 @@ impl TcpSender {
                 }
             };
             self.ssthresh = ((base / 2).max(2)) as f64;
+        }
+        if let Some(b) = self.bbr.as_mut() {
+            // tcp_enter_loss(): bbr_ssthresh() notes cwnd, then BBR's
+            // TCP_CA_Loss (full_bw forgotten); cwnd = in flight + 1 = 1.
+            b.on_rto(self.cwnd);
+            self.loss_until = Some(self.snd_max);
         }
         // RFC 5681 §3.1: loss window of one segment.
         self.cwnd = 1.0;
@@ -995,6 +1128,11 @@ impl TcpSender {
     }
 
     fn poll_data(&mut self, now: Instant) -> Option<TcpData> {
+        // Pacing (BBR): nothing leaves before `next_send`.
+        self.pace_wait = self.bbr.is_some() && now < self.next_send;
+        if self.pace_wait {
+            return None;
+        }
         if let Some(seq) = self.pending_rexmit.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 return Some(self.emit(now, seq));
@@ -1133,6 +1271,9 @@ impl TcpSender {
             }
             len
         };
+        if self.bbr.is_some() {
+            self.on_send_paced(now, seq, len);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
         if retransmit {
@@ -1149,6 +1290,37 @@ impl TcpSender {
             retransmit,
             dummy: false,
         }
+    }
+
+    /// BBR: the rate estimator's record of segment `seq`, and the next
+    /// departure time at the pacing rate (tcp_output.c
+    /// `tcp_update_skb_after_send()`: the first `unpaced_segments` go at
+    /// once; a late departure earns up to half a segment's time back).
+    fn on_send_paced(&mut self, now: Instant, seq: u64, len: u64) {
+        let inflight = self.inflight();
+        let Some(b) = self.bbr.as_mut() else {
+            return;
+        };
+        // Counted before this segment: `emit` has already put a new
+        // segment on the scoreboard.
+        let inflight = if seq + 1 == self.snd_max && !self.sb.sacked(seq) {
+            inflight.saturating_sub(1)
+        } else {
+            inflight
+        };
+        b.on_send(now, seq, inflight);
+        let prior = self.next_send;
+        let wstamp = prior.max(now);
+        if self.data_segs_out >= b.cfg.unpaced_segments && b.pacing_rate > 0.0 {
+            let segs = len as f64 / self.mss as f64;
+            let mut len_ns = (segs / b.pacing_rate * 1e9) as u64;
+            let credit = wstamp.0 - prior.0;
+            len_ns -= (len_ns / 2).min(credit);
+            self.next_send = wstamp + Duration(len_ns);
+        } else {
+            self.next_send = wstamp;
+        }
+        self.data_segs_out += 1;
     }
 
     fn seg_len(&self, seq: u64) -> u64 {
@@ -1183,6 +1355,10 @@ impl TcpSender {
             for x in [ss, rr].into_iter().flatten() {
                 t = Some(t.map_or(x, |t| t.min(x)));
             }
+        }
+        if self.pace_wait {
+            let x = self.next_send;
+            t = Some(t.map_or(x, |t| t.min(x)));
         }
         t
     }

@@ -102,7 +102,16 @@ pub(super) fn config(
             SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
             SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
         },
-        growth: tcp_growth(spec.protocol),
+        growth: match tcp_growth(spec.protocol) {
+            // BBR's first pacing rate comes from the handshake's RTT
+            // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's
+            // base RTT stands for it, as for Peach's Sudden Start.
+            tcp::Growth::Bbr(b) => tcp::Growth::Bbr(tcp::BbrConfig {
+                initial_rtt: base_rtt,
+                ..b
+            }),
+            g => g,
+        },
     };
     let receiver = tcp::ReceiverConfig {
         rwnd: o.rwnd,

@@ -70,6 +70,9 @@ pub enum Protocol {
     /// TCP Hybla window growth (Caini & Firrincieli 2004) with SACK loss
     /// recovery (RFC 6675).
     Hybla,
+    /// BBR v1 as Linux's tcp_bbr.c (model-based cwnd and pacing) with
+    /// SACK loss recovery (RFC 6675).
+    Bbr,
 }
 
 impl std::fmt::Display for Protocol {
@@ -99,12 +102,13 @@ pub(crate) enum Family {
 impl Protocol {
     /// Every protocol, in the order error messages list them. A test
     /// checks that it holds every variant.
-    pub const ALL: [Protocol; 13] = [
+    pub const ALL: [Protocol; 14] = [
         Protocol::Reno,
         Protocol::NewReno,
         Protocol::Sack,
         Protocol::Cubic,
         Protocol::Hybla,
+        Protocol::Bbr,
         Protocol::Peach,
         Protocol::PeachSack,
         Protocol::Tfrc,
@@ -123,6 +127,7 @@ impl Protocol {
             Protocol::Sack => "sack",
             Protocol::Cubic => "cubic",
             Protocol::Hybla => "hybla",
+            Protocol::Bbr => "bbr",
             Protocol::Cbr => "cbr",
             Protocol::Tfrc => "tfrc",
             Protocol::Ccid3 => "ccid3",
@@ -143,6 +148,7 @@ impl Protocol {
             | Protocol::Sack
             | Protocol::Cubic
             | Protocol::Hybla
+            | Protocol::Bbr
             | Protocol::Peach
             | Protocol::PeachSack => Family::Tcp,
             Protocol::Tfrc | Protocol::Ccid3 => Family::Tfrc,
@@ -877,7 +883,7 @@ mod tests {
         assert!(message.contains("\"newreno\""), "{message}");
         // cubic and hybla recover as `sack` does (RFC 6675) but Sack1's
         // own halving would override their window rules.
-        for p in ["cubic", "hybla"] {
+        for p in ["cubic", "hybla", "bbr"] {
             let (field, message) = error(&format!("protocol = \"{p}\"\nsack_recovery = \"ns2\""));
             assert_eq!(field, "flows[0].sack_recovery");
             assert!(message.contains(&format!("\"{p}\"")), "{message}");
@@ -906,13 +912,13 @@ mod tests {
             (
                 "protocol = \"tfrc\"\nrwnd = 64",
                 "rwnd",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \"bbr\", \
                  \"peach\" and \"peach-sack\" only",
             ),
             (
                 "protocol = \"cbr\"\nrate = 1000\nmin_rto = 1",
                 "min_rto",
-                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \
+                "applies to protocols \"reno\", \"newreno\", \"sack\", \"cubic\", \"hybla\", \"bbr\", \
                  \"peach\", \"peach-sack\" and \"tfrcp\" only",
             ),
             (

@@ -1,4 +1,4 @@
-//! The TCP family's options: `reno`, `newreno`, `sack`, `cubic`, `hybla`,
+//! The TCP family's options: `reno`, `newreno`, `sack`, `cubic`, `hybla`, `bbr`,
 //! and TCP-Peach (paper 002) over NewReno (`peach`) or SACK (`peach-sack`).
 
 use satcc_proto::tcp::{self, Growth, Variant};
@@ -19,7 +19,9 @@ pub(crate) fn variant(p: Protocol) -> Option<(Variant, bool)> {
     match p {
         Protocol::Reno => Some((Variant::Reno, false)),
         Protocol::NewReno => Some((Variant::NewReno, false)),
-        Protocol::Sack | Protocol::Cubic | Protocol::Hybla => Some((Variant::Sack, false)),
+        Protocol::Sack | Protocol::Cubic | Protocol::Hybla | Protocol::Bbr => {
+            Some((Variant::Sack, false))
+        }
         Protocol::Peach => Some((Variant::NewReno, true)),
         Protocol::PeachSack => Some((Variant::Sack, true)),
         Protocol::Tfrc
@@ -37,6 +39,7 @@ pub(crate) fn growth(p: Protocol) -> Growth {
     match p {
         Protocol::Cubic => Growth::Cubic(tcp::CubicConfig::default()),
         Protocol::Hybla => Growth::Hybla(tcp::HyblaConfig::default()),
+        Protocol::Bbr => Growth::Bbr(tcp::BbrConfig::default()),
         _ => Growth::Reno,
     }
 }
