@@ -184,9 +184,18 @@ impl TcpRefwa {
         (total / 2, total - total / 2)
     }
 
-    /// Reads the IP packet `ip` crossing the guarded link at `now` (its
-    /// queue holding `queue_pkts`) and rewrites an ACK's window in place.
-    pub fn on_packet(&mut self, now: Instant, ip: &mut [u8], queue_pkts: u64) -> Verdict {
+    /// Reads the IP packet `ip` entering one direction of the link at
+    /// `now` and rewrites an ACK's window in place. `own_queue` is the
+    /// queue of the direction it enters, `other_queue` the other's: a data
+    /// segment loads its own direction, an ACK's data travels the other
+    /// one, and Υ steps by the data direction's queue (eq. 2).
+    pub fn on_packet(
+        &mut self,
+        now: Instant,
+        ip: &mut [u8],
+        own_queue: u64,
+        other_queue: u64,
+    ) -> Verdict {
         let (ep, seg) = match split(ip) {
             Ok(Some(x)) => x,
             Ok(None) => {
@@ -239,7 +248,7 @@ impl TcpRefwa {
         let mss = u64::from(self.refwa.config().packet_bytes.max(1));
         if repr.payload_len > 0 {
             self.refwa
-                .on_data(now, key, ttl0.saturating_sub(h_f), queue_pkts);
+                .on_data(now, key, ttl0.saturating_sub(h_f), own_queue);
         }
         if !repr.flags.contains(Flags::ACK) || syn {
             return Verdict::Passed;
@@ -256,7 +265,7 @@ impl TcpRefwa {
             reverse(&key),
             ttl0.saturating_sub(h_b),
             rwnd,
-            queue_pkts,
+            other_queue,
         );
         if w >= rwnd {
             return Verdict::Passed;
@@ -391,14 +400,14 @@ mod tests {
     fn handshake(t: &mut TcpRefwa, c: u8, port: u16, at: Instant, rtt: Duration) -> Instant {
         let (cp, sp) = ((port, 5001), (5001, port));
         let mut syn = ip(c, 200, cp, Flags::SYN, 64240, Some(7), 0);
-        assert_eq!(t.on_packet(at, &mut syn, 0), Verdict::Passed);
+        assert_eq!(t.on_packet(at, &mut syn, 0, 0), Verdict::Passed);
         let mut sa = ip(200, c, sp, Flags::SYN | Flags::ACK, 65160, Some(7), 0);
         assert_eq!(
-            t.on_packet(at + Duration(rtt.0 / 2), &mut sa, 0),
+            t.on_packet(at + Duration(rtt.0 / 2), &mut sa, 0, 0),
             Verdict::Passed
         );
         let mut ack = ip(c, 200, cp, Flags::ACK, 502, None, 0);
-        assert_eq!(t.on_packet(at + rtt, &mut ack, 0), Verdict::Passed);
+        assert_eq!(t.on_packet(at + rtt, &mut ack, 0, 0), Verdict::Passed);
         at + rtt
     }
 
@@ -425,9 +434,9 @@ mod tests {
             now += Duration::from_millis(2);
             for (c, p) in [(1u8, 40000u16), (3, 40001)] {
                 let mut d = ip(c, 200, (p, 5001), Flags::ACK, 502, None, MSS as usize);
-                assert_eq!(t.on_packet(now, &mut d, 10), Verdict::Passed);
+                assert_eq!(t.on_packet(now, &mut d, 10, 10), Verdict::Passed);
                 let mut a = ip(200, c, (5001, p), Flags::ACK, 0xFFFF, None, 0);
-                let v = t.on_packet(now, &mut a, 10);
+                let v = t.on_packet(now, &mut a, 10, 10);
                 // Every ACK leaves with a valid checksum.
                 let (_, r) = tcp_of(&a);
                 if let Verdict::Rewritten { old, new } = v {
@@ -461,18 +470,21 @@ mod tests {
         let mut t = TcpRefwa::new(cfg(), Instant::ZERO);
         let mut a = ip(200, 1, (5001, 40000), Flags::ACK, 9, None, 0);
         let before = a.clone();
-        assert_eq!(t.on_packet(Instant::ZERO, &mut a, 0), Verdict::Passed);
+        assert_eq!(t.on_packet(Instant::ZERO, &mut a, 0, 0), Verdict::Passed);
         assert_eq!(a, before);
         let mut udp = before.clone();
         udp[9] = 17;
-        assert_eq!(t.on_packet(Instant::ZERO, &mut udp, 0), Verdict::NotTcp);
+        assert_eq!(t.on_packet(Instant::ZERO, &mut udp, 0, 0), Verdict::NotTcp);
         let mut bad = before.clone();
         bad[30] ^= 1; // TCP checksum no longer matches
-        assert_eq!(t.on_packet(Instant::ZERO, &mut bad, 0), Verdict::Malformed);
+        assert_eq!(
+            t.on_packet(Instant::ZERO, &mut bad, 0, 0),
+            Verdict::Malformed
+        );
         for n in 0..before.len() {
             let mut cut = before[..n].to_vec();
             assert_ne!(
-                t.on_packet(Instant::ZERO, &mut cut, 0),
+                t.on_packet(Instant::ZERO, &mut cut, 0, 0),
                 Verdict::Passed,
                 "{n}"
             );
