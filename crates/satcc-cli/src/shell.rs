@@ -83,6 +83,21 @@ pub struct ShellArgs {
     /// all).
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
+    /// Run REFWA (paper 003) as the link's router: every TCP segment
+    /// entering the link is read; each flow's RTT is timed from its SYN to
+    /// the client's first ACK, flows are grouped by RTT in steps of
+    /// 2 x --refwa-quantum (the paper groups them by hop count), and the
+    /// window of ACKs is lowered to their group's share F_k, checksum
+    /// fixed. DIR is the direction the data flows in (forward: from the
+    /// shell, reverse: from the peer); its rate and queue limit are the
+    /// Bw and B of eq. 2. Only connections whose SYN crossed the link are
+    /// touched.
+    #[arg(long, value_name = "DIR", value_parser = ["forward", "reverse"])]
+    pub refwa: Option<String>,
+    /// REFWA's RTT grouping quantum (the paper's ISL delay): flows whose
+    /// RTTs round to the same multiple of twice this share a group.
+    #[arg(long, value_name = "DURATION", default_value = "10ms")]
+    pub refwa_quantum: String,
     /// Print nothing of satcc's own (addresses, summary) on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -112,6 +127,10 @@ struct DirSummary {
     not_ip: u64,
     /// Frames over the MTU (should be 0: offloads are off).
     oversize: u64,
+    /// ACKs entering this direction whose window REFWA lowered (only
+    /// with `--refwa`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refwa_acks_rewritten: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -159,6 +178,55 @@ pub fn shell(a: ShellArgs) -> ExitCode {
 /// killed.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// The REFWA controller's parameters from `--refwa DIR`: Bw and B from
+/// that direction of the link, packets of one Linux MSS with timestamps
+/// (MTU − 52: IPv4 20, TCP 20, timestamps option 12).
+fn refwa_config(
+    a: &ShellArgs,
+    link: &LinkConfig,
+) -> Result<Option<satcc_proto::refwa::RefwaConfig>, String> {
+    use satcc_sim::scenario::QueueSpec;
+    let Some(dir) = a.refwa.as_deref() else {
+        return Ok(None);
+    };
+    let quantum = dur("--refwa-quantum", &a.refwa_quantum)?;
+    if quantum == Duration::ZERO {
+        return Err("--refwa-quantum: must be greater than zero".into());
+    }
+    let d = if dir == "forward" {
+        link.forward()
+    } else {
+        link.reverse()
+    };
+    let mss = a.mtu.saturating_sub(52).max(1);
+    let (limit, bytes) = match &d.queue {
+        QueueSpec::DropTail { limit, limit_bytes }
+        | QueueSpec::Priority {
+            limit, limit_bytes, ..
+        } => (*limit, limit_bytes.map(|b| b.0)),
+        QueueSpec::Red(r) => (Some(r.limit), None),
+        #[allow(unreachable_patterns)]
+        _ => (None, None),
+    };
+    let buffer = match (limit, bytes) {
+        (Some(n), _) => u64::from(n),
+        (None, Some(b)) => b / u64::from(mss),
+        (None, None) => {
+            return Err(format!(
+                "--refwa {dir}: the link's queue has no limit, and REFWA needs the buffer B"
+            ))
+        }
+    };
+    Ok(Some(satcc_proto::refwa::RefwaConfig {
+        isl_delay: quantum,
+        bandwidth_bps: d.rate_bps,
+        buffer_pkts: buffer,
+        packet_bytes: mss,
+        initial_ttl: 64,
+        ..Default::default()
+    }))
+}
+
 fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
     let (name, link, _) = load_link_from(&a.src)?;
     let interval = a
@@ -178,6 +246,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         }
         None => None,
     };
+    let refwa = refwa_config(a, &link)?;
     let outputs = [("--pcap", &a.pcap), ("--summary", &a.summary)];
     for (opt, p) in outputs
         .iter()
@@ -245,6 +314,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         a.src.seed,
         ns.mtu(),
         a.pcap.as_deref(),
+        refwa,
     ) {
         Ok(b) => b,
         Err(e) => {
@@ -398,6 +468,7 @@ fn summarize(
             max_late_s: s.max_late_ns as f64 * 1e-9,
             not_ip: rep[k].not_ip,
             oversize: rep[k].oversize,
+            refwa_acks_rewritten: a.refwa.as_ref().map(|_| rep[k].refwa_rewritten),
         });
         let mut fl: Vec<_> = rep[k].flows.iter().collect();
         fl.sort_by_key(|(key, _)| **key);

@@ -13,6 +13,7 @@ pub mod equation;
 pub mod messages;
 mod pacer;
 pub mod refwa;
+pub mod refwa_tcp;
 pub mod rng;
 pub mod saratoga;
 pub mod stfrc;

@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use satcc_proto::refwa::RefwaConfig;
+use satcc_proto::refwa_tcp::{TcpRefwa, Verdict};
 use satcc_proto::{Duration, Instant};
 use satcc_sim::partial::Partial;
 use satcc_sim::report::pcap::PcapWriter;
@@ -141,6 +143,9 @@ pub struct DirReport {
     /// Frames larger than the MTU (an offload left on): carried as one
     /// packet, which the real network would not do.
     pub oversize: u64,
+    /// ACKs entering this direction whose window REFWA lowered
+    /// (`--refwa`).
+    pub refwa_rewritten: u64,
 }
 
 /// The capture of delivered packets: the writer and the file it is
@@ -234,6 +239,11 @@ struct Dir {
     shared: Arc<Mutex<Shared>>,
     report: DirReport,
     capture: Option<Arc<Mutex<Capture>>>,
+    /// The REFWA controller both directions share (`--refwa`): packets
+    /// cross it as they enter the link, the router's position.
+    refwa: Option<Arc<Mutex<TcpRefwa>>>,
+    /// Each direction's queue length, for the other's REFWA calls.
+    queues: Arc<[AtomicU64; 2]>,
 }
 
 fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
@@ -353,7 +363,23 @@ impl Dir {
                             c.arrived += 1;
                             c.arrived_bytes += ip.len() as u64;
                         }
-                        self.link.arrive(now, frame.to_vec());
+                        let mut owned = frame.to_vec();
+                        if let Some(r) = &self.refwa {
+                            let own = self.link.stats().queue_pkts;
+                            let other = self.queues[1 - self.index].load(Ordering::Relaxed);
+                            let v = r.lock().unwrap_or_else(|p| p.into_inner()).on_packet(
+                                now,
+                                &mut owned[ETH_HEADER..],
+                                own,
+                                other,
+                            );
+                            if let Verdict::Rewritten { .. } = v {
+                                self.report.refwa_rewritten += 1;
+                            }
+                        }
+                        self.link.arrive(now, owned);
+                        self.queues[self.index]
+                            .store(self.link.stats().queue_pkts, Ordering::Relaxed);
                     }
                     None => {
                         // ARP: not carried by the emulated link (an IP
@@ -384,7 +410,10 @@ impl Bridge {
         seed: u64,
         mtu: u32,
         pcap: Option<&std::path::Path>,
+        refwa: Option<RefwaConfig>,
     ) -> std::io::Result<Bridge> {
+        let queues: Arc<[AtomicU64; 2]> = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
+        let refwa = refwa.map(|c| Arc::new(Mutex::new(TcpRefwa::new(c, Instant::ZERO))));
         let capture = match pcap {
             Some(p) => Some(Arc::new(Mutex::new(Capture::create(p).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("--pcap {}: {e}", p.display()))
@@ -418,6 +447,8 @@ impl Bridge {
                 shared: shared.clone(),
                 report: DirReport::default(),
                 capture: capture.clone(),
+                refwa: refwa.clone(),
+                queues: queues.clone(),
             }
         };
         let fwd = mk(0, shell_end.try_clone()?, peer_end.try_clone()?);

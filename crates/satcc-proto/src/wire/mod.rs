@@ -21,7 +21,9 @@
 //! uses [`crate::saratoga::wire::Repr`] directly.
 //!
 //! TCP's messages have no codec here (the UDP runtime carries datagram
-//! protocols): [`encode`] answers [`WireError::Unsupported`].
+//! protocols): [`encode`] answers [`WireError::Unsupported`]. Real TCP
+//! segments (RFC 9293, as a router on an emulated link sees them) have
+//! their own codec in [`tcp`].
 //!
 //! # TFRC and CCID 3: DCCP in UDP
 //!
@@ -174,6 +176,7 @@ pub mod ccid3;
 pub mod checksum;
 pub mod compact;
 pub mod dccp;
+pub mod tcp;
 
 /// Why a packet could not be decoded, or a message not encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
