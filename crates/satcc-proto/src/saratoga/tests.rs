@@ -1148,7 +1148,7 @@ fn holes_repaired_after_the_last_frame_are_progress() {
     // Then 150 s of STATUS every 2 s, each with 500 more bytes in order.
     let mut now = at_ms(1_000);
     for _ in 0..75 {
-        now = now + ms(2_000);
+        now += ms(2_000);
         while s.poll_message(now).is_some() {}
         s.handle_timeout(now);
         assert_eq!(s.failure(), None, "{now}: the indicator moved 2 s ago");
@@ -1164,7 +1164,7 @@ fn holes_repaired_after_the_last_frame_are_progress() {
         s.handle_timeout(now);
         assert_eq!(s.failure(), None, "{now}: under 60 s without progress");
         s.handle_input(now, &Message::SaraStatus(status(p, last, &[(p, 60_000)])));
-        now = now + ms(1_000);
+        now += ms(1_000);
     }
     s.handle_timeout(stopped + ms(61_000));
     assert!(
