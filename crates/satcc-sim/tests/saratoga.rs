@@ -252,3 +252,34 @@ fn default_status_pacing_reaches_95_percent_of_dmc() {
     assert!(gbps(t_cap) >= 0.95, "capped: {t_cap} s");
     assert!(n_cap * 3 < n, "capped: {n_cap} STATUS vs {n}");
 }
+
+/// The seed-5 STFRC stall over `dmc` (mss 1024): the sender reached the
+/// file's end at about 8 s, then repaired holes for a minute at the rate
+/// the 38.4 kb/s uplink's STATUS allowed, the progress indicator creeping
+/// up; its progress timeout counted only the in-response-to frontier
+/// (already at the end), gave up at 68.5 s with 99.7 MB delivered, and
+/// nothing moved for the rest of the run. The file now completes (about
+/// 74 s), and seeds 1-4 as before.
+#[test]
+fn stfrc_over_dmc_repairs_its_holes_to_the_end_on_every_seed() {
+    for seed in 1..=5 {
+        let text = format!(
+            "name = \"dmc-stfrc\"\nduration = \"200s\"\nseed = {seed}\n\
+             [topology]\nkind = \"graph\"\nnodes = [{{ name = \"a\" }}, {{ name = \"b\" }}]\n\
+             [[topology.links]]\nfrom = \"a\"\nto = \"b\"\nrate = \"100Mbps\"\n\
+             reverse_rate = \"38.4kbps\"\ndelay = \"10ms\"\n\
+             queue = {{ kind = \"droptail\", limit = 1000 }}\n\
+             reverse_queue = {{ kind = \"droptail\", limit = 50 }}\n\
+             error = {{ kind = \"uniform\", per = 1e-4 }}\n\
+             [[flows]]\nprotocol = \"stfrc\"\nsrc = \"a\"\ndst = \"b\"\nmss = 1024\n\
+             app = {{ kind = \"files\", size = 100000000, count = 1 }}\n"
+        );
+        let sc =
+            Scenario::from_toml_str(&text, "dmc-stfrc.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let s = summary_of(&sc, &RunOptions::default());
+        let f = &s.flows[0];
+        assert_eq!(f.files_completed, 1, "seed {seed}: {f:?}");
+        assert_eq!(f.delivered_bytes, 100_000_000, "seed {seed}");
+        assert_eq!(f.timeouts, 0, "seed {seed}: gave up");
+    }
+}

@@ -571,9 +571,19 @@ impl SaratogaSender {
             self.failure = Some(Failure::PeerError(s.error));
             return;
         }
+        // New data acknowledged: the frontier (progress indicator or
+        // in-response-to offset) growing, or the progress indicator alone
+        // growing. Once a STATUS has answered the file's last frame the
+        // frontier is at the end and only the progress indicator still
+        // moves while holes are repaired: counting the frontier alone
+        // declared a transfer repairing its holes at a low STATUS rate
+        // (38.4 kb/s reverse path) stalled 60 s after its last new frame,
+        // mid-repair (the seed-5 `dmc` STFRC stall). The draft names no
+        // such timer (§3 leaves session timers to implementations); ours
+        // must only fire when nothing moves.
         let frontier = s.progress.max(s.in_response_to);
-        if frontier > self.best_ack {
-            self.best_ack = frontier;
+        if frontier > self.best_ack || s.progress > self.acked {
+            self.best_ack = self.best_ack.max(frontier);
             self.last_progress = now;
         }
         let echo = s

@@ -1126,6 +1126,54 @@ fn an_idle_application_is_not_a_stall() {
     );
 }
 
+/// The seed-5 `dmc` STFRC stall: every frame sent and answered (the
+/// in-response-to offset at the file's last frame), then holes repaired
+/// for minutes at a low STATUS rate, the progress indicator creeping up.
+/// That is progress: the progress timeout must not fire while the
+/// indicator moves, and must fire once it stops.
+#[test]
+fn holes_repaired_after_the_last_frame_are_progress() {
+    let (mut s, sent) = sender_with_sent(100); // [0, 100_000) sent
+    assert_eq!(
+        sent.last().map(|d| d.offset + u64::from(d.len)),
+        Some(100_000)
+    );
+    let last = sent.last().expect("frames").offset;
+    // First answer: the end reached, everything from 0 to 60_000 missing.
+    let mut p = 0;
+    s.handle_input(
+        at_ms(1_000),
+        &Message::SaraStatus(status(p, last, &[(0, 60_000)])),
+    );
+    // Then 150 s of STATUS every 2 s, each with 500 more bytes in order.
+    let mut now = at_ms(1_000);
+    for _ in 0..75 {
+        now += ms(2_000);
+        while s.poll_message(now).is_some() {}
+        s.handle_timeout(now);
+        assert_eq!(s.failure(), None, "{now}: the indicator moved 2 s ago");
+        p += 500;
+        s.handle_input(now, &Message::SaraStatus(status(p, last, &[(p, 60_000)])));
+    }
+    assert_eq!(s.sender_stats().acked_bytes, 37_500);
+    assert_eq!(s.failure(), None);
+    // The indicator stops, STATUS keeps coming (the inactivity timer
+    // stays fresh): the transfer ends 60 s later, reported.
+    let stopped = now;
+    while now < stopped + ms(59_000) {
+        s.handle_timeout(now);
+        assert_eq!(s.failure(), None, "{now}: under 60 s without progress");
+        s.handle_input(now, &Message::SaraStatus(status(p, last, &[(p, 60_000)])));
+        now += ms(1_000);
+    }
+    s.handle_timeout(stopped + ms(61_000));
+    assert!(
+        matches!(s.failure(), Some(Failure::NoProgress { acked: 37_500, .. })),
+        "{:?}",
+        s.failure()
+    );
+}
+
 #[test]
 fn timestamps_of_every_type_are_written_as_the_go_table_lays_them_out() {
     // 2026-11-26 16:00:00.123456789 UTC = 1_795_708_800 s + 0.123456789.
