@@ -31,6 +31,7 @@ mod bridge;
 mod sys;
 
 pub use bridge::{Bridge, DirReport, FlowCount, FlowKey, PeerEnd};
+pub(crate) use sys::{recv_frame, send_frame, wait_readable_any};
 
 use std::io;
 use std::net::Ipv4Addr;
