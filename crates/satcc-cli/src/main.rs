@@ -316,7 +316,8 @@ fn run(a: RunArgs) -> ExitCode {
     }
 }
 
-/// `satcc run --real`: the scenario's flows over loopback UDP in wall-clock
+/// `satcc run --real`: the scenario's flows over loopback UDP (TCP flows as
+/// kernel TCP in namespaces) in wall-clock
 /// time (satcc_net::real), reported as a simulated run is.
 fn run_real(a: &RunArgs, sc: &Scenario, out_dir: &std::path::Path, no_files: bool) -> ExitCode {
     if !a.pcap.is_empty() {

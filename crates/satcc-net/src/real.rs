@@ -21,7 +21,8 @@
 //! - a datagram's size on a link is its real UDP payload (the protocol's
 //!   wire header, e.g. DCCP's with its options) plus 28 bytes of IPv4 and
 //!   UDP, not `mss + header_bytes`;
-//! - `events` is the number of datagrams the fabric handled;
+//! - `events` is the number of packets the fabric handled (UDP datagrams
+//!   and the kernel TCP flows' segments);
 //! - `loss_recovery`, files and TCP-Peach dummies do not apply: only
 //!   protocols with a UDP wire format (TFRC, CCID3, TFRCP, CBR, Saratoga,
 //!   STFRC) with bulk applications run as satcc's endpoints;
