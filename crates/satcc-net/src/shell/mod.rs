@@ -28,9 +28,9 @@
 //! held only by those processes and satcc's descriptors, go with them.
 
 mod bridge;
-mod sys;
+pub(crate) mod sys;
 
-pub use bridge::{Bridge, DirReport, FlowCount, FlowKey};
+pub use bridge::{is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, DSCP_LE};
 
 use std::io;
 use std::net::Ipv4Addr;
