@@ -159,6 +159,7 @@ fn peach_transfer_to_a_kernel_receiver_is_byte_exact() {
     // The opening Sudden Start alone sends rwnd - 1 (dozens).
     assert!(sent >= 20, "{j}");
     assert!(acked > 0 && acked <= sent, "{j}");
+    assert_eq!(j["peach_fallback"], false, "{j}");
     // PER 1e-2 over ~700 data segments: losses, and they were repaired.
     assert!(j["retransmits"].as_u64().unwrap() > 0, "{j}");
 
@@ -269,6 +270,58 @@ fn sack_transfer_to_a_kernel_receiver_is_byte_exact() {
         .iter()
         .enumerate()
         .all(|(i, &b)| b == satcc_net::utcp::payload_byte(i as u64)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A receiver with D-SACK off (`net.ipv4.tcp_dsack = 0` in the peer's
+/// namespace) answers dummies with plain duplicate ACKs: the opening
+/// Sudden Start's dummies go unanswered, the sender falls back to NewReno
+/// (paper 002 §III-A) and sends no more; the transfer completes.
+#[test]
+fn peach_falls_back_without_dsack() {
+    let bin = env!("CARGO_BIN_EXE_satcc");
+    let dir = scratch("nodsack");
+    std::fs::write(
+        dir.join("link.toml"),
+        "rate = \"10Mbps\"\ndelay = \"40ms\"\nqueue = { kind = \"priority\", limit = 100 }\n",
+    )
+    .unwrap();
+    let out = satcc_unprivileged()
+        .args(["shell", "--link"])
+        .arg(dir.join("link.toml"))
+        .arg("--peer")
+        .arg(format!(
+            "echo 0 > /proc/sys/net/ipv4/tcp_dsack && exec {bin} perf --server"
+        ))
+        .args([
+            "--",
+            "timeout",
+            "60",
+            bin,
+            "perf",
+            "--client",
+            "100.64.0.2:5201",
+            "--protocol",
+            "peach",
+            "--bytes",
+            "500000",
+            "--json",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if no_userns(&stderr) {
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["bytes_acked"], 500_000, "{j}");
+    assert_eq!(j["dummies_acked"], 0, "{j}");
+    assert_eq!(j["peach_fallback"], true, "{j}");
+    // The opening Sudden Start only (rwnd - 1 of the SYN-ACK's window).
+    let sent = j["dummies_sent"].as_u64().unwrap();
+    assert!((20..=50).contains(&sent), "{j}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -312,6 +312,7 @@ pub fn run_tcp_client(
         dummies_acked: None,
         timeouts: None,
         dsacks_other: None,
+        peach_fallback: None,
         intervals,
     })
 }

@@ -263,6 +263,11 @@ pub struct ClientReport {
     /// retransmission that was not needed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dsacks_other: Option<u64>,
+    /// satcc's TCP-Peach over real TCP: the receiver never answered a
+    /// dummy (no D-SACK), so the sender fell back to its base variant
+    /// (paper 002 §III-A).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peach_fallback: Option<bool>,
     /// The intervals.
     pub intervals: Vec<Interval>,
 }
@@ -473,6 +478,7 @@ pub fn run_client(
         dummies_acked: None,
         timeouts: None,
         dsacks_other: None,
+        peach_fallback: None,
         intervals,
     })
 }

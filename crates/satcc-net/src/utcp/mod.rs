@@ -665,6 +665,11 @@ pub fn run_utcp_client(
         dummies_acked: Some(st.dummy_dsacks),
         timeouts: Some(fin_stats.timeouts),
         dsacks_other: Some(st.dsack_other),
+        peach_fallback: sender
+            .config()
+            .peach
+            .is_some()
+            .then_some(fin_stats.peach_fallback),
         intervals,
     })
 }
