@@ -439,6 +439,14 @@ pub fn run_utcp_client(
     let mut cfg = sender_config(&o.protocol, &o.flow, mss, hs_rtt)?;
     // The SYN-ACK's window is never scaled (RFC 7323 §2.2).
     cfg.initial_rwnd = (u32::from(synack.window) / mss).max(1);
+    // `--set rwnd=N`: the window the sender uses is capped at N segments,
+    // as if the receiver's buffer were N (the simulated receiver's rwnd).
+    // Linux's receiver grows its advertised window to megabytes, and a
+    // Sudden Start after a timeout sends rwnd - 1 dummies (paper 002
+    // §III-B); the paper's rwnd is a fixed buffer. Unset: no cap.
+    if let Some(r) = o.flow.get("rwnd").and_then(toml::Value::as_integer) {
+        cfg.max_window = u32::try_from(r).unwrap_or(u32::MAX).max(1);
+    }
     if !tcp.ts_ok {
         cfg.rtt_timing = satcc_proto::tcp::RttTiming::Karn;
     }
