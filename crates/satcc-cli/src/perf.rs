@@ -34,6 +34,16 @@ use serde::Serialize;
 ///   satcc perf --client 127.0.0.1:5201 --protocol saratoga --rate 5Mbps
 ///   satcc perf --client 127.0.0.1:5201 --protocol tcp --cc bbr   # the kernel's TCP (Linux)
 ///
+/// satcc's own TCP (newreno, sack, peach, peach-sack) over real TCP to a
+/// kernel receiver: a userspace sender on raw frames, inside satcc shell
+/// (it needs a packet socket; it takes the address 100.64.0.3, --local).
+/// TCP-Peach's dummies leave with DSCP LE, which a `priority` link queue
+/// serves last; the kernel's D-SACK of a dummy counts as its ACK:
+///   satcc shell --preset geo --peer 'satcc perf --server' -- \
+///       satcc perf --client 100.64.0.2:5201 --protocol peach --time 30s
+///   satcc shell --link geo-prio.toml --peer 'satcc perf --server' -- \
+///       satcc perf --client 100.64.0.2:5201 --protocol peach-sack --bytes 5000000 --json
+///
 /// Across an emulated GEO link, any TCP the kernel has (see `satcc shell --help`):
 ///   satcc shell --preset geo --peer 'satcc perf --server' -- \
 ///       satcc perf --client 100.64.0.2:5201 --protocol tcp --cc cubic --time 20s
@@ -50,7 +60,9 @@ use serde::Serialize;
 /// Kernel TCP adds cc, bytes_acked, bytes_acked_at_close, retransmits,
 /// min_rtt_s, cwnd, mss (and cwnd, retransmits per interval); its
 /// send_rate_bps is the goodput (bytes acknowledged over the run) and its
-/// feedback_packets the segments received.
+/// feedback_packets the segments received. satcc's TCP over real TCP
+/// has the same fields (cc is "satcc PROTOCOL") plus dummies_sent,
+/// dummies_acked, timeouts and dsacks_other.
 ///
 /// The server takes both: UDP datagrams of every protocol and TCP
 /// connections on the same port number.
@@ -112,6 +124,19 @@ pub struct PerfArgs {
     /// Seed of the sender's random stream (TFRCP strategy S3).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// With --protocol newreno|sack|peach|peach-sack: send exactly this
+    /// many bytes, then close (instead of --time).
+    #[arg(long, value_name = "BYTES", conflicts_with = "time")]
+    pub bytes: Option<u64>,
+    /// With --protocol newreno|sack|peach|peach-sack: the device the
+    /// userspace TCP sends on (satcc shell's is satcc0).
+    #[arg(long, value_name = "DEV", default_value = "satcc0")]
+    pub iface: String,
+    /// With --protocol newreno|sack|peach|peach-sack: the sender's own
+    /// IPv4 address, one no kernel socket owns (satcc shell's /24 leaves
+    /// 100.64.0.3 free).
+    #[arg(long, value_name = "IPV4", default_value = "100.64.0.3")]
+    pub local: String,
     /// JSON on stdout and nothing else (server: one line per finished
     /// client).
     #[arg(long)]
@@ -151,9 +176,10 @@ fn flow_keys(a: &PerfArgs) -> Result<toml::Table, String> {
     let protocols = protocol_names();
     if !protocols.contains(&a.protocol.as_str()) {
         return Err(format!(
-            "--protocol: '{}' is not one of {}",
+            "--protocol: '{}' is not one of {}, tcp, {}",
             a.protocol,
-            protocols.join(", ")
+            protocols.join(", "),
+            USERSPACE_TCP.join(", ")
         ));
     }
     if a.feedback != "standard" {
@@ -168,7 +194,14 @@ fn flow_keys(a: &PerfArgs) -> Result<toml::Table, String> {
     if let Some(r) = &a.rate {
         t.insert("rate".into(), r.clone().into());
     }
-    for s in &a.set {
+    t.extend(flow_keys_of(&a.set)?);
+    Ok(t)
+}
+
+/// `--set KEY=VALUE` as a table of flow keys.
+fn flow_keys_of(set: &[String]) -> Result<toml::Table, String> {
+    let mut t = toml::Table::new();
+    for s in set {
         let (k, v) = s
             .split_once('=')
             .ok_or_else(|| format!("--set '{s}': expected KEY=VALUE"))?;
@@ -193,6 +226,21 @@ fn client(a: &PerfArgs) -> Result<(), String> {
     let server = resolve("--client", a.client.as_deref().unwrap_or_default())?;
     if a.protocol == "tcp" {
         return tcp_client(a, server);
+    }
+    if USERSPACE_TCP.contains(&a.protocol.as_str()) {
+        return utcp_client(a, server);
+    }
+    for (given, what) in [
+        (a.bytes.is_some(), "--bytes"),
+        (a.iface != "satcc0", "--iface"),
+        (a.local != "100.64.0.3", "--local"),
+    ] {
+        if given {
+            return Err(format!(
+                "{what}: only with --protocol {}",
+                USERSPACE_TCP.join("|")
+            ));
+        }
     }
     if a.cc.is_some() {
         return Err(format!(
@@ -394,6 +442,117 @@ fn tcp_client(a: &PerfArgs, server: SocketAddr) -> Result<(), String> {
 #[cfg(not(target_os = "linux"))]
 fn tcp_client(_: &PerfArgs, _: SocketAddr) -> Result<(), String> {
     Err("--protocol tcp: the kernel's TCP is measured on Linux only".into())
+}
+
+/// satcc's own TCP senders over real TCP (`satcc_net::utcp`).
+const USERSPACE_TCP: [&str; 4] = ["newreno", "sack", "peach", "peach-sack"];
+
+/// `--protocol newreno|sack|peach|peach-sack`: satcc's sans-IO TCP sender
+/// on raw frames, to a kernel receiver.
+#[cfg(target_os = "linux")]
+fn utcp_client(a: &PerfArgs, server: SocketAddr) -> Result<(), String> {
+    use satcc_net::utcp;
+    let SocketAddr::V4(server) = server else {
+        return Err(format!(
+            "--client {server}: --protocol {} runs over IPv4 only",
+            a.protocol
+        ));
+    };
+    for (given, what) in [
+        (a.bind.is_some(), "--bind"),
+        (a.rate.is_some(), "--rate"),
+        (a.cc.is_some(), "--cc"),
+        (a.mss != 1000, "--mss"),
+    ] {
+        if given {
+            return Err(format!(
+                "{what}: not with --protocol {} (the window sets the rate; the MSS is the handshake's)",
+                a.protocol
+            ));
+        }
+    }
+    let local: std::net::Ipv4Addr = a
+        .local
+        .parse()
+        .map_err(|_| format!("--local '{}': expected an IPv4 address", a.local))?;
+    let mut flow = flow_keys_of(&a.set)?;
+    flow.remove("protocol");
+    let time = dur("--time", a.time.as_deref().unwrap_or("10s"))?;
+    if time == Duration::ZERO {
+        return Err("--time: must be greater than zero".into());
+    }
+    if a.bytes == Some(0) {
+        return Err("--bytes: must be greater than zero".into());
+    }
+    let interval = dur("--interval", &a.interval)?;
+    if interval == Duration::ZERO {
+        return Err("--interval: must be greater than zero".into());
+    }
+    let timeout = dur("--peer-timeout", &a.peer_timeout)?;
+    if timeout == Duration::ZERO {
+        return Err("--peer-timeout: must be greater than zero".into());
+    }
+    utcp::check_flow(&a.protocol, &flow).map_err(|e| e.to_string())?;
+    let o = utcp::UtcpOptions {
+        server,
+        protocol: a.protocol.clone(),
+        flow,
+        iface: a.iface.clone(),
+        local,
+        time: if a.bytes.is_some() {
+            Duration::MAX
+        } else {
+            time
+        },
+        bytes: a.bytes,
+        interval,
+        timeout,
+    };
+    let quiet = a.json;
+    let mut first = true;
+    let report = utcp::run_utcp_client(&o, |iv: &Interval| {
+        if quiet {
+            return;
+        }
+        if std::mem::take(&mut first) {
+            eprintln!(
+                "satcc perf: satcc {} over real TCP ({} -> {server}); send_Mbps is goodput (bytes acknowledged)",
+                a.protocol, local
+            );
+            print_header();
+        }
+        print_interval(iv);
+    })
+    .map_err(|e| e.to_string())?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+        );
+    } else {
+        eprintln!(
+            "{}: {} bytes acknowledged in {:.1} s: {:.3} Mb/s goodput; mean RTT {} ms (min {}), {} retransmitted segments, {} timeouts; dummies {} sent, {} answered (D-SACK)",
+            a.protocol,
+            report.bytes_acked.unwrap_or(0),
+            report.duration_s,
+            report.send_rate_bps / 1e6,
+            opt(report.mean_rtt_s, 1e3, 1),
+            opt(report.min_rtt_s, 1e3, 1),
+            report.retransmits.unwrap_or(0),
+            report.timeouts.unwrap_or(0),
+            report.dummies_sent.unwrap_or(0),
+            report.dummies_acked.unwrap_or(0),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn utcp_client(a: &PerfArgs, _: SocketAddr) -> Result<(), String> {
+    Err(format!(
+        "--protocol {}: satcc's userspace TCP runs on Linux only",
+        a.protocol
+    ))
 }
 
 /// A finished client as the server reports it.

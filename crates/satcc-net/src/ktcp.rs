@@ -317,6 +317,11 @@ pub fn run_tcp_client(
         min_rtt_s: (at_end.min_rtt_us > 0).then(|| f64::from(at_end.min_rtt_us) * 1e-6),
         cwnd: Some(u64::from(at_end.snd_cwnd)),
         mss: Some(u64::from(at_end.snd_mss)),
+        dummies_sent: None,
+        dummies_acked: None,
+        timeouts: None,
+        dsacks_other: None,
+        peach_fallback: None,
         intervals,
     })
 }

@@ -30,6 +30,8 @@
 //!   with a chosen congestion control, measured from `TCP_INFO`.
 //! - [`shell`] is `satcc shell` (Linux): programs in two network
 //!   namespaces whose IP packets cross the emulated link.
+//! - [`utcp`] is a userspace TCP sender on raw frames (Linux): satcc's
+//!   NewReno, SACK and TCP-Peach against a kernel receiver.
 //! - [`signal`] is the one SIGINT/SIGTERM handler: a flag a loop checks to
 //!   stop cleanly.
 #![warn(missing_docs)]
@@ -46,6 +48,8 @@ mod server;
 #[cfg(target_os = "linux")]
 pub mod shell;
 pub mod signal;
+#[cfg(target_os = "linux")]
+pub mod utcp;
 
 pub use clock::{grow_buffers, Clock, Socket, DEFAULT_SPIN};
 pub use conn::{Conn, ConnConfig, Counters, NetError, WakeStats, DEFAULT_BURST};

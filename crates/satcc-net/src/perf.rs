@@ -248,6 +248,26 @@ pub struct ClientReport {
     /// Kernel TCP: the sender's MSS, bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mss: Option<u64>,
+    /// satcc's TCP-Peach over real TCP (`crate::utcp`): dummy segments
+    /// sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dummies_sent: Option<u64>,
+    /// satcc's TCP over real TCP: dummies the receiver answered (a D-SACK
+    /// of the segment a dummy copied).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dummies_acked: Option<u64>,
+    /// satcc's TCP over real TCP: retransmission timeouts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<u64>,
+    /// satcc's TCP over real TCP: D-SACKs that answered no dummy (a
+    /// retransmission that was not needed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dsacks_other: Option<u64>,
+    /// satcc's TCP-Peach over real TCP: the receiver never answered a
+    /// dummy (no D-SACK), so the sender fell back to its base variant
+    /// (paper 002 §III-A).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peach_fallback: Option<bool>,
     /// The intervals.
     pub intervals: Vec<Interval>,
 }
@@ -454,6 +474,11 @@ pub fn run_client(
         min_rtt_s: None,
         cwnd: None,
         mss: None,
+        dummies_sent: None,
+        dummies_acked: None,
+        timeouts: None,
+        dsacks_other: None,
+        peach_fallback: None,
         intervals,
     })
 }

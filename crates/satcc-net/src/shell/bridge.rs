@@ -313,6 +313,21 @@ fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// RFC 8622 §4: the Lower-Effort per-hop behaviour's DSCP.
+pub const DSCP_LE: u8 = 1;
+
+/// Whether an IP packet is of the lower-effort class: DSCP LE (RFC 8622)
+/// in IPv4's TOS or IPv6's Traffic Class. TCP-Peach's real dummies carry
+/// it (`crate::utcp`); a `priority` queue serves the class last.
+pub fn is_lower_effort(ip: &[u8]) -> bool {
+    let dscp = match ip.first().map(|b| b >> 4) {
+        Some(4) if ip.len() >= 2 => ip[1] >> 2,
+        Some(6) if ip.len() >= 2 => ((ip[0] & 0x0f) << 2) | (ip[1] >> 6),
+        _ => return false,
+    };
+    dscp == DSCP_LE
+}
+
 impl Dir {
     fn apply_schedule(&mut self, now: Instant) -> Option<Instant> {
         if self.cfg.schedule.steps.is_empty() {
@@ -404,7 +419,10 @@ impl Dir {
                 self.report.refwa_rewritten += 1;
             }
         }
-        self.link.arrive(now, frame);
+        // RFC 8622 Lower-Effort packets (Peach's dummies) go to the low
+        // class, served after everything else.
+        let low = is_lower_effort(&frame[ETH_HEADER..]);
+        self.link.arrive_class(now, frame, low);
         self.queues[self.index].store(self.link.stats().queue_pkts, Ordering::Relaxed);
     }
 
@@ -690,5 +708,33 @@ mod tests {
         assert!(FlowKey::of_ip(&[0x4f; 30]).is_none()); // IHL 60 > length
         assert!(FlowKey::of_ip(&[0x60; 39]).is_none());
         assert!(FlowKey::of_ip(&[0x10; 60]).is_none());
+    }
+}
+
+#[cfg(test)]
+mod le_tests {
+    use super::*;
+
+    /// DSCP LE (1) is TOS 0x04 in IPv4 and Traffic Class 0x04 in IPv6;
+    /// the ECN bits do not matter, other DSCPs are not LE.
+    #[test]
+    fn lower_effort_by_dscp() {
+        let mut v4 = [0u8; 20];
+        v4[0] = 0x45;
+        assert!(!is_lower_effort(&v4));
+        v4[1] = 0x04;
+        assert!(is_lower_effort(&v4));
+        v4[1] = 0x05; // LE with ECT(1)
+        assert!(is_lower_effort(&v4));
+        v4[1] = 0x08; // CS0 + DSCP 2
+        assert!(!is_lower_effort(&v4));
+        let mut v6 = [0u8; 40];
+        v6[0] = 0x60;
+        v6[1] = 0x40; // traffic class 0x04
+        assert!(is_lower_effort(&v6));
+        v6[1] = 0x00;
+        assert!(!is_lower_effort(&v6));
+        assert!(!is_lower_effort(&[]));
+        assert!(!is_lower_effort(&[0x45]));
     }
 }

@@ -28,9 +28,9 @@
 //! held only by those processes and satcc's descriptors, go with them.
 
 mod bridge;
-mod sys;
+pub(crate) mod sys;
 
-pub use bridge::{Bridge, DirReport, FlowCount, FlowKey, PeerEnd};
+pub use bridge::{is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, PeerEnd, DSCP_LE};
 pub(crate) use sys::{recv_frame, send_frame, wait_readable_any};
 
 use std::io;

@@ -539,3 +539,15 @@ pub fn wait_readable_any(fds: &[RawFd], timeout_ns: u64) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Interface `name`'s MTU (`SIOCGIFMTU`).
+pub fn mtu(sock: &OwnedFd, name: &str) -> io::Result<u32> {
+    let mut r = ifreq(name)?;
+    // SAFETY: a valid ifreq the kernel fills in.
+    cvt(
+        unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFMTU, &mut r) },
+        "SIOCGIFMTU",
+    )?;
+    // SAFETY: SIOCGIFMTU filled the ifru_mtu member.
+    Ok(u32::try_from(unsafe { r.ifr_ifru.ifru_mtu }).unwrap_or(0))
+}
