@@ -311,10 +311,8 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         ]
     };
     let mut shell_env = env(SHELL_ADDR, peer_addr(0));
-    if delays.len() > 1 {
-        for k in 0..delays.len() {
-            shell_env.push((format!("SATCC_PEER_{}", k + 1), peer_addr(k).to_string()));
-        }
+    for k in 0..delays.len() {
+        shell_env.push((format!("SATCC_PEER_{}", k + 1), peer_addr(k).to_string()));
     }
     let all: Vec<String> = (0..delays.len())
         .map(|k| peer_addr(k).to_string())
@@ -327,7 +325,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
             ns.mtu()
         );
         for (k, d) in delays.iter().enumerate() {
-            let var = if delays.len() > 1 {
+            let var = if !a.peer_delay.is_empty() {
                 format!("SATCC_PEER_{}", k + 1)
             } else {
                 String::new()

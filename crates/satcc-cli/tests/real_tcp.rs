@@ -227,6 +227,34 @@ fn run_real_refuses_unknown_linux_cc_and_peach() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Bad `--peer-delay` values: one line naming the option, exit code 2,
+/// before any namespace is made.
+#[test]
+fn bad_peer_delay_is_one_line() {
+    let many = vec!["1ms"; 65].join(",");
+    for (value, needle) in [
+        ("10ms,fast", "--peer-delay: invalid duration 'fast'"),
+        ("-5ms", "--peer-delay: duration '-5ms'"),
+        (many.as_str(), "--peer-delay: 65 peers, at most 64"),
+    ] {
+        let out = common::satcc()
+            .args([
+                "shell",
+                "--preset",
+                "geo",
+                &format!("--peer-delay={value}"),
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
+
 /// Network namespaces of `pid`'s threads (`net:[INODE]`).
 fn thread_netns(pid: u32) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))

@@ -683,6 +683,25 @@ impl Drop for Bridge {
 mod tests {
     use super::*;
 
+    /// A peer's delay line holds each frame exactly its delay and keeps
+    /// their order; a line without delay hands the frame straight back.
+    #[test]
+    fn delay_line_holds_frames_their_delay_in_order() {
+        let ms = |m| Instant::ZERO + Duration::from_millis(m);
+        let mut none = DelayLine::default();
+        assert_eq!(none.push(ms(0), vec![1]), Some(vec![1]));
+        assert_eq!(none.next_due(), None);
+        let mut l = DelayLine::new(Duration::from_millis(40));
+        assert_eq!(l.push(ms(0), vec![1]), None);
+        assert_eq!(l.push(ms(5), vec![2]), None);
+        assert_eq!(l.next_due(), Some(ms(40)));
+        assert_eq!(l.pop_due(ms(39)), None);
+        assert_eq!(l.pop_due(ms(45)), Some(vec![1]));
+        assert_eq!(l.pop_due(ms(45)), Some(vec![2]));
+        assert_eq!(l.pop_due(ms(100)), None);
+        assert_eq!(l.next_due(), None);
+    }
+
     #[test]
     fn flow_keys_of_ipv4_tcp_and_icmp_and_garbage() {
         let mut p = vec![0u8; 40];
