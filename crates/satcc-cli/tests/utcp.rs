@@ -67,6 +67,7 @@ fn no_userns(stderr: &str) -> bool {
 const RECEIVER: &str = "import socket,sys
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('0.0.0.0', 5201)); s.listen(1); s.settimeout(60)
+open(sys.argv[1] + '.ready', 'w').close()
 c,_=s.accept(); c.settimeout(60)
 with open(sys.argv[1], 'wb') as f:
     while True:
@@ -109,19 +110,20 @@ fn run_peach(dir: &Path, link: &str, bytes: u64, protocol: &str) -> Output {
             dir.join("script.py").display(),
             dir.join("recv.bin").display()
         ))
+        // The client starts once the receiver listens (it says so with a
+        // file): the peer's Python can take longer to start than a SYN
+        // takes to cross a 20 ms link, and a SYN too early meets a RST.
+        // Bounded: 30 s of waiting at most.
         .args([
             "--",
-            "timeout",
-            "120",
-            bin,
-            "perf",
-            "--client",
-            "100.64.0.2:5201",
-            "--protocol",
-            protocol,
-            "--bytes",
-            &bytes.to_string(),
-            "--json",
+            "sh",
+            "-c",
+            &format!(
+                "i=0; while [ ! -e {ready} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; \
+                 exec timeout 120 {bin} perf --client 100.64.0.2:5201 --protocol {protocol} \
+                 --bytes {bytes} --json",
+                ready = dir.join("recv.bin.ready").display(),
+            ),
         ])
         .stdin(Stdio::null())
         .output()
