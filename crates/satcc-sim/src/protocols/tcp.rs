@@ -102,6 +102,7 @@ pub(super) fn config(
             SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
             SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
         },
+        loss_detection: o.loss_detection.map_or(d.loss_detection, |l| l.to_proto()),
         growth: match tcp_growth(spec.protocol) {
             // BBR's first pacing rate comes from the handshake's RTT
             // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's

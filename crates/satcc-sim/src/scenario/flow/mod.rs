@@ -29,7 +29,8 @@ pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
-    PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions, TcpProfileSpec,
+    LossDetectionSpec, PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
+    TcpProfileSpec,
 };
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -892,6 +893,43 @@ mod tests {
         assert_eq!(field, "flows[0].sack_recovery");
         assert!(
             message.contains("fack") && message.contains("ns2"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn loss_detection_is_parsed_and_checked() {
+        let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"") else {
+            panic!()
+        };
+        assert_eq!(o.loss_detection, None);
+        for (v, want) in [
+            ("rfc6675", LossDetectionSpec::Rfc6675),
+            ("rack", LossDetectionSpec::Rack),
+            ("rack-no-tlp", LossDetectionSpec::RackNoTlp),
+        ] {
+            for p in ["sack", "cubic", "hybla", "bbr"] {
+                let ProtocolOptions::Tcp(o) =
+                    options(&format!("protocol = \"{p}\"\nloss_detection = \"{v}\""))
+                else {
+                    panic!()
+                };
+                assert_eq!(o.loss_detection, Some(want), "{p} {v}");
+            }
+        }
+        for p in ["reno", "newreno", "peach", "peach-sack"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nloss_detection = \"rack\""));
+            assert_eq!(field, "flows[0].loss_detection");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
+        let (field, message) =
+            error("protocol = \"sack\"\nsack_recovery = \"ns2\"\nloss_detection = \"rack\"");
+        assert_eq!(field, "flows[0].loss_detection");
+        assert!(message.contains("ns2"), "{message}");
+        let (field, message) = error("protocol = \"sack\"\nloss_detection = \"fack\"");
+        assert_eq!(field, "flows[0].loss_detection");
+        assert!(
+            message.contains("fack") && message.contains("rack"),
             "{message}"
         );
     }

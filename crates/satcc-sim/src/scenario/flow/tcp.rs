@@ -113,6 +113,14 @@ pub struct TcpOptions {
     /// use it.
     #[serde(default)]
     pub sack_recovery: SackRecoverySpec,
+    /// Loss detection of SACK recovery: `"rfc6675"` (RFC 6675's DupThresh
+    /// rule, the default), `"rack"` (RFC 8985 RACK-TLP: time-based loss
+    /// marks, lost retransmissions found without a timeout, tail loss
+    /// probes; Linux's default) or `"rack-no-tlp"` (RACK alone). See
+    /// [`satcc_proto::tcp::LossDetection`]. For the SACK protocols
+    /// (`sack`, `cubic`, `hybla`, `bbr`) with `sack_recovery = "rfc6675"`.
+    #[serde(default)]
+    pub loss_detection: Option<LossDetectionSpec>,
     /// The receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
@@ -205,6 +213,29 @@ pub enum RtoSsthreshSpec {
     Window,
 }
 
+/// Scenario spelling of [`satcc_proto::tcp::LossDetection`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossDetectionSpec {
+    /// RFC 6675 DupThresh.
+    Rfc6675,
+    /// RFC 8985 RACK with TLP.
+    Rack,
+    /// RFC 8985 RACK without TLP.
+    RackNoTlp,
+}
+
+impl LossDetectionSpec {
+    /// The protocol's value.
+    pub fn to_proto(self) -> tcp::LossDetection {
+        match self {
+            LossDetectionSpec::Rfc6675 => tcp::LossDetection::Rfc6675,
+            LossDetectionSpec::Rack => tcp::LossDetection::Rack { tlp: true },
+            LossDetectionSpec::RackNoTlp => tcp::LossDetection::Rack { tlp: false },
+        }
+    }
+}
+
 /// Scenario spelling of [`satcc_proto::tcp::SackRecovery`].
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
@@ -275,6 +306,27 @@ impl FamilyOptions for TcpOptions {
                     "\"ns2\" applies to protocols \"sack\" and \"peach-sack\" only, \
                      not \"{}\"",
                     p.name()
+                ),
+            ));
+        }
+        let rack = o
+            .loss_detection
+            .is_some_and(|l| l != LossDetectionSpec::Rfc6675);
+        if rack && (!sack || is_peach(p) || o.sack_recovery != SackRecoverySpec::Rfc6675) {
+            // RACK marks losses for RFC 6675's recovery (NextSeg() rule
+            // (1)); Peach's dummies and ns-2's pipe counter are not
+            // modelled with it.
+            return Err(nested_error(
+                "loss_detection",
+                &format!(
+                    "\"rack\" applies to the SACK protocols (\"sack\", \"cubic\", \
+                     \"hybla\", \"bbr\") with sack_recovery = \"rfc6675\", not \"{}\"{}",
+                    p.name(),
+                    if o.sack_recovery != SackRecoverySpec::Rfc6675 {
+                        " with sack_recovery = \"ns2\""
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
