@@ -173,7 +173,10 @@ pub struct PeachOptions {
 ///   (`tcp_rtt_estimator()`, `__tcp_set_rto()`), so a steady RTT does
 ///   not bring the RTO down to the RTT;
 /// * a timeout halves the congestion window into ssthresh
-///   (`tcp_reno_ssthresh()`: max(cwnd/2, 2)), not FlightSize.
+///   (`tcp_reno_ssthresh()`: max(cwnd/2, 2)), not FlightSize;
+/// * the SACK protocols but `peach-sack` detect loss with RACK-TLP
+///   (RFC 8985, `loss_detection = "rack"`; Linux's default since 4.18),
+///   not RFC 6675's DupThresh rule.
 ///
 /// Linux grows cwnd by the segments each ACK covers (`tcp_slow_start()`,
 /// `tcp_cong_avoid_ai()`), so its delayed ACKs do not slow the window;
