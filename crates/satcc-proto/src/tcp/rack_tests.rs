@@ -253,3 +253,53 @@ fn rack_has_fewer_timeouts_than_rfc6675_at_two_percent_loss() {
     assert!(timeouts[1].0 < timeouts[0].0, "{timeouts:?}");
     assert!(timeouts[1].1 > 0, "{timeouts:?}");
 }
+
+/// RFC 6937 §3.1 (PRR) against RFC 6675 §5 (4.2): 20 segments out,
+/// segment 0 lost, then one SACK per ACK for 1..19 (RTT 100 ms). Entry:
+/// ssthresh = 10, RecoverFS = 20. While pipe > ssthresh PRR sends
+/// ceil(prr_delivered · 10 / 20) − prr_out: about one segment for every
+/// two delivered, from the first ACKs on. RFC 6675 sets cwnd = 10 at
+/// once and sends nothing until pipe falls below it, then one per ACK.
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery() {
+    let mut sent_after = Vec::new();
+    let mut end_pipe = Vec::new();
+    for prr in [false, true] {
+        let mut s = TcpSender::new(
+            SenderConfig {
+                prr,
+                ..cfg(LossDetection::Rfc6675, 20)
+            },
+            ms(0),
+        );
+        s.push_data(1_000_000);
+        assert_eq!(drain(&mut s, ms(0)).len(), 20);
+        let mut counts = Vec::new();
+        let mut total = 0;
+        for k in 1..20u64 {
+            s.handle_input(ms(100 + k), &ack(0, ms(0), &[(1, 1 + k)]));
+            total += drain(&mut s, ms(100 + k)).len();
+            counts.push(total);
+        }
+        assert!(s.stats().in_recovery);
+        assert_eq!(s.stats().ssthresh, 10.0);
+        sent_after.push(counts);
+        end_pipe.push(s.stats().pipe);
+    }
+    let (rfc, prr) = (&sent_after[0], &sent_after[1]);
+    // DupThresh: recovery from the third SACK (k = 3). RFC 6675: the fast
+    // retransmission, then nothing while pipe >= cwnd = 10.
+    assert_eq!(rfc[2], 1, "{rfc:?}");
+    assert_eq!(rfc[9], 1, "{rfc:?}");
+    // PRR: after the k-th ACK (recovery from k = 3, one segment
+    // delivered per ACK), while pipe > ssthresh (pipe = 19 - k + sent: through k = 14),
+    // sent = ceil(prr_delivered · 10 / 20), prr_delivered = k - 2.
+    for (i, &n) in prr.iter().enumerate().take(14).skip(2) {
+        let delivered = i as u64 - 1;
+        let want = (delivered * 10).div_ceil(20) as usize;
+        assert_eq!(n, want, "after ACK {}: {prr:?}", i + 1);
+    }
+    assert_eq!(prr[9], 4, "{prr:?}");
+    // Then the reduction bound takes pipe to ssthresh, where RFC 6675 is.
+    assert_eq!(end_pipe, [10, 10]);
+}

@@ -88,6 +88,11 @@ pub struct SenderConfig {
     /// recovery: RFC 6675's DupThresh rule (the default) or RFC 8985
     /// RACK-TLP. Other variants and [`SackRecovery::Ns2`] ignore it.
     pub loss_detection: LossDetection,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) sets cwnd during
+    /// the [`Variant::Sack`] sender's RFC 6675 recovery, in place of
+    /// cwnd = ssthresh on entry (Linux's default since 3.2). Ignored by
+    /// BBR, which sets cwnd itself (Linux runs no PRR under BBR).
+    pub prr: bool,
     /// Window growth: Reno (RFC 5681, the default), CUBIC or Hybla. Loss
     /// detection and recovery stay `variant`'s.
     pub growth: Growth,
@@ -191,6 +196,7 @@ impl Default for SenderConfig {
             initial_rwnd: u32::MAX,
             sack_recovery: SackRecovery::Rfc6675,
             loss_detection: LossDetection::Rfc6675,
+            prr: false,
             growth: Growth::Reno,
         }
     }
@@ -355,6 +361,10 @@ pub struct TcpSender {
     rack: Option<Box<Rack>>,
     /// A Tail Loss Probe to send (the segment; `snd_max` for new data).
     pending_probe: Option<u64>,
+    /// RFC 6937: `prr_delivered`, `prr_out` and `RecoverFS`, in segments.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     pub(super) stats: SenderStats,
 }
 
@@ -431,6 +441,9 @@ impl TcpSender {
                 _ => None,
             },
             pending_probe: None,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             stats,
             cfg,
         }
@@ -556,6 +569,7 @@ impl TcpSender {
             return;
         }
         self.rwnd = ack.wnd as u64;
+        let delivered_before = self.snd_una + self.sb.sacked_count();
         if self.ns2_sack() && self.in_recovery && !ack.dummy_echo {
             // tcp-sack1.cc Sack1TcpAgent::recv(), fast recovery branch:
             // `--pipe_` for every ACK.
@@ -652,6 +666,59 @@ impl TcpSender {
         if self.rack.is_some() {
             self.rack_on_ack(now, ack, advanced || newly_sacked > 0);
         }
+        if self.prr_on() && self.in_recovery {
+            let delivered =
+                (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before);
+            self.prr_ack(delivered);
+        }
+    }
+
+    /// PRR runs: the SACK sender with RFC 6675 recovery, `prr` set, no
+    /// BBR.
+    fn prr_on(&self) -> bool {
+        self.cfg.prr
+            && self.cfg.variant == Variant::Sack
+            && self.cfg.sack_recovery == SackRecovery::Rfc6675
+            && self.bbr.is_none()
+            && self.peach.is_none()
+    }
+
+    /// RFC 6937 §3.1, on every ACK in recovery (PRR-SSRB, the RFC's
+    /// recommended reduction bound, as Linux's `tcp_cwnd_reduction()`):
+    /// while pipe > ssthresh, send in proportion to what was delivered
+    /// (sndcnt = ceil(prr_delivered·ssthresh/RecoverFS) − prr_out);
+    /// below, slow-start back towards ssthresh, by at most what was
+    /// delivered plus one segment. cwnd = pipe + sndcnt.
+    fn prr_ack(&mut self, delivered: u64) {
+        if delivered == 0 {
+            // Linux: an ACK delivering nothing changes nothing.
+            return;
+        }
+        self.prr_delivered += delivered;
+        // The fast retransmission of this ACK, not sent yet, is counted
+        // as sent (RFC 6937 counts it in prr_out); RFC 6675's SetPipe()
+        // already counts it in flight (HighRxt), RACK's pipe not yet.
+        let pending = self.pending_rexmit.is_some() as u64;
+        let pipe = self.pipe_now() + if self.rack.is_some() { pending } else { 0 };
+        let out = (self.prr_out + pending) as i64;
+        let ssthresh = self.ssthresh.max(0.0) as u64;
+        let sndcnt = if pipe > ssthresh {
+            let fs = self.recover_fs.max(1);
+            (self.prr_delivered * ssthresh).div_ceil(fs) as i64 - out
+        } else {
+            let limit = (self.prr_delivered as i64 - out).max(delivered as i64) + 1;
+            ((ssthresh - pipe) as i64).min(limit)
+        };
+        self.cwnd = (pipe as i64 + sndcnt.max(0)) as f64;
+    }
+
+    /// The pipe the SACK sender's recovery sends against: RACK's count
+    /// with RACK-TLP, RFC 6675 SetPipe() otherwise.
+    fn pipe_now(&self) -> u64 {
+        match &self.rack {
+            Some(r) => r.pipe(),
+            None => self.sb.pipe(),
+        }
     }
 
     /// In RTO recovery: after a timeout, until the cumulative ACK passes
@@ -697,7 +764,10 @@ impl TcpSender {
         if self.bbr.is_some() {
             self.ack_losses += newly;
         }
-        let lost = self.rack.as_ref().is_some_and(|r| r.lost_out() > 0);
+        // A segment marked lost and not yet resent: one whose
+        // retransmission is already in flight (resent in the recovery
+        // that just ended) is no new congestion signal.
+        let lost = self.rack.as_mut().is_some_and(|r| r.next_lost().is_some());
         if lost && !self.in_recovery && self.recovery_allowed() {
             self.enter_recovery(now);
         } else if reduce && !self.in_recovery && self.bbr.is_none() {
@@ -783,7 +853,10 @@ impl TcpSender {
         if self.bbr.is_some() {
             self.ack_losses += newly;
         }
-        let lost = self.rack.as_ref().is_some_and(|r| r.lost_out() > 0);
+        // A segment marked lost and not yet resent: one whose
+        // retransmission is already in flight (resent in the recovery
+        // that just ended) is no new congestion signal.
+        let lost = self.rack.as_mut().is_some_and(|r| r.next_lost().is_some());
         if lost && !self.in_recovery && self.recovery_allowed() {
             self.enter_recovery(now);
         }
@@ -865,6 +938,11 @@ impl TcpSender {
                     // ends recovery; cwnd is already ssthresh (4.2).
                     if self.snd_una >= self.recover {
                         self.in_recovery = false;
+                        if self.prr_on() {
+                            // RFC 6937 §3.1: "On exiting recovery: cwnd =
+                            // ssthresh".
+                            self.cwnd = self.ssthresh;
+                        }
                     } else if self.cfg.sack_recovery == SackRecovery::Ns2 {
                         // tcp-sack1.cc Sack1TcpAgent::recv(), partial ACK
                         // with partial_ack_ 0: `--pipe_` once more ("so
@@ -996,8 +1074,12 @@ impl TcpSender {
                 match self.cfg.sack_recovery {
                     SackRecovery::Rfc6675 => {
                         // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the
-                        // rest.
+                        // rest. With PRR the ACK's step sets cwnd (RFC 6937
+                        // §3.1: RecoverFS = snd.nxt − snd.una).
                         self.cwnd = self.ssthresh;
+                        self.prr_delivered = 0;
+                        self.prr_out = 0;
+                        self.recover_fs = self.snd_max - self.snd_una;
                     }
                     SackRecovery::Ns2 => {
                         // tcp.cc slowdown(CLOSE_SSTHRESH_HALF |
@@ -1562,6 +1644,10 @@ impl TcpSender {
         }
         if self.bbr.is_some() {
             self.on_send_paced(now, seq, len);
+        }
+        if self.in_recovery {
+            // RFC 6937: prr_out counts everything sent in recovery.
+            self.prr_out += 1;
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;

@@ -117,6 +117,15 @@ pub(super) fn config(
             },
             |l| l.to_proto(),
         ),
+        // Linux: PRR (RFC 6937) since 3.2, `tcp_cwnd_reduction()`; not
+        // under BBR (its cong_control sets cwnd).
+        prr: o.prr.unwrap_or(
+            linux
+                && variant == Variant::Sack
+                && o.peach.is_none()
+                && spec.protocol != Protocol::Bbr
+                && o.sack_recovery == SackRecoverySpec::Rfc6675,
+        ),
         growth: match tcp_growth(spec.protocol) {
             // BBR's first pacing rate comes from the handshake's RTT
             // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's

@@ -121,6 +121,12 @@ pub struct TcpOptions {
     /// (`sack`, `cubic`, `hybla`, `bbr`) with `sack_recovery = "rfc6675"`.
     #[serde(default)]
     pub loss_detection: Option<LossDetectionSpec>,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) sets cwnd through
+    /// SACK recovery instead of cwnd = ssthresh on entry (default false;
+    /// profile `"linux"`: true). For `sack`, `cubic` and `hybla` with
+    /// `sack_recovery = "rfc6675"` (BBR sets cwnd itself).
+    #[serde(default)]
+    pub prr: Option<bool>,
     /// The receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
@@ -176,7 +182,8 @@ pub struct PeachOptions {
 ///   (`tcp_reno_ssthresh()`: max(cwnd/2, 2)), not FlightSize;
 /// * the SACK protocols but `peach-sack` detect loss with RACK-TLP
 ///   (RFC 8985, `loss_detection = "rack"`; Linux's default since 4.18),
-///   not RFC 6675's DupThresh rule.
+///   not RFC 6675's DupThresh rule, and (but `bbr`) reduce cwnd through
+///   recovery with PRR (RFC 6937, `prr = true`; Linux's since 3.2).
 ///
 /// Linux grows cwnd by the segments each ACK covers (`tcp_slow_start()`,
 /// `tcp_cong_avoid_ai()`), so its delayed ACKs do not slow the window;
@@ -324,6 +331,26 @@ impl FamilyOptions for TcpOptions {
                 &format!(
                     "\"rack\" applies to the SACK protocols (\"sack\", \"cubic\", \
                      \"hybla\", \"bbr\") with sack_recovery = \"rfc6675\", not \"{}\"{}",
+                    p.name(),
+                    if o.sack_recovery != SackRecoverySpec::Rfc6675 {
+                        " with sack_recovery = \"ns2\""
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if o.prr == Some(true)
+            && (!sack
+                || is_peach(p)
+                || p == Protocol::Bbr
+                || o.sack_recovery != SackRecoverySpec::Rfc6675)
+        {
+            return Err(nested_error(
+                "prr",
+                &format!(
+                    "applies to \"sack\", \"cubic\" and \"hybla\" with sack_recovery = \
+                     \"rfc6675\" (BBR sets cwnd itself), not \"{}\"{}",
                     p.name(),
                     if o.sack_recovery != SackRecoverySpec::Rfc6675 {
                         " with sack_recovery = \"ns2\""
