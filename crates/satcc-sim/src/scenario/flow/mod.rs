@@ -932,6 +932,23 @@ mod tests {
             message.contains("fack") && message.contains("rack"),
             "{message}"
         );
+        // PRR: the SACK protocols whose cwnd the sender sets.
+        for p in ["sack", "cubic", "hybla"] {
+            let ProtocolOptions::Tcp(o) = options(&format!("protocol = \"{p}\"\nprr = true"))
+            else {
+                panic!()
+            };
+            assert_eq!(o.prr, Some(true), "{p}");
+        }
+        for p in ["reno", "newreno", "peach", "peach-sack", "bbr"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nprr = true"));
+            assert_eq!(field, "flows[0].prr");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
+        assert!(matches!(
+            options("protocol = \"bbr\"\nprr = false"),
+            ProtocolOptions::Tcp(_)
+        ));
     }
 
     #[test]
