@@ -814,6 +814,32 @@ mod tests {
         assert_eq!(linux.min_rto, Duration::from_millis(200));
         assert_eq!(linux.rto_ssthresh, RtoSsthresh::Window);
         assert!(linux.rto_min_on_variance && !rfc.rto_min_on_variance);
+        // RACK-TLP and PRR: Linux's, for the SACK protocols; BBR sets its
+        // own cwnd (no PRR); keys override; the RFC default has neither.
+        use satcc_proto::tcp::LossDetection;
+        let rack = LossDetection::Rack { tlp: true };
+        assert_eq!(
+            (rfc.loss_detection, rfc.prr),
+            (LossDetection::Rfc6675, false)
+        );
+        assert_eq!((linux.loss_detection, linux.prr), (rack, true));
+        let bbr = tcp_sender("protocol = \"bbr\"\nprofile = \"linux\"");
+        assert_eq!((bbr.loss_detection, bbr.prr), (rack, false));
+        for p in ["reno", "newreno", "peach-sack"] {
+            let s = tcp_sender(&format!("protocol = \"{p}\"\nprofile = \"linux\""));
+            assert_eq!(
+                (s.loss_detection, s.prr),
+                (LossDetection::Rfc6675, false),
+                "{p}"
+            );
+        }
+        let s = tcp_sender(
+            "protocol = \"sack\"\nprofile = \"linux\"\nloss_detection = \"rack-no-tlp\"\nprr = false",
+        );
+        assert_eq!(
+            (s.loss_detection, s.prr),
+            (LossDetection::Rack { tlp: false }, false)
+        );
         let over = tcp_sender(
             "protocol = \"reno\"\nprofile = \"linux\"\ninitial_window = 2\n\
              min_rto = \"1s\"\nrto_ssthresh = \"flightsize\"",
