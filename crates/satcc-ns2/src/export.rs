@@ -1137,6 +1137,16 @@ fn write_tcp(
     match sender.sack_recovery {
         SackRecovery::Ns2 | SackRecovery::Rfc6675 => {}
     }
+    // RACK-TLP (RFC 8985) came to Linux in 4.4-4.18; ns-2 2.35's agents
+    // detect loss by duplicate ACKs only.
+    if sender.loss_detection.is_rack() {
+        return Err(Ns2Error::unsupported(
+            at("loss_detection"),
+            "ns-2 2.35 has no RACK-TLP (RFC 8985): its SACK agents detect loss by \
+             duplicate ACKs only; use loss_detection = \"rfc6675\""
+                .to_string(),
+        ));
+    }
     Ok(())
 }
 

@@ -569,6 +569,15 @@ fn tcp_sender_settings_are_mapped_or_refused() {
     assert!(e.is_scenario_error());
     assert_eq!(e.field(), Some("flows[0].profile"), "{e}");
     assert!(e.to_string().contains("minrto_"), "{e}");
+
+    // RACK-TLP: ns-2 has none.
+    for ld in ["rack", "rack-no-tlp"] {
+        let e = tcp_variant(&format!("loss_detection = \"{ld}\""), "").unwrap_err();
+        assert!(e.is_scenario_error());
+        assert_eq!(e.field(), Some("flows[0].loss_detection"), "{e}");
+        assert!(e.to_string().contains("no RACK-TLP"), "{e}");
+    }
+    assert!(tcp_variant("loss_detection = \"rfc6675\"", "").is_ok());
 }
 
 /// TFRCP's S2 interval before the first RTT sample is the sender

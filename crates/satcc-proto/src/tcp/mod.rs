@@ -18,6 +18,9 @@ mod growth_tests;
 mod peach;
 #[cfg(test)]
 mod peach_tests;
+mod rack;
+#[cfg(test)]
+mod rack_tests;
 mod receiver;
 mod rtt;
 mod scoreboard;
@@ -29,6 +32,7 @@ pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use bbr::{BbrConfig, BbrMode};
 pub use growth::{CubicConfig, Growth, HyblaConfig};
 pub use peach::PeachConfig;
+pub use rack::LossDetection;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sender::{

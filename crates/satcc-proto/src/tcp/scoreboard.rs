@@ -133,6 +133,16 @@ impl Scoreboard {
     /// clamped to the outstanding range; returns how many segments were
     /// newly SACKed.
     pub(crate) fn update(&mut self, blocks: &[SackBlock]) -> u64 {
+        self.update_with(blocks, |_| {})
+    }
+
+    /// [`Self::update`], calling `newly_sacked` with each segment newly
+    /// SACKed (RACK, RFC 8985 §6.2, needs each one's transmission time).
+    pub(crate) fn update_with(
+        &mut self,
+        blocks: &[SackBlock],
+        mut newly_sacked: impl FnMut(u64),
+    ) -> u64 {
         let mut newly = 0;
         let (lo, hi) = (self.una, self.end());
         for b in blocks {
@@ -152,6 +162,7 @@ impl Scoreboard {
                 self.steps += 1;
                 if self.mark(p) {
                     newly += 1;
+                    newly_sacked(p);
                 }
                 p += 1;
             }

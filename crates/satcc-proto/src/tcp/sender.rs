@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use super::bbr::{BbrAck, BbrState, CaState};
 use super::growth::{AckInfo, Growth, GrowthState};
 use super::peach::{PeachConfig, PeachState};
+use super::rack::{LossDetection, Rack};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{TcpAck, TcpData};
@@ -83,6 +84,15 @@ pub struct SenderConfig {
     /// Loss recovery of the [`Variant::Sack`] sender: RFC 6675 (the
     /// default) or ns-2 2.35's `Agent/TCP/Sack1`. Other variants ignore it.
     pub sack_recovery: SackRecovery,
+    /// Loss detection of the [`Variant::Sack`] sender with RFC 6675
+    /// recovery: RFC 6675's DupThresh rule (the default) or RFC 8985
+    /// RACK-TLP. Other variants and [`SackRecovery::Ns2`] ignore it.
+    pub loss_detection: LossDetection,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) sets cwnd during
+    /// the [`Variant::Sack`] sender's RFC 6675 recovery, in place of
+    /// cwnd = ssthresh on entry (Linux's default since 3.2). Ignored by
+    /// BBR, which sets cwnd itself (Linux runs no PRR under BBR).
+    pub prr: bool,
     /// Window growth: Reno (RFC 5681, the default), CUBIC or Hybla. Loss
     /// detection and recovery stay `variant`'s.
     pub growth: Growth,
@@ -185,6 +195,8 @@ impl Default for SenderConfig {
             peach: None,
             initial_rwnd: u32::MAX,
             sack_recovery: SackRecovery::Rfc6675,
+            loss_detection: LossDetection::Rfc6675,
+            prr: false,
             growth: Growth::Reno,
         }
     }
@@ -214,8 +226,16 @@ pub struct SenderStats {
     pub retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
-    /// Fast retransmits (entries into loss recovery).
+    /// Fast retransmits (entries into loss recovery), and with RACK-TLP
+    /// the losses a Tail Loss Probe repaired (RFC 8985 §7.4.2: a window
+    /// reduction without a recovery).
     pub fast_retransmits: u64,
+    /// RACK-TLP: segments marked lost (RFC 8985 §6.2 step 5, §6.3).
+    pub rack_marked_lost: u64,
+    /// RACK-TLP: retransmissions found lost (without the timer).
+    pub lost_retransmits: u64,
+    /// RACK-TLP: Tail Loss Probes sent (RFC 8985 §7.3).
+    pub tlp_probes: u64,
     /// Payload bytes cumulatively acknowledged.
     pub acked_bytes: u64,
     /// RTT samples taken.
@@ -336,6 +356,15 @@ pub struct TcpSender {
     loss_until: Option<u64>,
     /// BBR: segments marked lost on the ACK being processed.
     ack_losses: u64,
+    /// RACK-TLP state ([`LossDetection::Rack`] on a SACK sender with RFC
+    /// 6675 recovery).
+    rack: Option<Box<Rack>>,
+    /// A Tail Loss Probe to send (the segment; `snd_max` for new data).
+    pending_probe: Option<u64>,
+    /// RFC 6937: `prr_delivered`, `prr_out` and `RecoverFS`, in segments.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     pub(super) stats: SenderStats,
 }
 
@@ -402,6 +431,19 @@ impl TcpSender {
             data_segs_out: 0,
             loss_until: None,
             ack_losses: 0,
+            rack: match cfg.loss_detection {
+                LossDetection::Rack { tlp }
+                    if cfg.variant == Variant::Sack
+                        && cfg.sack_recovery == SackRecovery::Rfc6675 =>
+                {
+                    Some(Box::new(Rack::new(tlp)))
+                }
+                _ => None,
+            },
+            pending_probe: None,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             stats,
             cfg,
         }
@@ -501,7 +543,10 @@ impl TcpSender {
     /// tcp_packets_in_flight() counts none of the old flight (without
     /// this PROBE_RTT would wait for it to drain, and it never does).
     fn inflight(&self) -> u64 {
-        if self.loss_until.is_some() {
+        if let Some(r) = &self.rack {
+            // RACK's marks are Linux's: this is tcp_packets_in_flight().
+            r.pipe()
+        } else if self.loss_until.is_some() {
             self.snd_nxt - self.snd_una
         } else if self.cfg.variant == Variant::Sack {
             self.sb.pipe()
@@ -524,6 +569,7 @@ impl TcpSender {
             return;
         }
         self.rwnd = ack.wnd as u64;
+        let delivered_before = self.snd_una + self.sb.sacked_count();
         if self.ns2_sack() && self.in_recovery && !ack.dummy_echo {
             // tcp-sack1.cc Sack1TcpAgent::recv(), fast recovery branch:
             // `--pipe_` for every ACK.
@@ -534,7 +580,12 @@ impl TcpSender {
         if advanced {
             self.on_cumulative_ack(now, ack);
         }
-        let newly_sacked = if self.cfg.variant == Variant::Sack {
+        let newly_sacked = if let Some(r) = self.rack.as_mut() {
+            // RFC 8985 §6.2 step 2: each newly SACKed segment is delivered.
+            let min_rtt = self.stats.min_rtt;
+            self.sb
+                .update_with(ack.sack_blocks(), |seq| r.on_sacked(seq, now, min_rtt))
+        } else if self.cfg.variant == Variant::Sack {
             // RFC 6675 §5: update the scoreboard on every ACK.
             self.sb.update(ack.sack_blocks())
         } else {
@@ -612,6 +663,203 @@ impl TcpSender {
             self.stats.dupacks += 1;
             self.on_dupack(now);
         }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, ack, advanced || newly_sacked > 0);
+        }
+        if self.prr_on() && self.in_recovery {
+            let delivered =
+                (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before);
+            self.prr_ack(delivered);
+        }
+    }
+
+    /// PRR runs: the SACK sender with RFC 6675 recovery, `prr` set, no
+    /// BBR.
+    fn prr_on(&self) -> bool {
+        self.cfg.prr
+            && self.cfg.variant == Variant::Sack
+            && self.cfg.sack_recovery == SackRecovery::Rfc6675
+            && self.bbr.is_none()
+            && self.peach.is_none()
+    }
+
+    /// RFC 6937 §3.1, on every ACK in recovery (PRR-SSRB, the RFC's
+    /// recommended reduction bound, as Linux's `tcp_cwnd_reduction()`):
+    /// while pipe > ssthresh, send in proportion to what was delivered
+    /// (sndcnt = ceil(prr_delivered·ssthresh/RecoverFS) − prr_out);
+    /// below, slow-start back towards ssthresh, by at most what was
+    /// delivered plus one segment. cwnd = pipe + sndcnt.
+    fn prr_ack(&mut self, delivered: u64) {
+        if delivered == 0 {
+            // Linux: an ACK delivering nothing changes nothing.
+            return;
+        }
+        self.prr_delivered += delivered;
+        // The fast retransmission of this ACK, not sent yet, is counted
+        // as sent (RFC 6937 counts it in prr_out); RFC 6675's SetPipe()
+        // already counts it in flight (HighRxt), RACK's pipe not yet.
+        let pending = self.pending_rexmit.is_some() as u64;
+        let pipe = self.pipe_now() + if self.rack.is_some() { pending } else { 0 };
+        let out = (self.prr_out + pending) as i64;
+        let ssthresh = self.ssthresh.max(0.0) as u64;
+        let sndcnt = if pipe > ssthresh {
+            let fs = self.recover_fs.max(1);
+            (self.prr_delivered * ssthresh).div_ceil(fs) as i64 - out
+        } else {
+            let limit = (self.prr_delivered as i64 - out).max(delivered as i64) + 1;
+            ((ssthresh - pipe) as i64).min(limit)
+        };
+        self.cwnd = (pipe as i64 + sndcnt.max(0)) as f64;
+    }
+
+    /// The pipe the SACK sender's recovery sends against: RACK's count
+    /// with RACK-TLP, RFC 6675 SetPipe() otherwise.
+    fn pipe_now(&self) -> u64 {
+        match &self.rack {
+            Some(r) => r.pipe(),
+            None => self.sb.pipe(),
+        }
+    }
+
+    /// In RTO recovery: after a timeout, until the cumulative ACK passes
+    /// what was outstanding then (the guard of RFC 6582 §4.1 that
+    /// [`Self::on_dupack`] applies).
+    fn in_rto_recovery(&self) -> bool {
+        self.last_cut_timeout && self.snd_una <= self.recover
+    }
+
+    /// Fast recovery may start now (no second reduction for one window).
+    fn recovery_allowed(&self) -> bool {
+        if self.last_cut_timeout {
+            self.snd_una > self.recover
+        } else {
+            self.snd_una >= self.recover
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 on an ACK, then §7.4 (the ACK of a loss
+    /// probe), recovery if a segment is lost (Linux `tcp_time_to_recover()`
+    /// with RACK: any segment marked lost), and §7.2 (the probe timer).
+    /// `news`: the ACK acknowledged or SACKed something.
+    fn rack_on_ack(&mut self, now: Instant, ack: &TcpAck, news: bool) {
+        let recovering = self.in_recovery || self.in_rto_recovery();
+        let newly = self.rack_detect(now, recovering);
+        let mut reduce = false;
+        if let Some(r) = self.rack.as_mut() {
+            // §7.4.2 (Linux tcp_process_tlp_ack()): once the ACK reaches
+            // TLP.end_seq, a probe of new data, or a duplicate ACK with
+            // nothing new (the original and the probe both arrived),
+            // resolves it; an ACK beyond it after a retransmitted probe
+            // means the probe repaired a loss (the receiver sends no
+            // D-SACK that could say otherwise).
+            if let Some(end) = r.tlp_end.filter(|&e| ack.ack >= e) {
+                if !r.tlp_retrans || !news {
+                    r.tlp_end = None;
+                } else if ack.ack > end {
+                    r.tlp_end = None;
+                    reduce = true;
+                }
+            }
+        }
+        if self.bbr.is_some() {
+            self.ack_losses += newly;
+        }
+        // A segment marked lost and not yet resent: one whose
+        // retransmission is already in flight (resent in the recovery
+        // that just ended) is no new congestion signal.
+        let lost = self.rack.as_mut().is_some_and(|r| r.next_lost().is_some());
+        if lost && !self.in_recovery && self.recovery_allowed() {
+            self.enter_recovery(now);
+        } else if reduce && !self.in_recovery && self.bbr.is_none() {
+            self.tlp_reduction();
+        }
+        self.arm_tlp(now);
+    }
+
+    /// RACK_detect_loss_and_arm_timer() (RFC 8985 §6.2 step 5, §8).
+    fn rack_detect(&mut self, now: Instant, recovering: bool) -> u64 {
+        let dupthresh = self.cfg.dupack_threshold.max(1) as u64;
+        let (min_rtt, srtt) = (self.stats.min_rtt, self.rtt.srtt());
+        let Some(r) = self.rack.as_mut() else {
+            return 0;
+        };
+        let newly = r.detect_loss(now, recovering, dupthresh, min_rtt, srtt);
+        self.stats.rack_marked_lost = r.marked_lost;
+        self.stats.lost_retransmits = r.lost_retransmits;
+        newly
+    }
+
+    /// RFC 8985 §7.4.2: "the sender SHOULD ... invoke congestion control
+    /// ... as if a fast recovery had happened": Linux enters CWR
+    /// (`tcp_init_cwnd_reduction()`, `tcp_end_cwnd_reduction()`):
+    /// ssthresh from the congestion control, cwnd = min(cwnd, ssthresh).
+    fn tlp_reduction(&mut self) {
+        let flight = self.snd_max - self.snd_una;
+        self.ssthresh = match self.growth.on_congestion(flight, self.cwnd) {
+            Some(ss) => ss,
+            None => ((flight / 2).max(2)) as f64,
+        };
+        self.cwnd = self.cwnd.min(self.ssthresh);
+        self.last_cut_timeout = false;
+        self.recover = self.snd_max;
+        self.stats.fast_retransmits += 1;
+    }
+
+    /// RFC 8985 §7.2: (re)arm the probe timer after new data is sent or an
+    /// ACK arrives, when the connection is open: not in fast or RTO
+    /// recovery, nothing SACKed or marked lost (Linux: TCP_CA_Open), no
+    /// probe unresolved, something outstanding. Otherwise no probe timer.
+    fn arm_tlp(&mut self, now: Instant) {
+        let open = !self.in_recovery
+            && !self.in_rto_recovery()
+            && self.sb.sacked_count() == 0
+            && self.snd_max > self.snd_una;
+        let (srtt, flight, rto) = (
+            self.rtt.srtt(),
+            self.snd_max - self.snd_una,
+            self.rto_deadline,
+        );
+        let Some(r) = self.rack.as_mut().filter(|r| r.tlp()) else {
+            return;
+        };
+        r.pto_deadline = (open && r.lost_out() == 0 && r.tlp_end.is_none())
+            .then(|| Rack::pto(now, srtt, flight, rto));
+    }
+
+    /// RFC 8985 §7.3, TLP_send_probe(): new data if there is any and the
+    /// receiver's window allows, else the highest segment sent; then the
+    /// RTO restarts.
+    fn send_probe(&mut self, now: Instant) {
+        let rwnd = self.rwnd.max(1).min(self.cfg.max_window as u64);
+        let Some(r) = self.rack.as_mut() else {
+            return;
+        };
+        r.pto_deadline = None;
+        if r.tlp_end.is_some() || self.snd_max == self.snd_una {
+            return;
+        }
+        if self.has_new_data() && self.snd_max < self.snd_una + rwnd {
+            self.pending_probe = Some(self.snd_max);
+        } else if !self.sb.sacked(self.snd_max - 1) {
+            self.pending_probe = Some(self.snd_max - 1);
+        }
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// The RACK reordering timer fired (RFC 8985 §6.2 step 5, §8).
+    fn rack_reo_timeout(&mut self, now: Instant) {
+        let recovering = self.in_recovery || self.in_rto_recovery();
+        let newly = self.rack_detect(now, recovering);
+        if self.bbr.is_some() {
+            self.ack_losses += newly;
+        }
+        // A segment marked lost and not yet resent: one whose
+        // retransmission is already in flight (resent in the recovery
+        // that just ended) is no new congestion signal.
+        let lost = self.rack.as_mut().is_some_and(|r| r.next_lost().is_some());
+        if lost && !self.in_recovery && self.recovery_allowed() {
+            self.enter_recovery(now);
+        }
     }
 
     fn on_cumulative_ack(&mut self, now: Instant, ack: &TcpAck) {
@@ -643,6 +891,11 @@ impl TcpSender {
         self.stats.rtt_samples += 1;
         self.stats.sum_rtt += r;
         self.stats.min_rtt = Some(self.stats.min_rtt.map_or(r, |m| m.min(r)));
+        if let Some(rk) = self.rack.as_mut() {
+            // RFC 8985 §6.2 steps 1-2: min_RTT first, then each newly
+            // acknowledged segment.
+            rk.advance(self.snd_una, now, self.stats.min_rtt);
+        }
         // RFC 6675 §5: a cumulative ACK resets DupAcks.
         self.dupacks = 0;
         self.lt_sent = 0;
@@ -685,6 +938,11 @@ impl TcpSender {
                     // ends recovery; cwnd is already ssthresh (4.2).
                     if self.snd_una >= self.recover {
                         self.in_recovery = false;
+                        if self.prr_on() {
+                            // RFC 6937 §3.1: "On exiting recovery: cwnd =
+                            // ssthresh".
+                            self.cwnd = self.ssthresh;
+                        }
                     } else if self.cfg.sack_recovery == SackRecovery::Ns2 {
                         // tcp-sack1.cc Sack1TcpAgent::recv(), partial ACK
                         // with partial_ack_ 0: `--pipe_` once more ("so
@@ -743,6 +1001,11 @@ impl TcpSender {
             self.rapid_recovery_dummies();
             return;
         }
+        if self.rack.is_some() {
+            // RFC 8985 replaces the DupThresh rule: recovery starts when
+            // RACK marks a segment lost (`rack_on_ack`).
+            return;
+        }
         let dupthresh = self.cfg.dupack_threshold.max(1);
         let triggered = self.dupacks >= dupthresh
             // RFC 6675 §5 (2): three segments SACKed above HighACK.
@@ -761,13 +1024,9 @@ impl TcpSender {
         // retransmit while highest_ack_ <= recover_) we require the ACK to
         // cover new data beyond `recover` before a timeout-cut window may be
         // cut again.
-        let allowed = if self.last_cut_timeout {
-            self.snd_una > self.recover
-        } else {
-            match self.cfg.variant {
-                Variant::Reno => true,
-                _ => self.snd_una >= self.recover,
-            }
+        let allowed = match self.cfg.variant {
+            Variant::Reno if !self.last_cut_timeout => true,
+            _ => self.recovery_allowed(),
         };
         if allowed {
             self.enter_recovery(now);
@@ -794,8 +1053,18 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         // Karn: the timed segment may be among those to be resent.
         self.timed = None;
-        // RFC 5681 §3.2 step 2 / RFC 6675 (4.3): retransmit HighACK + 1.
-        self.pending_rexmit = Some(self.snd_una);
+        // RFC 5681 §3.2 step 2 / RFC 6675 (4.3): retransmit HighACK + 1;
+        // with RACK, the lowest segment it marked lost.
+        self.pending_rexmit = match self.rack.as_mut() {
+            Some(r) => {
+                // Linux tcp_init_cwnd_reduction(): a probe in doubt is
+                // settled by the recovery.
+                r.tlp_end = None;
+                r.pto_deadline = None;
+                r.next_lost()
+            }
+            None => Some(self.snd_una),
+        };
         match self.cfg.variant {
             // RFC 5681 §3.2 step 3: inflate by the segments that left.
             Variant::Reno | Variant::NewReno => {
@@ -805,8 +1074,12 @@ impl TcpSender {
                 match self.cfg.sack_recovery {
                     SackRecovery::Rfc6675 => {
                         // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the
-                        // rest.
+                        // rest. With PRR the ACK's step sets cwnd (RFC 6937
+                        // §3.1: RecoverFS = snd.nxt − snd.una).
                         self.cwnd = self.ssthresh;
+                        self.prr_delivered = 0;
+                        self.prr_out = 0;
+                        self.recover_fs = self.snd_max - self.snd_una;
                     }
                     SackRecovery::Ns2 => {
                         // tcp.cc slowdown(CLOSE_SSTHRESH_HALF |
@@ -841,7 +1114,10 @@ impl TcpSender {
             b.save_cwnd(cwnd0);
             self.cwnd = cwnd0;
             self.ssthresh = ssthresh0;
-            self.ack_losses += 1;
+            if self.rack.is_none() {
+                // (RACK counts the segments it marks, `rack_on_ack`.)
+                self.ack_losses += 1;
+            }
         }
         // Give the fast retransmission a full RTO, as ns-2 does.
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -993,6 +1269,29 @@ impl TcpSender {
         }
     }
 
+    /// RFC 8985 §6.3 on a retransmission timeout: recovery ends as in
+    /// [`Self::go_back_n`], but what is resent is what RACK marks lost
+    /// (the first unacknowledged segment and every one sent more than
+    /// RACK.rtt + reo_wnd ago), lowest first, as the window allows
+    /// (Linux `tcp_enter_loss()`, `tcp_timeout_mark_lost()`). SACK marks
+    /// are kept, as Linux keeps them unless the receiver reneged.
+    fn rack_rto(&mut self, now: Instant) {
+        self.recover = self.snd_max;
+        self.in_recovery = false;
+        self.last_cut_timeout = true;
+        self.dupacks = 0;
+        self.lt_sent = 0;
+        self.pending_rexmit = None;
+        self.pending_probe = None;
+        self.timed = None;
+        let (min_rtt, srtt) = (self.stats.min_rtt, self.rtt.srtt());
+        if let Some(r) = self.rack.as_mut() {
+            r.mark_losses_on_rto(now, min_rtt, srtt);
+            self.stats.rack_marked_lost = r.marked_lost;
+            self.stats.lost_retransmits = r.lost_retransmits;
+        }
+    }
+
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
     /// nothing is due are ignored.
     pub fn handle_timeout(&mut self, now: Instant) {
@@ -1003,6 +1302,16 @@ impl TcpSender {
         {
             self.rapid_recovery_expired(now);
             return;
+        }
+        if let Some(r) = self.rack.as_ref() {
+            let (reo, pto) = (r.reo_deadline, r.pto_deadline);
+            if reo.is_some_and(|d| now >= d) {
+                self.rack_reo_timeout(now);
+            }
+            if pto.is_some_and(|d| now >= d) {
+                self.send_probe(now);
+                return;
+            }
         }
         match self.rto_deadline {
             Some(d) if now >= d => {}
@@ -1048,7 +1357,11 @@ impl TcpSender {
         }
         // RFC 5681 §3.1: loss window of one segment.
         self.cwnd = 1.0;
-        self.go_back_n();
+        if self.rack.is_some() {
+            self.rack_rto(now);
+        } else {
+            self.go_back_n();
+        }
         // RFC 6298 §5.5 and §5.6.
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -1133,6 +1446,24 @@ impl TcpSender {
         if self.pace_wait {
             return None;
         }
+        if let Some(seq) = self.pending_probe.take() {
+            // RFC 8985 §7.3: the probe goes out whatever cwnd says.
+            if seq >= self.snd_una && seq <= self.snd_max {
+                let retrans = seq < self.snd_max;
+                if !retrans {
+                    self.snd_nxt = seq + 1;
+                }
+                let d = self.emit(now, seq);
+                self.stats.tlp_probes += 1;
+                if let Some(r) = self.rack.as_mut() {
+                    r.probes += 1;
+                    r.tlp_end = Some(self.snd_max);
+                    r.tlp_retrans = retrans;
+                    r.pto_deadline = None;
+                }
+                return Some(d);
+            }
+        }
         if let Some(seq) = self.pending_rexmit.take() {
             if seq >= self.snd_una && seq < self.snd_max {
                 return Some(self.emit(now, seq));
@@ -1140,6 +1471,10 @@ impl TcpSender {
         }
         if self.cfg.variant == Variant::Sack && self.in_recovery {
             return self.sack_recovery_transmit(now);
+        }
+        if self.rack.as_ref().is_some_and(|r| r.lost_out() > 0) {
+            // RTO recovery: the segments RACK marked lost first.
+            return self.rack_transmit(now);
         }
         let win = self.window();
         let limit = self.snd_una + win;
@@ -1211,6 +1546,9 @@ impl TcpSender {
         if self.cfg.sack_recovery == SackRecovery::Ns2 {
             return self.ns2_sack_recovery_transmit(now);
         }
+        if self.rack.is_some() {
+            return self.rack_transmit(now);
+        }
         if (self.sb.pipe() as f64) + 1.0 > self.cwnd {
             return None;
         }
@@ -1249,6 +1587,30 @@ impl TcpSender {
         None
     }
 
+    /// RFC 6675 §5 (C) with RACK's loss marks (RFC 8985 §6.2: RACK marks
+    /// what IsLost() would): while pipe (Linux's count, [`Rack::pipe`])
+    /// leaves a segment of cwnd, the lowest segment marked lost and not
+    /// retransmitted since, else new data. Rules (3) and (4) of NextSeg()
+    /// are not used: a hole RACK has not marked is not yet lost, and TLP
+    /// takes the rescue retransmission's place (Linux sends neither).
+    fn rack_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        let r = self.rack.as_mut()?;
+        if (r.pipe() as f64) + 1.0 > self.cwnd {
+            return None;
+        }
+        if let Some(s) = r.next_lost() {
+            return Some(self.emit(now, s));
+        }
+        if self.has_new_data()
+            && self.snd_max < self.snd_una + self.rwnd.max(1).min(self.cfg.max_window as u64)
+        {
+            let seq = self.snd_max;
+            self.snd_nxt = seq + 1;
+            return Some(self.emit(now, seq));
+        }
+        None
+    }
+
     /// Build segment `seq` (new if `seq == snd_max`) and account for it.
     fn emit(&mut self, now: Instant, seq: u64) -> TcpData {
         let retransmit = seq < self.snd_max;
@@ -1271,8 +1633,21 @@ impl TcpSender {
             }
             len
         };
+        if let Some(r) = self.rack.as_mut() {
+            r.on_send(seq, now);
+            if retransmit && seq == self.snd_una {
+                // Linux tcp_xmit_retransmit_queue(): resending the head
+                // restarts the RTO, so that a lost retransmission RACK
+                // finds a round trip later still has its round trip.
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+        }
         if self.bbr.is_some() {
             self.on_send_paced(now, seq, len);
+        }
+        if self.in_recovery {
+            // RFC 6937: prr_out counts everything sent in recovery.
+            self.prr_out += 1;
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len;
@@ -1282,6 +1657,10 @@ impl TcpSender {
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        if !retransmit && self.pending_probe.is_none() {
+            // RFC 8985 §7.2: new data (not itself a probe) rearms the PTO.
+            self.arm_tlp(now);
         }
         TcpData {
             seq,
@@ -1360,6 +1739,11 @@ impl TcpSender {
             let x = self.next_send;
             t = Some(t.map_or(x, |t| t.min(x)));
         }
+        if let Some(r) = &self.rack {
+            for x in [r.reo_deadline, r.pto_deadline].into_iter().flatten() {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        }
         t
     }
 
@@ -1382,7 +1766,9 @@ impl TcpSender {
             s.wdsn = p.wdsn;
             s.adsn = p.adsn;
         }
-        s.pipe = if self.ns2_sack() && self.in_recovery {
+        s.pipe = if let Some(r) = &self.rack {
+            r.pipe()
+        } else if self.ns2_sack() && self.in_recovery {
             self.ns2_pipe.max(0) as u64
         } else if self.cfg.variant == Variant::Sack {
             self.sb.pipe()

@@ -6,11 +6,11 @@ use super::*;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
-fn ms(n: u64) -> Instant {
+pub(super) fn ms(n: u64) -> Instant {
     Instant(n * 1_000_000)
 }
 
-fn ack(n: u64, ts: Instant, sack: &[(u64, u64)]) -> TcpAck {
+pub(super) fn ack(n: u64, ts: Instant, sack: &[(u64, u64)]) -> TcpAck {
     let mut a = TcpAck {
         ack: n,
         wnd: 10_000,
@@ -25,7 +25,7 @@ fn ack(n: u64, ts: Instant, sack: &[(u64, u64)]) -> TcpAck {
     a
 }
 
-fn drain(s: &mut TcpSender, now: Instant) -> Vec<TcpData> {
+pub(super) fn drain(s: &mut TcpSender, now: Instant) -> Vec<TcpData> {
     let mut v = Vec::new();
     while let Some(d) = s.poll_transmit(now) {
         v.push(d);
@@ -34,7 +34,7 @@ fn drain(s: &mut TcpSender, now: Instant) -> Vec<TcpData> {
     v
 }
 
-fn seqs(v: &[TcpData]) -> Vec<(u64, bool)> {
+pub(super) fn seqs(v: &[TcpData]) -> Vec<(u64, bool)> {
     v.iter().map(|d| (d.seq, d.retransmit)).collect()
 }
 
@@ -358,18 +358,18 @@ impl<T> Link<T> {
     }
 }
 
-struct Outcome {
-    s: TcpSender,
-    r: TcpReceiver,
-    all_acked: u32,
-    end: Instant,
+pub(super) struct Outcome {
+    pub(super) s: TcpSender,
+    pub(super) r: TcpReceiver,
+    pub(super) all_acked: u32,
+    pub(super) end: Instant,
     max_steps_per_ack: u64,
     max_flight: u64,
 }
 
 /// Run a sender and receiver over a fixed-delay link until `until` or until
 /// the finite transfer is acknowledged. `lose` sees each data transmission.
-fn run(
+pub(super) fn run(
     scfg: SenderConfig,
     rcfg: ReceiverConfig,
     data: Option<u64>,

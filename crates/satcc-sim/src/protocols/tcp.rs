@@ -102,6 +102,30 @@ pub(super) fn config(
             SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
             SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
         },
+        // Linux: RACK-TLP (RFC 8985), on by default since 4.18
+        // (`tcp_recovery = 1`, `tcp_early_retrans = 3`), for the SACK
+        // protocols whose recovery it marks losses for.
+        loss_detection: o.loss_detection.map_or(
+            if linux
+                && variant == Variant::Sack
+                && o.peach.is_none()
+                && o.sack_recovery == SackRecoverySpec::Rfc6675
+            {
+                tcp::LossDetection::Rack { tlp: true }
+            } else {
+                d.loss_detection
+            },
+            |l| l.to_proto(),
+        ),
+        // Linux: PRR (RFC 6937) since 3.2, `tcp_cwnd_reduction()`; not
+        // under BBR (its cong_control sets cwnd).
+        prr: o.prr.unwrap_or(
+            linux
+                && variant == Variant::Sack
+                && o.peach.is_none()
+                && spec.protocol != Protocol::Bbr
+                && o.sack_recovery == SackRecoverySpec::Rfc6675,
+        ),
         growth: match tcp_growth(spec.protocol) {
             // BBR's first pacing rate comes from the handshake's RTT
             // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's

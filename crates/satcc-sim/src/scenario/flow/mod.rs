@@ -29,7 +29,8 @@ pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
-    PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions, TcpProfileSpec,
+    LossDetectionSpec, PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
+    TcpProfileSpec,
 };
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -834,6 +835,32 @@ mod tests {
         assert_eq!(linux.min_rto, Duration::from_millis(200));
         assert_eq!(linux.rto_ssthresh, RtoSsthresh::Window);
         assert!(linux.rto_min_on_variance && !rfc.rto_min_on_variance);
+        // RACK-TLP and PRR: Linux's, for the SACK protocols; BBR sets its
+        // own cwnd (no PRR); keys override; the RFC default has neither.
+        use satcc_proto::tcp::LossDetection;
+        let rack = LossDetection::Rack { tlp: true };
+        assert_eq!(
+            (rfc.loss_detection, rfc.prr),
+            (LossDetection::Rfc6675, false)
+        );
+        assert_eq!((linux.loss_detection, linux.prr), (rack, true));
+        let bbr = tcp_sender("protocol = \"bbr\"\nprofile = \"linux\"");
+        assert_eq!((bbr.loss_detection, bbr.prr), (rack, false));
+        for p in ["reno", "newreno", "peach-sack"] {
+            let s = tcp_sender(&format!("protocol = \"{p}\"\nprofile = \"linux\""));
+            assert_eq!(
+                (s.loss_detection, s.prr),
+                (LossDetection::Rfc6675, false),
+                "{p}"
+            );
+        }
+        let s = tcp_sender(
+            "protocol = \"sack\"\nprofile = \"linux\"\nloss_detection = \"rack-no-tlp\"\nprr = false",
+        );
+        assert_eq!(
+            (s.loss_detection, s.prr),
+            (LossDetection::Rack { tlp: false }, false)
+        );
         let over = tcp_sender(
             "protocol = \"reno\"\nprofile = \"linux\"\ninitial_window = 2\n\
              min_rto = \"1s\"\nrto_ssthresh = \"flightsize\"",
@@ -915,6 +942,60 @@ mod tests {
             message.contains("fack") && message.contains("ns2"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn loss_detection_is_parsed_and_checked() {
+        let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"") else {
+            panic!()
+        };
+        assert_eq!(o.loss_detection, None);
+        for (v, want) in [
+            ("rfc6675", LossDetectionSpec::Rfc6675),
+            ("rack", LossDetectionSpec::Rack),
+            ("rack-no-tlp", LossDetectionSpec::RackNoTlp),
+        ] {
+            for p in ["sack", "cubic", "hybla", "bbr"] {
+                let ProtocolOptions::Tcp(o) =
+                    options(&format!("protocol = \"{p}\"\nloss_detection = \"{v}\""))
+                else {
+                    panic!()
+                };
+                assert_eq!(o.loss_detection, Some(want), "{p} {v}");
+            }
+        }
+        for p in ["reno", "newreno", "peach", "peach-sack"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nloss_detection = \"rack\""));
+            assert_eq!(field, "flows[0].loss_detection");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
+        let (field, message) =
+            error("protocol = \"sack\"\nsack_recovery = \"ns2\"\nloss_detection = \"rack\"");
+        assert_eq!(field, "flows[0].loss_detection");
+        assert!(message.contains("ns2"), "{message}");
+        let (field, message) = error("protocol = \"sack\"\nloss_detection = \"fack\"");
+        assert_eq!(field, "flows[0].loss_detection");
+        assert!(
+            message.contains("fack") && message.contains("rack"),
+            "{message}"
+        );
+        // PRR: the SACK protocols whose cwnd the sender sets.
+        for p in ["sack", "cubic", "hybla"] {
+            let ProtocolOptions::Tcp(o) = options(&format!("protocol = \"{p}\"\nprr = true"))
+            else {
+                panic!()
+            };
+            assert_eq!(o.prr, Some(true), "{p}");
+        }
+        for p in ["reno", "newreno", "peach", "peach-sack", "bbr"] {
+            let (field, message) = error(&format!("protocol = \"{p}\"\nprr = true"));
+            assert_eq!(field, "flows[0].prr");
+            assert!(message.contains(&format!("\"{p}\"")), "{message}");
+        }
+        assert!(matches!(
+            options("protocol = \"bbr\"\nprr = false"),
+            ProtocolOptions::Tcp(_)
+        ));
     }
 
     #[test]

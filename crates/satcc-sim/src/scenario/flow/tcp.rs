@@ -113,6 +113,20 @@ pub struct TcpOptions {
     /// use it.
     #[serde(default)]
     pub sack_recovery: SackRecoverySpec,
+    /// Loss detection of SACK recovery: `"rfc6675"` (RFC 6675's DupThresh
+    /// rule, the default), `"rack"` (RFC 8985 RACK-TLP: time-based loss
+    /// marks, lost retransmissions found without a timeout, tail loss
+    /// probes; Linux's default) or `"rack-no-tlp"` (RACK alone). See
+    /// [`satcc_proto::tcp::LossDetection`]. For the SACK protocols
+    /// (`sack`, `cubic`, `hybla`, `bbr`) with `sack_recovery = "rfc6675"`.
+    #[serde(default)]
+    pub loss_detection: Option<LossDetectionSpec>,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) sets cwnd through
+    /// SACK recovery instead of cwnd = ssthresh on entry (default false;
+    /// profile `"linux"`: true). For `sack`, `cubic` and `hybla` with
+    /// `sack_recovery = "rfc6675"` (BBR sets cwnd itself).
+    #[serde(default)]
+    pub prr: Option<bool>,
     /// The receiver echoes TCP-Peach's dummy mark (default true; false
     /// models a receiver without the paper 002 modification, against which
     /// a Peach sender falls back to its base variant).
@@ -172,7 +186,11 @@ pub struct PeachOptions {
 ///   (`tcp_rtt_estimator()`, `__tcp_set_rto()`), so a steady RTT does
 ///   not bring the RTO down to the RTT;
 /// * a timeout halves the congestion window into ssthresh
-///   (`tcp_reno_ssthresh()`: max(cwnd/2, 2)), not FlightSize.
+///   (`tcp_reno_ssthresh()`: max(cwnd/2, 2)), not FlightSize;
+/// * the SACK protocols but `peach-sack` detect loss with RACK-TLP
+///   (RFC 8985, `loss_detection = "rack"`; Linux's default since 4.18),
+///   not RFC 6675's DupThresh rule, and (but `bbr`) reduce cwnd through
+///   recovery with PRR (RFC 6937, `prr = true`; Linux's since 3.2).
 ///
 /// Linux grows cwnd by the segments each ACK covers (`tcp_slow_start()`,
 /// `tcp_cong_avoid_ai()`), so its delayed ACKs do not slow the window;
@@ -210,6 +228,29 @@ pub enum RtoSsthreshSpec {
     FlightSize,
     /// ns-2: half the window.
     Window,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::LossDetection`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossDetectionSpec {
+    /// RFC 6675 DupThresh.
+    Rfc6675,
+    /// RFC 8985 RACK with TLP.
+    Rack,
+    /// RFC 8985 RACK without TLP.
+    RackNoTlp,
+}
+
+impl LossDetectionSpec {
+    /// The protocol's value.
+    pub fn to_proto(self) -> tcp::LossDetection {
+        match self {
+            LossDetectionSpec::Rfc6675 => tcp::LossDetection::Rfc6675,
+            LossDetectionSpec::Rack => tcp::LossDetection::Rack { tlp: true },
+            LossDetectionSpec::RackNoTlp => tcp::LossDetection::Rack { tlp: false },
+        }
+    }
 }
 
 /// Scenario spelling of [`satcc_proto::tcp::SackRecovery`].
@@ -282,6 +323,47 @@ impl FamilyOptions for TcpOptions {
                     "\"ns2\" applies to protocols \"sack\" and \"peach-sack\" only, \
                      not \"{}\"",
                     p.name()
+                ),
+            ));
+        }
+        let rack = o
+            .loss_detection
+            .is_some_and(|l| l != LossDetectionSpec::Rfc6675);
+        if rack && (!sack || is_peach(p) || o.sack_recovery != SackRecoverySpec::Rfc6675) {
+            // RACK marks losses for RFC 6675's recovery (NextSeg() rule
+            // (1)); Peach's dummies and ns-2's pipe counter are not
+            // modelled with it.
+            return Err(nested_error(
+                "loss_detection",
+                &format!(
+                    "\"rack\" applies to the SACK protocols (\"sack\", \"cubic\", \
+                     \"hybla\", \"bbr\") with sack_recovery = \"rfc6675\", not \"{}\"{}",
+                    p.name(),
+                    if o.sack_recovery != SackRecoverySpec::Rfc6675 {
+                        " with sack_recovery = \"ns2\""
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if o.prr == Some(true)
+            && (!sack
+                || is_peach(p)
+                || p == Protocol::Bbr
+                || o.sack_recovery != SackRecoverySpec::Rfc6675)
+        {
+            return Err(nested_error(
+                "prr",
+                &format!(
+                    "applies to \"sack\", \"cubic\" and \"hybla\" with sack_recovery = \
+                     \"rfc6675\" (BBR sets cwnd itself), not \"{}\"{}",
+                    p.name(),
+                    if o.sack_recovery != SackRecoverySpec::Rfc6675 {
+                        " with sack_recovery = \"ns2\""
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
