@@ -8,7 +8,10 @@
 
 use std::fmt::Write as _;
 
-use satcc_proto::tcp::{self, Growth, RtoSsthresh, RttTiming, SackRecovery, Variant};
+use satcc_proto::tcp::{
+    self, CubicConfig, Growth, HyblaConfig, RtoSsthresh, RttTiming, SackRecovery, SlowStart,
+    Variant,
+};
 use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
@@ -1015,6 +1018,28 @@ fn write_tcp(
             ));
         }
         Growth::Reno => None,
+        // The modules' parameters are fixed at their defaults (the
+        // script cannot set module parameters), and ns-2 2.35's
+        // tcp_cubic.c predates HyStart (Linux 2.6.29): other values
+        // would model another sender.
+        Growth::Cubic(c) if c != CubicConfig::default() => {
+            return Err(Ns2Error::unsupported(
+                at(if c.slow_start != SlowStart::Standard {
+                    "slow_start"
+                } else {
+                    "protocol"
+                }),
+                "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6's tcp_cubic.c at its defaults                  (C 0.4, beta 717/1024, fast convergence and tcp_friendliness on, no HyStart):                  leave slow_start and the cubic_* keys unset (and profile = \"rfc\")"
+                    .to_string(),
+            ));
+        }
+        Growth::Hybla(h) if h != HyblaConfig::default() => {
+            return Err(Ns2Error::unsupported(
+                at("hybla_rtt0"),
+                "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6's tcp_hybla.c at its default                  rtt0 of 25 ms: leave hybla_rtt0 unset"
+                    .to_string(),
+            ));
+        }
         Growth::Cubic(_) => Some("cubic"),
         Growth::Hybla(_) => Some("hybla"),
     };
