@@ -46,6 +46,14 @@ pub struct CubicConfig {
     /// How slow start ends (RFC 9438 §4.10: RFC 5681's by default,
     /// HyStart++ as an option; Linux's HyStart with profile `"linux"`).
     pub slow_start: SlowStart,
+    /// Linux's growth floor before any loss: tcp_cubic.c bictcp_update()
+    /// caps `cnt` at 20 ACKs per segment while `last_max_cwnd == 0` (no
+    /// fast recovery since the connection began or the last timeout), so
+    /// cwnd grows by at least cwnd/20 per RTT where the cubic curve from
+    /// K = 0 is flatter ("the initial growth of cubic function may be too
+    /// conservative when the available bandwidth is still unknown"). Not
+    /// in RFC 9438 (default off; on with profile `"linux"`).
+    pub linux_initial_growth: bool,
 }
 
 impl Default for CubicConfig {
@@ -56,6 +64,7 @@ impl Default for CubicConfig {
             fast_convergence: true,
             reno_friendly: true,
             slow_start: SlowStart::Standard,
+            linux_initial_growth: false,
         }
     }
 }
@@ -143,6 +152,9 @@ pub(crate) struct CubicState {
     pub after_rto: bool,
     /// Slow start's exit (HyStart, HyStart++).
     pub ss: SlowStartState,
+    /// A fast recovery has set W_max since the start or the last timeout
+    /// (tcp_cubic.c `last_max_cwnd != 0`).
+    pub reduced: bool,
 }
 
 impl CubicState {
@@ -267,7 +279,13 @@ impl GrowthState {
                     return s.w_est.max(cwnd);
                 }
                 // §4.4/§4.5: cwnd += (target − cwnd)/cwnd per ACK.
-                cwnd + (target - cwnd) / cwnd
+                let mut inc = (target - cwnd) / cwnd;
+                if s.cfg.linux_initial_growth && !s.reduced {
+                    // tcp_cubic.c: `if (ca->last_max_cwnd == 0 && ca->cnt
+                    // > 20) ca->cnt = 20;` (cwnd += 1/cnt per ACK).
+                    inc = inc.max(1.0 / 20.0);
+                }
+                cwnd + inc
             }
         }
     }
@@ -280,6 +298,7 @@ impl GrowthState {
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
                 s.ss.on_congestion();
+                s.reduced = true;
                 Some(s.reduce(flight, cwnd))
             }
         }
@@ -294,6 +313,9 @@ impl GrowthState {
                 let ss = s.reduce(flight, cwnd);
                 s.after_rto = true;
                 s.ss.on_rto();
+                // cubictcp_state(TCP_CA_Loss) -> bictcp_reset():
+                // last_max_cwnd = 0.
+                s.reduced = false;
                 Some(ss)
             }
         }

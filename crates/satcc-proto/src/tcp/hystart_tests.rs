@@ -340,3 +340,47 @@ fn sender_leaves_slow_start_near_the_bdp_with_hystart() {
     assert!((100.0..=1500.0).contains(&ss), "hystart++: ssthresh {ss}");
     assert!(cwnd < std_cwnd / 2.0, "hystart++: cwnd {cwnd}");
 }
+
+#[test]
+fn linux_initial_growth_floors_cubic_at_one_twentieth_per_ack_before_a_loss() {
+    use super::growth::{AckInfo, GrowthState};
+    let info = |ms: u64| AckInfo {
+        now: Instant(ms * 1_000_000),
+        acked: 1,
+        srtt: Some(Duration::from_millis(500)),
+        rtt: Some(Duration::from_millis(500)),
+        snd_una: 0,
+        snd_nxt: 0,
+        mss: 1000,
+    };
+    let cfg = |on: bool| {
+        Growth::Cubic(CubicConfig {
+            linux_initial_growth: on,
+            reno_friendly: false,
+            ..CubicConfig::default()
+        })
+    };
+    // Congestion avoidance at cwnd 200 with no loss yet (ssthresh set by
+    // HyStart): the epoch's first ACKs, K = 0, t ≈ 0, so RFC 9438's
+    // target is cwnd + C·RTT³ ≈ +0.05 per RTT.
+    let (mut rfc, mut linux) = (GrowthState::new(cfg(false)), GrowthState::new(cfg(true)));
+    let (mut a, mut b) = (200.0, 200.0);
+    for i in 0..200 {
+        a = rfc.on_ack(a, 100.0, false, info(i));
+        b = linux.on_ack(b, 100.0, false, info(i));
+    }
+    assert!(a - 200.0 < 0.5, "RFC 9438 from K = 0: {a}");
+    // tcp_cubic.c: cnt <= 20 while last_max_cwnd == 0: +1/20 per ACK.
+    assert!((b - 210.0).abs() < 0.01, "Linux: {b}");
+    // After a fast recovery (last_max_cwnd set) the floor is gone: at
+    // the plateau (cwnd = W_max, t = K) both grow by C·RTT³/cwnd alone.
+    rfc.on_congestion(200, 210.0);
+    linux.on_congestion(200, 210.0);
+    let a = rfc.on_ack(210.0, 100.0, false, info(1_000));
+    let b = linux.on_ack(210.0, 100.0, false, info(1_000));
+    assert!(b - 210.0 < 1.0 / 20.0 && a == b, "{a} {b}");
+    // A timeout resets it (cubictcp_state(TCP_CA_Loss)).
+    linux.on_rto(10, 147.0);
+    let c = linux.on_ack(10.0, 7.0, false, info(2_000));
+    assert!((c - 10.05).abs() < 1e-9, "{c}");
+}

@@ -141,6 +141,9 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
                     None if linux => tcp::SlowStart::Hystart(tcp::HystartConfig::default()),
                     None => d.slow_start,
                 },
+                // Linux's floor of cwnd/20 per RTT before any loss
+                // (tcp_cubic.c bictcp_update()).
+                linux_initial_growth: linux,
             })
         }
         tcp::Growth::Hybla(d) => {
