@@ -222,11 +222,14 @@ impl SlowStartState {
             // segment per ACK (tcp_cubic.c's tcp_slow_start() adds the
             // segments acked; with an ACK per segment, the same).
             SlowStartState::Standard | SlowStartState::Hystart(_) => 1.0,
+            // RFC 9406 §4.3: once HyStart++ is over (a loss, a timeout,
+            // CSS's end), later slow starts are RFC 5681's.
+            SlowStartState::HystartPp(h) if h.done => 1.0,
             SlowStartState::HystartPp(h) => {
                 // RFC 9406 §4.2: cwnd += min(N, L·SMSS), divided by
                 // CSS_GROWTH_DIVISOR in CSS.
                 let inc = acked.min(h.cfg.l).max(1) as f64;
-                if h.css_growth && !h.done {
+                if h.css_growth {
                     inc / h.cfg.css_growth_divisor
                 } else {
                     inc

@@ -270,6 +270,8 @@ fn hystart_pp_limits_growth_to_l_and_ends_on_loss() {
     s.on_congestion();
     assert_eq!(pp_round(&mut s, 1, 10, 200_000, &mut cwnd), None);
     assert_eq!(s.increase(1), 1.0);
+    // RFC 5681's one segment per ACK, not L.
+    assert_eq!(s.increase(20), 1.0);
 }
 
 /// A whole CUBIC sender over a 1000-segment/s bottleneck with an
