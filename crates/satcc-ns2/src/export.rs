@@ -8,7 +8,10 @@
 
 use std::fmt::Write as _;
 
-use satcc_proto::tcp::{self, Growth, RtoSsthresh, RttTiming, SackRecovery, Variant};
+use satcc_proto::tcp::{
+    self, CubicConfig, Growth, HyblaConfig, RtoSsthresh, RttTiming, SackRecovery, SlowStart,
+    Variant,
+};
 use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
 use satcc_proto::Duration;
@@ -1001,11 +1004,16 @@ fn write_tcp(
                 .to_string(),
         ));
     }
-    // CUBIC and Hybla: ns-2 2.35's Agent/TCP/Linux runs Linux 2.6's own
-    // congestion-control modules (tcp/linux/), chosen by `select_ca`, over
-    // its SACK recovery; the algorithms' parameters are the modules'
-    // defaults, which are satcc's (CUBIC β 717/1024, C 0.4 (bic_scale 41),
-    // fast convergence and tcp_friendliness on; Hybla rtt0 25 ms).
+    // CUBIC and Hybla: ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's own
+    // congestion-control modules (tcp/linux/src/, "from linux-2.6.22.6"),
+    // chosen by `select_ca`, over its SACK recovery, at their defaults.
+    // Hybla's rtt0 is satcc's 25 ms. Its tcp_cubic.c is CUBIC v2.1, not
+    // RFC 9438: β 819/1024 (0.8, not 0.7), C 0.4 (bic_scale 41), fast
+    // convergence and tcp_friendliness on, growth capped at
+    // max_increment = 16 segments per 100 ms above the origin, cnt = 50
+    // before the first loss, no HyStart (docs/validation.md "CUBIC and
+    // Hybla": the export stays the module's defaults, the difference is
+    // measured there).
     let linux_ca = match sender.growth {
         // BBR came to Linux in 4.9; ns-2 2.35's tcp/linux/ holds the
         // 2.6 modules only.
@@ -1019,6 +1027,31 @@ fn write_tcp(
             ));
         }
         Growth::Reno => None,
+        // The modules' parameters are fixed at their defaults (the
+        // script cannot set module parameters), and ns-2 2.35's
+        // tcp_cubic.c predates HyStart (Linux 2.6.29): other values
+        // would model another sender.
+        Growth::Cubic(c) if c != CubicConfig::default() => {
+            return Err(Ns2Error::unsupported(
+                at(if c.slow_start != SlowStart::Standard {
+                    "slow_start"
+                } else {
+                    "protocol"
+                }),
+                "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's tcp_cubic.c (CUBIC v2.1) \
+                 at its defaults, which no key changes (it has no HyStart): leave slow_start \
+                 and the cubic_* keys unset (and profile = \"rfc\")"
+                    .to_string(),
+            ));
+        }
+        Growth::Hybla(h) if h != HyblaConfig::default() => {
+            return Err(Ns2Error::unsupported(
+                at("hybla_rtt0"),
+                "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's tcp_hybla.c at its default \
+                 rtt0 of 25 ms: leave hybla_rtt0 unset"
+                    .to_string(),
+            ));
+        }
         Growth::Cubic(_) => Some("cubic"),
         Growth::Hybla(_) => Some("hybla"),
     };

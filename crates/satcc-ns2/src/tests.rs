@@ -640,4 +640,18 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
     }
     let base = to_tcl(&sample()).unwrap();
     assert!(!base.contains("Agent/TCP/Linux") && !base.contains("ts_echo_rfc1323_"));
+    // ns-2's modules (Linux 2.6.22) run at their defaults and have no
+    // HyStart: other parameters are refused, naming the key.
+    for (extra, field) in [
+        (
+            "protocol = \"cubic\"\nslow_start = \"hystart\"",
+            "slow_start",
+        ),
+        ("protocol = \"cubic\"\ncubic_beta = 0.8", "protocol"),
+        ("protocol = \"hybla\"\nhybla_rtt0 = \"50ms\"", "hybla_rtt0"),
+    ] {
+        let e = tcp_variant(extra, "").unwrap_err().to_string();
+        assert!(e.starts_with(&format!("flows[0].{field}:")), "{extra}: {e}");
+        assert!(e.contains("2.6.22"), "{e}");
+    }
 }

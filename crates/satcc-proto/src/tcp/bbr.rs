@@ -37,6 +37,10 @@ pub struct BbrConfig {
     /// Time PROBE_RTT holds the window at its minimum:
     /// `bbr_probe_rtt_mode_ms = 200`.
     pub probe_rtt_time: Duration,
+    /// PROBE_RTT runs when the min_rtt filter expires (tcp_bbr.c always;
+    /// false is an experiment's switch: the filter then takes the newest
+    /// sample and the mode never drops to 4 segments).
+    pub probe_rtt: bool,
     /// cwnd floor and PROBE_RTT's window: `bbr_cwnd_min_target = 4`.
     pub cwnd_min_target: f64,
     /// Growth that counts as still growing: `bbr_full_bw_thresh` = 1.25.
@@ -75,6 +79,7 @@ impl Default for BbrConfig {
             bw_rtts: 10,
             min_rtt_win: Duration::from_secs(10),
             probe_rtt_time: Duration::from_millis(200),
+            probe_rtt: true,
             cwnd_min_target: 4.0,
             full_bw_thresh: 1.25,
             full_bw_cnt: 3,
@@ -551,7 +556,7 @@ impl BbrState {
                 self.min_rtt_stamp = a.now;
             }
         }
-        if expired && self.mode != BbrMode::ProbeRtt {
+        if expired && self.cfg.probe_rtt && self.mode != BbrMode::ProbeRtt {
             // The kernel sets the mode before bbr_save_cwnd(), which then
             // keeps the larger of prior_cwnd and cwnd.
             self.mode = BbrMode::ProbeRtt;

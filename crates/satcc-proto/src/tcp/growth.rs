@@ -14,6 +14,7 @@
 //!   sender calls it apart from the growth hooks here.
 
 use super::bbr::BbrConfig;
+use super::hystart::{SlowStart, SlowStartState, SsAck};
 use crate::time::{Duration, Instant};
 
 /// Which window growth a [`super::TcpSender`] runs.
@@ -42,6 +43,17 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// The Reno-friendly region (RFC 9438 §4.3, on by default).
     pub reno_friendly: bool,
+    /// How slow start ends (RFC 9438 §4.10: RFC 5681's by default,
+    /// HyStart++ as an option; Linux's HyStart with profile `"linux"`).
+    pub slow_start: SlowStart,
+    /// Linux's growth floor before any loss: tcp_cubic.c bictcp_update()
+    /// caps `cnt` at 20 ACKs per segment while `last_max_cwnd == 0` (no
+    /// fast recovery since the connection began or the last timeout), so
+    /// cwnd grows by at least cwnd/20 per RTT where the cubic curve from
+    /// K = 0 is flatter ("the initial growth of cubic function may be too
+    /// conservative when the available bandwidth is still unknown"). Not
+    /// in RFC 9438 (default off; on with profile `"linux"`).
+    pub linux_initial_growth: bool,
 }
 
 impl Default for CubicConfig {
@@ -51,6 +63,8 @@ impl Default for CubicConfig {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
+            slow_start: SlowStart::Standard,
+            linux_initial_growth: false,
         }
     }
 }
@@ -91,6 +105,14 @@ pub(crate) struct AckInfo {
     pub acked: u64,
     /// Smoothed RTT, if measured.
     pub srtt: Option<Duration>,
+    /// This ACK's RTT sample (HyStart's delay).
+    pub rtt: Option<Duration>,
+    /// SND.UNA after the ACK and one past the highest segment sent
+    /// (HyStart's rounds).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Payload bytes of a segment.
+    pub mss: u64,
 }
 
 /// The state of a [`Growth`].
@@ -128,6 +150,11 @@ pub(crate) struct CubicState {
     /// The last reduction was a retransmission timeout (§4.8: the next
     /// stage starts with K = 0 and W_max = cwnd_epoch).
     pub after_rto: bool,
+    /// Slow start's exit (HyStart, HyStart++).
+    pub ss: SlowStartState,
+    /// A fast recovery has set W_max since the start or the last timeout
+    /// (tcp_cubic.c `last_max_cwnd != 0`).
+    pub reduced: bool,
 }
 
 impl CubicState {
@@ -156,12 +183,34 @@ impl GrowthState {
             Growth::Reno | Growth::Bbr(_) => GrowthState::Reno,
             Growth::Cubic(cfg) => GrowthState::Cubic(CubicState {
                 cfg,
+                ss: SlowStartState::new(cfg.slow_start),
                 ..CubicState::default()
             }),
             Growth::Hybla(cfg) => GrowthState::Hybla(HyblaState {
                 cfg,
                 min_srtt: None,
             }),
+        }
+    }
+
+    /// Before [`Self::on_ack`], on the same ACK: the ssthresh that ends
+    /// slow start here, if HyStart or HyStart++ ends it (tcp_cubic.c runs
+    /// `pkts_acked` before `cong_avoid`, so the ACK that ends slow start
+    /// already grows the window by congestion avoidance).
+    pub fn slow_start_exit(&mut self, cwnd: f64, ssthresh: f64, a: AckInfo) -> Option<f64> {
+        match self {
+            GrowthState::Cubic(s) if cwnd < ssthresh => s.ss.on_ack(
+                cwnd,
+                SsAck {
+                    now: a.now,
+                    rtt: a.rtt,
+                    srtt: a.srtt,
+                    snd_una: a.snd_una,
+                    snd_nxt: a.snd_nxt,
+                    mss: a.mss,
+                },
+            ),
+            _ => None,
         }
     }
 
@@ -205,9 +254,10 @@ impl GrowthState {
             }
             GrowthState::Cubic(s) => {
                 if cwnd < ssthresh {
-                    // RFC 9438 §4.10: slow start as RFC 5681 (HyStart++
-                    // not implemented).
-                    return cwnd + 1.0;
+                    // RFC 9438 §4.10: slow start as RFC 5681, or HyStart++
+                    // (RFC 9406) or Linux's HyStart, which only decide
+                    // where it ends (and HyStart++'s CSS growth).
+                    return cwnd + s.ss.increase(a.acked);
                 }
                 let t_epoch = match s.epoch {
                     Some(t) => t,
@@ -229,7 +279,13 @@ impl GrowthState {
                     return s.w_est.max(cwnd);
                 }
                 // §4.4/§4.5: cwnd += (target − cwnd)/cwnd per ACK.
-                cwnd + (target - cwnd) / cwnd
+                let mut inc = (target - cwnd) / cwnd;
+                if s.cfg.linux_initial_growth && !s.reduced {
+                    // tcp_cubic.c: `if (ca->last_max_cwnd == 0 && ca->cnt
+                    // > 20) ca->cnt = 20;` (cwnd += 1/cnt per ACK).
+                    inc = inc.max(1.0 / 20.0);
+                }
+                cwnd + inc
             }
         }
     }
@@ -240,7 +296,11 @@ impl GrowthState {
     pub fn on_congestion(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
         match self {
             GrowthState::Reno | GrowthState::Hybla(_) => None,
-            GrowthState::Cubic(s) => Some(s.reduce(flight, cwnd)),
+            GrowthState::Cubic(s) => {
+                s.ss.on_congestion();
+                s.reduced = true;
+                Some(s.reduce(flight, cwnd))
+            }
         }
     }
 
@@ -252,6 +312,10 @@ impl GrowthState {
             GrowthState::Cubic(s) => {
                 let ss = s.reduce(flight, cwnd);
                 s.after_rto = true;
+                s.ss.on_rto();
+                // cubictcp_state(TCP_CA_Loss) -> bictcp_reset():
+                // last_max_cwnd = 0.
+                s.reduced = false;
                 Some(ss)
             }
         }

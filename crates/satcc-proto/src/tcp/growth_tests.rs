@@ -14,6 +14,10 @@ fn info(now: Instant, srtt_ms: u64) -> AckInfo {
         now,
         acked: 1,
         srtt: Some(Duration::from_millis(srtt_ms)),
+        rtt: Some(Duration::from_millis(srtt_ms)),
+        snd_una: 0,
+        snd_nxt: 0,
+        mss: 1000,
     }
 }
 

@@ -15,6 +15,9 @@ mod endpoint;
 mod growth;
 #[cfg(test)]
 mod growth_tests;
+mod hystart;
+#[cfg(test)]
+mod hystart_tests;
 mod peach;
 #[cfg(test)]
 mod peach_tests;
@@ -31,6 +34,7 @@ mod tests;
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use bbr::{BbrConfig, BbrMode};
 pub use growth::{CubicConfig, Growth, HyblaConfig};
+pub use hystart::{HystartConfig, HystartPpConfig, SlowStart};
 pub use peach::PeachConfig;
 pub use rack::LossDetection;
 pub use receiver::{ReceiverConfig, ReceiverStats, TcpReceiver};

@@ -984,7 +984,14 @@ impl TcpSender {
             now,
             acked: newly,
             srtt: self.rtt.srtt(),
+            rtt: self.last_rtt,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+            mss: self.mss,
         };
+        if let Some(ss) = self.growth.slow_start_exit(self.cwnd, self.ssthresh, info) {
+            self.ssthresh = ss;
+        }
         self.cwnd = self
             .growth
             .on_ack(self.cwnd, self.ssthresh, peach, info)

@@ -88,11 +88,13 @@ impl ProtocolConfig {
     }
 
     /// A fresh sender and receiver at `now`. Senders that draw random
-    /// numbers (TFRCP's strategy S3) take their seed from `rng`, the
-    /// flow's own stream.
+    /// numbers (TFRCP's strategy S3, BBR's PROBE_BW phase) take their
+    /// seed from `rng`, the flow's own stream.
     pub fn instantiate(&self, now: Instant, rng: &mut Rng) -> (AnySender, AnyReceiver) {
         match self {
-            ProtocolConfig::Tcp { sender, receiver } => tcp::instantiate(sender, receiver, now),
+            ProtocolConfig::Tcp { sender, receiver } => {
+                tcp::instantiate(sender, receiver, now, rng)
+            }
             ProtocolConfig::Tfrc { sender, receiver } => tfrc::instantiate(sender, receiver, now),
             ProtocolConfig::Tfrcp { sender, receiver } => {
                 tfrcp::instantiate(sender, receiver, now, rng)

@@ -1,6 +1,7 @@
 //! TCP (Reno, NewReno, SACK) and TCP-Peach: configuration from the flow
 //! line, instantiation, capabilities.
 
+use satcc_proto::rng::Rng;
 use satcc_proto::tcp::{
     self, PeachConfig, RtoSsthresh, RttTiming, TcpReceiver, TcpSender, Variant,
 };
@@ -10,8 +11,8 @@ use satcc_proto::{Duration, Instant};
 use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
 use crate::scenario::flow::{tcp_growth, tcp_variant};
 use crate::scenario::{
-    FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
-    TcpProfileSpec,
+    FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SlowStartSpec,
+    TcpOptions, TcpProfileSpec,
 };
 
 /// What [`Protocol::wire_protocol`] answers: none, satcc's TCP runs in
@@ -126,16 +127,7 @@ pub(super) fn config(
                 && spec.protocol != Protocol::Bbr
                 && o.sack_recovery == SackRecoverySpec::Rfc6675,
         ),
-        growth: match tcp_growth(spec.protocol) {
-            // BBR's first pacing rate comes from the handshake's RTT
-            // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's
-            // base RTT stands for it, as for Peach's Sudden Start.
-            tcp::Growth::Bbr(b) => tcp::Growth::Bbr(tcp::BbrConfig {
-                initial_rtt: base_rtt,
-                ..b
-            }),
-            g => g,
-        },
+        growth: growth(spec.protocol, o, linux, base_rtt),
     };
     let receiver = tcp::ReceiverConfig {
         rwnd: o.rwnd,
@@ -149,14 +141,76 @@ pub(super) fn config(
     ProtocolConfig::Tcp { sender, receiver }
 }
 
-/// A fresh TCP sender and receiver at `now`.
+/// The window growth of a flow of `p` with options `o`: the documents'
+/// defaults, then the flow's keys.
+fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) -> tcp::Growth {
+    match tcp_growth(p) {
+        tcp::Growth::Cubic(d) => {
+            let c = o.cubic.clone().unwrap_or_default();
+            tcp::Growth::Cubic(tcp::CubicConfig {
+                c: c.cubic_c.unwrap_or(d.c),
+                beta: c.cubic_beta.unwrap_or(d.beta),
+                fast_convergence: c.cubic_fast_convergence.unwrap_or(d.fast_convergence),
+                reno_friendly: c.cubic_reno_friendly.unwrap_or(d.reno_friendly),
+                // Linux runs HyStart by default (tcp_cubic.c `hystart =
+                // 1`); RFC 9438 §4.10 leaves HyStart++ optional.
+                slow_start: match c.slow_start {
+                    Some(SlowStartSpec::Standard) => tcp::SlowStart::Standard,
+                    Some(SlowStartSpec::Hystart) => {
+                        tcp::SlowStart::Hystart(tcp::HystartConfig::default())
+                    }
+                    Some(SlowStartSpec::HystartPp) => {
+                        tcp::SlowStart::HystartPp(tcp::HystartPpConfig::default())
+                    }
+                    None if linux => tcp::SlowStart::Hystart(tcp::HystartConfig::default()),
+                    None => d.slow_start,
+                },
+                // Linux's floor of cwnd/20 per RTT before any loss
+                // (tcp_cubic.c bictcp_update()).
+                linux_initial_growth: linux,
+            })
+        }
+        tcp::Growth::Hybla(d) => {
+            let h = o.hybla.clone().unwrap_or_default();
+            tcp::Growth::Hybla(tcp::HyblaConfig {
+                rtt0: h.hybla_rtt0.map_or(d.rtt0, |x| x.0),
+                ..d
+            })
+        }
+        tcp::Growth::Bbr(d) => {
+            let b = o.bbr.clone().unwrap_or_default();
+            tcp::Growth::Bbr(tcp::BbrConfig {
+                // BBR's first pacing rate comes from the handshake's RTT
+                // (tcp_bbr.c bbr_init_pacing_rate_from_rtt()); the path's
+                // base RTT stands for it, as for Peach's Sudden Start.
+                initial_rtt: base_rtt,
+                probe_rtt: b.bbr_probe_rtt.unwrap_or(d.probe_rtt),
+                high_gain: b.bbr_high_gain.unwrap_or(d.high_gain),
+                cwnd_gain: b.bbr_cwnd_gain.unwrap_or(d.cwnd_gain),
+                ..d
+            })
+        }
+        g => g,
+    }
+}
+
+/// A fresh TCP sender and receiver at `now`. A BBR sender takes the seed
+/// of its PROBE_BW phase draw from `rng`, the flow's own stream (the run
+/// seed and the flow's index), so that flows, and successive connections
+/// of one flow, draw different phases as the kernel's
+/// `get_random_u32_below()` does, and runs still repeat.
 pub(super) fn instantiate(
     sender: &tcp::SenderConfig,
     receiver: &tcp::ReceiverConfig,
     now: Instant,
+    rng: &mut Rng,
 ) -> (AnySender, AnyReceiver) {
+    let mut sender = sender.clone();
+    if let tcp::Growth::Bbr(b) = &mut sender.growth {
+        b.seed = rng.next_u64();
+    }
     (
-        AnySender::Tcp(Box::new(TcpSender::new(sender.clone(), now))),
+        AnySender::Tcp(Box::new(TcpSender::new(sender, now))),
         AnyReceiver::Tcp(Box::new(TcpReceiver::new(receiver.clone()))),
     )
 }

@@ -29,8 +29,8 @@ pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
-    LossDetectionSpec, PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, TcpOptions,
-    TcpProfileSpec,
+    BbrOptions, CubicOptions, HyblaOptions, LossDetectionSpec, PeachOptions, RtoSsthreshSpec,
+    RttTimingSpec, SackRecoverySpec, SlowStartSpec, TcpOptions, TcpProfileSpec,
 };
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -871,6 +871,112 @@ mod tests {
         let (field, message) = error("protocol = \"sack\"\nprofile = \"bsd\"");
         assert!(field.ends_with("profile"), "{field}: {message}");
         assert!(message.contains("linux"), "{message}");
+    }
+
+    #[test]
+    fn growth_keys_reach_the_sender_and_are_checked() {
+        use satcc_proto::tcp::{Growth, SlowStart};
+        use satcc_proto::Duration;
+        let cubic = |flow: &str| match tcp_sender(flow).growth {
+            Growth::Cubic(c) => c,
+            g => panic!("{g:?}"),
+        };
+        // RFC 9438's defaults, RFC 5681's slow start; profile "linux"
+        // runs tcp_cubic.c's HyStart (`hystart = 1`) unless told.
+        let d = cubic("protocol = \"cubic\"");
+        assert_eq!(d, satcc_proto::tcp::CubicConfig::default());
+        assert_eq!(d.slow_start, SlowStart::Standard);
+        let l = cubic("protocol = \"cubic\"\nprofile = \"linux\"");
+        assert!(matches!(l.slow_start, SlowStart::Hystart(_)), "{l:?}");
+        let l = cubic("protocol = \"cubic\"\nprofile = \"linux\"\nslow_start = \"standard\"");
+        assert_eq!(l.slow_start, SlowStart::Standard);
+        let c = cubic(
+            "protocol = \"cubic\"\nslow_start = \"hystart++\"\ncubic_c = 0.2\n\
+             cubic_beta = 0.5\ncubic_fast_convergence = false\ncubic_reno_friendly = false",
+        );
+        assert!(matches!(c.slow_start, SlowStart::HystartPp(_)), "{c:?}");
+        assert_eq!((c.c, c.beta), (0.2, 0.5));
+        assert!(!c.fast_convergence && !c.reno_friendly);
+        match tcp_sender("protocol = \"hybla\"\nhybla_rtt0 = \"50ms\"").growth {
+            Growth::Hybla(h) => assert_eq!(h.rtt0, Duration::from_millis(50)),
+            g => panic!("{g:?}"),
+        }
+        match tcp_sender("protocol = \"bbr\"\nbbr_probe_rtt = false\nbbr_cwnd_gain = 3").growth {
+            Growth::Bbr(b) => {
+                assert!(!b.probe_rtt);
+                assert_eq!(b.cwnd_gain, 3.0);
+            }
+            g => panic!("{g:?}"),
+        }
+        for (flow, field, message) in [
+            (
+                "protocol = \"sack\"\nslow_start = \"hystart\"",
+                "slow_start",
+                "applies to protocol \"cubic\" only",
+            ),
+            (
+                "protocol = \"cubic\"\nhybla_rtt0 = \"25ms\"",
+                "hybla_rtt0",
+                "applies to protocol \"hybla\" only",
+            ),
+            (
+                "protocol = \"hybla\"\nbbr_probe_rtt = false",
+                "bbr_probe_rtt",
+                "applies to protocol \"bbr\" only",
+            ),
+            (
+                "protocol = \"cubic\"\nslow_start = \"fast\"",
+                "slow_start",
+                "fast",
+            ),
+            (
+                "protocol = \"cubic\"\ncubic_beta = 1.5",
+                "cubic_beta",
+                "got 1.5",
+            ),
+            ("protocol = \"cubic\"\ncubic_c = -1", "cubic_c", "got -1"),
+            (
+                "protocol = \"hybla\"\nhybla_rtt0 = 0",
+                "hybla_rtt0",
+                "greater than zero",
+            ),
+            (
+                "protocol = \"bbr\"\nbbr_high_gain = 0.5",
+                "bbr_high_gain",
+                "got 0.5",
+            ),
+        ] {
+            let (f, m) = error(flow);
+            assert_eq!(f, format!("flows[0].{field}"), "{flow}: {m}");
+            assert!(m.contains(message), "{flow}: {m}");
+        }
+        let (_, m) = error("protocol = \"cubic\"\nslow_start = \"fast\"");
+        assert!(m.contains("hystart++"), "{m}");
+    }
+
+    #[test]
+    fn bbr_flows_draw_their_own_probe_bw_seed() {
+        use crate::protocols::{AnySender, ProtocolConfig};
+        use satcc_proto::rng::Rng;
+        use satcc_proto::tcp::Growth;
+        use satcc_proto::Instant;
+        let spec = &load("protocol = \"bbr\"").unwrap().flows[0];
+        let cfg = ProtocolConfig::from_spec(spec, None);
+        // The seed comes from the flow's own stream (run seed, flow
+        // index): two flows differ, the same flow repeats.
+        let seed = |run: u64, flow: u64| match cfg
+            .instantiate(Instant::ZERO, &mut Rng::stream(run, flow))
+            .0
+        {
+            AnySender::Tcp(s) => match s.config().growth {
+                Growth::Bbr(b) => b.seed,
+                g => panic!("{g:?}"),
+            },
+            _ => panic!("not TCP"),
+        };
+        assert_ne!(seed(1, 10), seed(1, 11));
+        assert_ne!(seed(1, 10), seed(2, 10));
+        assert_eq!(seed(1, 10), seed(1, 10));
     }
 
     #[test]

@@ -44,6 +44,17 @@ pub(crate) fn growth(p: Protocol) -> Growth {
     }
 }
 
+/// The keys of `p`'s window growth options (none but for `cubic`,
+/// `hybla`, `bbr`).
+fn growth_keys(p: Protocol) -> &'static [&'static str] {
+    match p {
+        Protocol::Cubic => keys_of::<CubicOptions>(),
+        Protocol::Hybla => keys_of::<HyblaOptions>(),
+        Protocol::Bbr => keys_of::<BbrOptions>(),
+        _ => &[],
+    }
+}
+
 /// Whether `p` is TCP-Peach (over either base).
 fn is_peach(p: Protocol) -> bool {
     variant(p).is_some_and(|(_, peach)| peach)
@@ -145,6 +156,80 @@ pub struct TcpOptions {
     /// TCP-Peach's options: `Some` exactly for `peach` and `peach-sack`.
     #[serde(skip)]
     pub peach: Option<PeachOptions>,
+    /// CUBIC's options: `Some` exactly for `cubic`.
+    #[serde(skip)]
+    pub cubic: Option<CubicOptions>,
+    /// TCP Hybla's options: `Some` exactly for `hybla`.
+    #[serde(skip)]
+    pub hybla: Option<HyblaOptions>,
+    /// BBR's options: `Some` exactly for `bbr`.
+    #[serde(skip)]
+    pub bbr: Option<BbrOptions>,
+}
+
+/// Options of a CUBIC flow (RFC 9438); unset keys take the RFC's defaults
+/// ([`satcc_proto::tcp::CubicConfig`]).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CubicOptions {
+    /// How slow start ends: `"standard"` (RFC 5681, the default),
+    /// `"hystart"` (Linux tcp_cubic.c's HyStart, the default of profile
+    /// `"linux"`) or `"hystart++"` (RFC 9406).
+    #[serde(default)]
+    pub slow_start: Option<SlowStartSpec>,
+    /// C, segments/s³ (RFC 9438 §5: 0.4).
+    #[serde(default)]
+    pub cubic_c: Option<f64>,
+    /// β_cubic (RFC 9438 §4.6: 0.7), in (0, 1).
+    #[serde(default)]
+    pub cubic_beta: Option<f64>,
+    /// Fast convergence (RFC 9438 §4.7, default true).
+    #[serde(default)]
+    pub cubic_fast_convergence: Option<bool>,
+    /// The Reno-friendly region (RFC 9438 §4.3, default true).
+    #[serde(default)]
+    pub cubic_reno_friendly: Option<bool>,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::SlowStart`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum SlowStartSpec {
+    /// RFC 5681 §3.1.
+    #[serde(rename = "standard")]
+    Standard,
+    /// Linux tcp_cubic.c's HyStart (ACK train and delay increase).
+    #[serde(rename = "hystart")]
+    Hystart,
+    /// RFC 9406 HyStart++.
+    #[serde(rename = "hystart++")]
+    HystartPp,
+}
+
+/// Options of a TCP Hybla flow.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HyblaOptions {
+    /// RTT0, the reference RTT (the paper's and Linux's 25 ms).
+    #[serde(default)]
+    pub hybla_rtt0: Option<Dur>,
+}
+
+/// Options of a BBR flow; unset keys take tcp_bbr.c's values
+/// ([`satcc_proto::tcp::BbrConfig`]).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BbrOptions {
+    /// PROBE_RTT every `min_rtt` window (10 s; default true). False never
+    /// enters it: the min_rtt filter then takes the newest sample when it
+    /// expires.
+    #[serde(default)]
+    pub bbr_probe_rtt: Option<bool>,
+    /// STARTUP's pacing and cwnd gain (`bbr_high_gain`, 739/256 ≈ 2.885).
+    #[serde(default)]
+    pub bbr_high_gain: Option<f64>,
+    /// PROBE_BW's cwnd gain (`bbr_cwnd_gain`, 2).
+    #[serde(default)]
+    pub bbr_cwnd_gain: Option<f64>,
 }
 
 /// Options of a TCP-Peach flow (paper 002).
@@ -289,6 +374,7 @@ impl FamilyOptions for TcpOptions {
         if is_peach(p) {
             keys.extend(keys_of::<PeachOptions>());
         }
+        keys.extend(growth_keys(p));
         keys
     }
 
@@ -309,6 +395,13 @@ impl FamilyOptions for TcpOptions {
         for key in peach_keys {
             if let Some(v) = t.remove(*key) {
                 peach.insert(key.to_string(), v);
+            }
+        }
+        // And the window growth's keys (cubic, hybla, bbr) theirs.
+        let mut growth_table = toml::Table::new();
+        for key in growth_keys(p) {
+            if let Some(v) = t.remove(*key) {
+                growth_table.insert(key.to_string(), v);
             }
         }
         let mut o: TcpOptions = nested(t)?;
@@ -370,11 +463,20 @@ impl FamilyOptions for TcpOptions {
         if is_peach(p) {
             o.peach = Some(nested(peach)?);
         }
+        match p {
+            Protocol::Cubic => o.cubic = Some(nested(growth_table)?),
+            Protocol::Hybla => o.hybla = Some(nested(growth_table)?),
+            Protocol::Bbr => o.bbr = Some(nested(growth_table)?),
+            _ => {}
+        }
         Ok(o)
     }
 
     fn fits(&self, p: Protocol) -> bool {
         self.peach.is_some() == is_peach(p)
+            && self.cubic.is_some() == (p == Protocol::Cubic)
+            && self.hybla.is_some() == (p == Protocol::Hybla)
+            && self.bbr.is_some() == (p == Protocol::Bbr)
     }
 
     fn rate(&self) -> Option<Rate> {
@@ -403,6 +505,41 @@ impl FamilyOptions for TcpOptions {
                 "rate",
                 "required with app kind \"onoff\" (the rate offered while ON)",
             ));
+        }
+        if let Some(c) = &self.cubic {
+            if let Some(v) = c.cubic_c.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(FieldError::new(
+                    "cubic_c",
+                    format!("must be a finite number > 0 (segments/s³), got {v}"),
+                ));
+            }
+            if let Some(v) = c.cubic_beta.filter(|v| !(*v > 0.0 && *v < 1.0)) {
+                return Err(FieldError::new(
+                    "cubic_beta",
+                    format!("must be between 0 and 1 (exclusive), got {v}"),
+                ));
+            }
+        }
+        if let Some(h) = &self.hybla {
+            if h.hybla_rtt0.is_some_and(|d| d.0 .0 == 0) {
+                return Err(FieldError::new(
+                    "hybla_rtt0",
+                    "must be greater than zero (ρ = RTT/RTT0)",
+                ));
+            }
+        }
+        if let Some(b) = &self.bbr {
+            for (k, v, min) in [
+                ("bbr_high_gain", b.bbr_high_gain, 1.0),
+                ("bbr_cwnd_gain", b.bbr_cwnd_gain, 1.0),
+            ] {
+                if let Some(v) = v.filter(|v| !(v.is_finite() && *v >= min && *v <= 16.0)) {
+                    return Err(FieldError::new(
+                        k,
+                        format!("must be a number from {min} to 16, got {v}"),
+                    ));
+                }
+            }
         }
         if let Some(p) = &self.peach {
             for (k, v) in [
