@@ -293,6 +293,13 @@ pub fn emulate(a: EmulateArgs) -> ExitCode {
 
 fn emulate_inner(a: &EmulateArgs) -> Result<(), String> {
     let (name, link, text) = load_link_from(&a.src)?;
+    if link.refwa.is_some() {
+        // The relay carries datagrams, not TCP: there is nothing for the
+        // router to rewrite. The same file works unchanged in the shell.
+        eprintln!(
+            "satcc emulate: warning: {name}: [refwa] is ignored here (REFWA rewrites TCP ACKs; it runs in `satcc shell`)"
+        );
+    }
     if a.print_link {
         match text {
             Some(t) if a.src.trace.is_none() && a.src.mahimahi.is_none() => print!("{t}"),

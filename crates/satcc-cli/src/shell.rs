@@ -103,13 +103,15 @@ pub struct ShellArgs {
     /// fixed. DIR is the direction the data flows in (forward: from the
     /// shell, reverse: from the peer); its rate and queue limit are the
     /// Bw and B of eq. 2. Only connections whose SYN crossed the link are
-    /// touched.
+    /// touched. A link file may say the same in a `[refwa]` table
+    /// (`direction = "forward"`, `quantum = "10ms"`); this option wins.
     #[arg(long, value_name = "DIR", value_parser = ["forward", "reverse"])]
     pub refwa: Option<String>,
     /// REFWA's RTT grouping quantum (the paper's ISL delay): flows whose
-    /// RTTs round to the same multiple of twice this share a group.
-    #[arg(long, value_name = "DURATION", default_value = "10ms")]
-    pub refwa_quantum: String,
+    /// RTTs round to the same multiple of twice this share a group
+    /// [default: the link file's `refwa.quantum`, else 10ms].
+    #[arg(long, value_name = "DURATION")]
+    pub refwa_quantum: Option<String>,
     /// Print nothing of satcc's own (addresses, summary) on stderr.
     #[arg(long, short)]
     pub quiet: bool,
@@ -211,10 +213,24 @@ fn refwa_config(
     link: &LinkConfig,
 ) -> Result<Option<satcc_proto::refwa::RefwaConfig>, String> {
     use satcc_sim::scenario::QueueSpec;
-    let Some(dir) = a.refwa.as_deref() else {
+    // The command line wins over the link file's [refwa] table.
+    let Some(dir) = a
+        .refwa
+        .as_deref()
+        .or(link.refwa.map(|r| r.direction.name()))
+    else {
+        if a.refwa_quantum.is_some() {
+            return Err(
+                "--refwa-quantum: needs --refwa DIR (or a [refwa] table in the link file)".into(),
+            );
+        }
         return Ok(None);
     };
-    let quantum = dur("--refwa-quantum", &a.refwa_quantum)?;
+    let quantum = match (&a.refwa_quantum, link.refwa.and_then(|r| r.quantum)) {
+        (Some(q), _) => dur("--refwa-quantum", q)?,
+        (None, Some(q)) => q.0,
+        (None, None) => Duration::from_millis(10),
+    };
     if quantum == Duration::ZERO {
         return Err("--refwa-quantum: must be greater than zero".into());
     }
@@ -319,8 +335,19 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         .collect();
     shell_env.push(("SATCC_PEERS".into(), all.join(" ")));
     if !a.quiet {
+        let refwa_note = match &refwa {
+            Some(r) => format!(
+                "; REFWA router on the {} data (quantum {} ms)",
+                a.refwa
+                    .as_deref()
+                    .or(link.refwa.map(|r| r.direction.name()))
+                    .unwrap_or("?"),
+                r.isl_delay.as_secs_f64() * 1e3
+            ),
+            None => String::new(),
+        };
         eprintln!(
-            "satcc shell: {name}: {}; MTU {}, no offloads\n  this shell {SHELL_ADDR} (SATCC_SELF)",
+            "satcc shell: {name}: {}{refwa_note}; MTU {}, no offloads\n  this shell {SHELL_ADDR} (SATCC_SELF)",
             describe(&link),
             ns.mtu()
         );
@@ -555,7 +582,8 @@ fn summarize(
             max_late_s: s.max_late_ns as f64 * 1e-9,
             not_ip: rep[k].not_ip,
             oversize: rep[k].oversize,
-            refwa_acks_rewritten: a.refwa.as_ref().map(|_| rep[k].refwa_rewritten),
+            refwa_acks_rewritten: (a.refwa.is_some() || link.refwa.is_some())
+                .then_some(rep[k].refwa_rewritten),
         });
         let mut fl: Vec<_> = rep[k].flows.iter().collect();
         fl.sort_by_key(|(key, _)| **key);

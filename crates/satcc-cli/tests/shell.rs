@@ -632,3 +632,64 @@ fn refwa_rewrites_ack_windows_with_valid_checksums() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// REFWA from the link file's `[refwa]` table, without `--refwa`: the
+/// shell says so at start, and the reverse direction (the ACKs of the
+/// forward data) has its windows lowered, as with the option.
+#[test]
+fn refwa_from_the_link_file() {
+    let dir = scratch("refwa-file");
+    let bin = env!("CARGO_BIN_EXE_satcc");
+    let link = dir.join("geo-refwa.toml");
+    std::fs::write(
+        &link,
+        "rate = \"10Mbps\"\ndelay = \"250ms\"\nqueue = { kind = \"droptail\", limit_bytes = \"625KB\" }\n\
+         [refwa]\ndirection = \"forward\"\nquantum = \"10ms\"\n",
+    )
+    .unwrap();
+    let summary = dir.join("summary.json");
+    let out = satcc_unprivileged()
+        .args(["shell", "--link"])
+        .arg(&link)
+        .arg("--summary")
+        .arg(&summary)
+        .args([
+            "--peer",
+            &format!("{bin} perf --server --bind $SATCC_SELF:5201"),
+            "--",
+            bin,
+            "perf",
+            "--client",
+            "100.64.0.2:5201",
+            "--protocol",
+            "tcp",
+            "--cc",
+            "reno",
+            "--time",
+            "4s",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if no_userns(&stderr) {
+        eprintln!("note: SATCC_SKIP_USERNS_TESTS=1: not checked: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("REFWA router on the forward data (quantum 10 ms)"),
+        "{stderr}"
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let rewritten: Vec<u64> = s["links"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{s}"))
+        .iter()
+        .map(|d| d["refwa_acks_rewritten"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rewritten[0], 0, "{s}");
+    assert!(rewritten[1] > 20, "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

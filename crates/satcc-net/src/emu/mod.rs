@@ -7,7 +7,9 @@
 //! `reverse_queue`, `error`, `reverse_error`), parsed into the simulator's
 //! own [`LinkSpec`], and emulated with the simulator's own [`Queue`] and
 //! [`ErrorModel`]. The emulator adds one optional table, `[schedule]`, for
-//! links whose rate and delay change over time (LEO passes, traces).
+//! links whose rate and delay change over time (LEO passes, traces), and
+//! `satcc shell` another, `[refwa]` ([`RefwaLink`]), for paper 003's
+//! router on the link.
 //!
 //! Each direction is a [`LinkDir`]: a pure state machine driven by the
 //! caller's clock (packets arrive, are queued, serialised at the link rate
@@ -224,6 +226,41 @@ impl Schedule {
     }
 }
 
+/// Which direction of the link carries the data REFWA shares out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RefwaDirection {
+    /// From the shell's side to the peer's.
+    Forward,
+    /// From the peer's side to the shell's.
+    Reverse,
+}
+
+impl RefwaDirection {
+    /// The name, as in the link file and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RefwaDirection::Forward => "forward",
+            RefwaDirection::Reverse => "reverse",
+        }
+    }
+}
+
+/// The optional `[refwa]` table of a link file: paper 003's REFWA
+/// controller as the router of the link (`satcc shell`, which reads the
+/// TCP segments crossing it), the same as `--refwa DIR
+/// [--refwa-quantum Q]`; the command line wins over the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefwaLink {
+    /// The direction the data flows in; its rate and queue limit are the
+    /// Bw and B of the paper's eq. 2.
+    pub direction: RefwaDirection,
+    /// The RTT grouping quantum (the paper's ISL delay); none: 10 ms.
+    #[serde(default)]
+    pub quantum: Option<Dur>,
+}
+
 /// A whole emulated link: the scenario link and its schedule.
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
@@ -231,6 +268,8 @@ pub struct LinkConfig {
     pub spec: LinkSpec,
     /// Changes over time.
     pub schedule: Schedule,
+    /// REFWA on the link (`[refwa]`), which only `satcc shell` runs.
+    pub refwa: Option<RefwaLink>,
 }
 
 /// The built-in links: name, one-line description, TOML (the syntax of a
@@ -339,6 +378,20 @@ impl LinkConfig {
             None => Schedule::default(),
             Some(v) => parse_value::<Schedule>(v).map_err(|e| e.under("schedule").in_file(file))?,
         };
+        let refwa = match t.remove("refwa") {
+            None => None,
+            Some(v) => {
+                let r = parse_value::<RefwaLink>(v).map_err(|e| e.under("refwa").in_file(file))?;
+                if r.quantum.is_some_and(|q| q.0 == Duration::ZERO) {
+                    return Err(
+                        FieldError::new("refwa.quantum", "must be greater than zero")
+                            .in_file(file)
+                            .into(),
+                    );
+                }
+                Some(r)
+            }
+        };
         let (prefix, link) = match t.remove("link") {
             Some(toml::Value::Table(l)) if t.is_empty() => ("link", l),
             Some(_) => {
@@ -370,7 +423,11 @@ impl LinkConfig {
                 .into());
             }
         }
-        Ok(LinkConfig { spec, schedule })
+        Ok(LinkConfig {
+            spec,
+            schedule,
+            refwa,
+        })
     }
 
     /// The base parameters (before any schedule step).
@@ -563,6 +620,57 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("geo, dmc, ipstar, leo"));
+    }
+
+    /// The `[refwa]` table: read with its defaults, next to `[link]` too,
+    /// and its mistakes named by field.
+    #[test]
+    fn refwa_table_parses_and_names_its_errors() {
+        let base =
+            "rate = \"1Mbps\"\ndelay = \"1ms\"\nqueue = { kind = \"droptail\", limit = 20 }\n";
+        let l = LinkConfig::from_toml_str(base, "l.toml").unwrap();
+        assert_eq!(l.refwa, None);
+        let l = LinkConfig::from_toml_str(
+            &format!("{base}[refwa]\ndirection = \"reverse\"\n"),
+            "l.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            l.refwa,
+            Some(RefwaLink {
+                direction: RefwaDirection::Reverse,
+                quantum: None
+            })
+        );
+        let l = LinkConfig::from_toml_str(
+            &format!("[link]\n{base}[refwa]\ndirection = \"forward\"\nquantum = \"5ms\"\n"),
+            "l.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            l.refwa.unwrap().quantum.unwrap().0,
+            Duration::from_millis(5)
+        );
+        for (extra, needles) in [
+            ("direction = \"up\"", &["refwa.direction", "up"][..]),
+            (
+                "direction = \"forward\"\nquantum = \"0ms\"",
+                &["refwa.quantum", "greater than zero"],
+            ),
+            (
+                "direction = \"forward\"\nqantum = \"5ms\"",
+                &["refwa", "qantum"],
+            ),
+            ("quantum = \"5ms\"", &["refwa", "direction"]),
+        ] {
+            let e = LinkConfig::from_toml_str(&format!("{base}[refwa]\n{extra}\n"), "l.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("l.toml: "), "{e}");
+            for n in needles {
+                assert!(e.contains(n), "{extra}: {e}");
+            }
+        }
     }
 
     #[test]
