@@ -22,6 +22,7 @@
 use crate::time::{Duration, Instant};
 
 mod endpoint;
+pub mod holes;
 pub mod msg;
 pub mod ranges;
 pub mod rate;
@@ -31,6 +32,7 @@ pub mod sender;
 mod tests;
 pub mod wire;
 
+pub use holes::{SharedHoleStore, StatusHoleStore, DEFAULT_HOLE_STORE_CAPACITY};
 pub use msg::{SaraData, SaraMetadata, SaraRequest, SaraStatus, STATUS_INLINE_HOLES};
 pub use ranges::RangeSet;
 pub use rate::{FixedRate, RateController, StatusInfo};
@@ -178,6 +180,15 @@ pub struct SaratogaConfig {
     /// legitimately slow to one frame per 64 s (RFC 5348 §4.4, t_mbi);
     /// the runtime sets it to its progress timeout.
     pub receiver_progress_timeout: Duration,
+    /// Receiver: the most holes one STATUS lists (§4.5: the hole pairs
+    /// run to the end of the frame, which should fit the path MTU; bit 14
+    /// says there are more). Default 64, what the real runtime's frame
+    /// carries (`satcc-net`'s `MAX_WIRE_HOLES`: 64 pairs of 64-bit offsets
+    /// are 1 024 bytes, within any path MTU). It takes effect where the
+    /// list can leave the message ([`SaratogaReceiver::set_hole_store`],
+    /// the simulator); without a store a message holds
+    /// [`STATUS_INLINE_HOLES`].
+    pub status_max_holes: usize,
     /// Receiver: the most disjoint received ranges kept. A DATA frame that
     /// would need another is dropped (and re-sent later as a hole), so a
     /// peer cannot grow the receiver's memory without bound.
@@ -214,6 +225,7 @@ impl Default for SaratogaConfig {
             progress_timeout: Duration::from_secs(60),
             progress_timeout_rtts: 16,
             receiver_progress_timeout: Duration::ZERO,
+            status_max_holes: 64,
             max_ranges: 4096,
             max_retx_ranges: 4096,
             checksum: wire::Checksum::None,

@@ -26,6 +26,7 @@
 
 use std::collections::VecDeque;
 
+use super::holes::SharedHoleStore;
 use super::msg::{ts_decode, ts_encode};
 use super::rate::{FixedRate, RateController, StatusInfo};
 use super::wire::{check_holes, DescriptorSize, RequestType, TIMESTAMP_LEN};
@@ -138,6 +139,9 @@ pub struct SaratogaSender {
     pub(super) all_acked_reported: bool,
     /// A resume offer was accepted ([`SaratogaSender::try_resume`]).
     resumed: bool,
+    /// Where the receiver puts hole lists too long for a message (the
+    /// simulator's; see [`Self::set_hole_store`]).
+    hole_store: Option<SharedHoleStore>,
     /// [`Event::SlowStartExit`] has been reported.
     slow_start_exit_reported: bool,
     pub(super) events: VecDeque<Event>,
@@ -186,6 +190,7 @@ impl SaratogaSender {
             failure: None,
             all_acked_reported: false,
             resumed: false,
+            hole_store: None,
             slow_start_exit_reported: false,
             events: VecDeque::new(),
             stats: SaratogaSenderStats::default(),
@@ -546,9 +551,37 @@ impl SaratogaSender {
         true
     }
 
-    /// A STATUS arrived.
+    /// Reads STATUS hole lists kept out of line from `store`, the one the
+    /// receiver of the same flow writes
+    /// ([`super::SaratogaReceiver::set_hole_store`]).
+    pub fn set_hole_store(&mut self, store: SharedHoleStore) {
+        self.hole_store = Some(store);
+    }
+
+    /// A STATUS arrived. Its hole list is the inline one or, when out of
+    /// line, the one in the shared store; a list the store no longer
+    /// keeps (or a stored list without a store) reads as the first hole
+    /// with the incomplete flag, which §4.5 allows any STATUS to say.
     pub fn on_status(&mut self, now: Instant, s: &SaraStatus) {
-        self.on_status_with_holes(now, s, s.holes());
+        let Some((key, _)) = s.stored_holes() else {
+            return self.on_status_with_holes(now, s, s.holes());
+        };
+        let list = self
+            .hole_store
+            .as_ref()
+            .and_then(|st| st.lock().unwrap_or_else(|e| e.into_inner()).take(key));
+        match list {
+            Some(holes) => {
+                self.on_status_with_holes(now, s, &holes);
+                if let Some(st) = &self.hole_store {
+                    st.lock().unwrap_or_else(|e| e.into_inner()).recycle(holes);
+                }
+            }
+            None => {
+                let short = s.without_store();
+                self.on_status_with_holes(now, &short, short.holes());
+            }
+        }
     }
 
     /// A STATUS arrived whose hole list is `holes` rather than the (at

@@ -1259,3 +1259,118 @@ fn the_sender_writes_the_configured_timestamp_type_and_still_samples_rtt() {
         }
     }
 }
+
+/// A receiver with a hole store: a STATUS of 100 holes lists 64
+/// (`status_max_holes`) out of line, says there are more, and its frame
+/// is the size of a wire STATUS with those 64 holes.
+#[test]
+fn a_hole_store_carries_the_frames_whole_list_and_its_size() {
+    let store = StatusHoleStore::shared(8);
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    r.set_hole_store(store.clone());
+    let mut holes = Vec::new();
+    for i in 0..=100u64 {
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: i * 200,
+            len: 100,
+            request_status: i == 100,
+            eod: false,
+            ts: None,
+        };
+        r.handle_input(Instant::ZERO, &Message::SaraData(d));
+        if i > 0 {
+            holes.push((i * 200 - 100, i * 200));
+        }
+    }
+    let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+        panic!("STATUS");
+    };
+    assert_eq!(st.wire_holes(), 64);
+    assert!(st.incomplete(), "100 holes, 64 listed");
+    assert_eq!(st.holes(), &holes[..1], "the first stays inline");
+    let (key, n) = st.stored_holes().expect("out of line");
+    assert_eq!(n, 64);
+    let wire_len = wire::Repr::Status(wire::Status {
+        descriptor: DescriptorSize::D32,
+        session: 77,
+        metadata_received: false,
+        incomplete: true,
+        voluntary: false,
+        error: 0,
+        timestamp: None,
+        progress: 0,
+        in_response_to: 20_000,
+        holes: holes[..64].to_vec(),
+    })
+    .buffer_len();
+    assert_eq!(
+        msg::udp_payload_len(&Message::SaraStatus(st)) as usize,
+        wire_len
+    );
+    // A reader without the store (a codec) sees a valid partial list.
+    let Some(wire::Repr::Status(w)) = msg::to_repr(&Message::SaraStatus(st)) else {
+        panic!()
+    };
+    assert_eq!((w.holes.len(), w.incomplete), (1, true));
+    assert_eq!(
+        store.lock().unwrap().take(key).unwrap(),
+        holes[..64].to_vec()
+    );
+    // Few holes stay inline, as without a store.
+    let mut r2 = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    r2.set_hole_store(store);
+    for (i, off) in [0u64, 200, 400].into_iter().enumerate() {
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: off,
+            len: 100,
+            request_status: i == 2,
+            eod: false,
+            ts: None,
+        };
+        r2.handle_input(Instant::ZERO, &Message::SaraData(d));
+    }
+    let Some(Message::SaraStatus(st)) = r2.poll_message(Instant::ZERO) else {
+        panic!("STATUS");
+    };
+    assert!(st.stored_holes().is_none() && !st.incomplete());
+    assert_eq!(st.holes(), &[(100, 200), (300, 400)]);
+}
+
+/// A PUT losing every third DATA frame of its first pass: with the store
+/// the sender learns up to 64 holes per STATUS and repairs them in a few
+/// round trips; with two inline it needs a STATUS per two holes.
+#[test]
+fn a_shared_hole_store_repairs_a_burst_in_fewer_round_trips() {
+    let finish = |store: bool| {
+        let size = 300_000;
+        let (mut s, mut r) = put_pair(size, 16_000_000);
+        if store {
+            let st = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+            s.set_hole_store(st.clone());
+            r.set_hole_store(st);
+        }
+        // Every third frame's first transmission is lost (never the
+        // last frame's, which the sender's own probe covers).
+        let mut seen = std::collections::HashSet::new();
+        let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| {
+            matches!(m, Message::SaraData(d)
+                if d.offset % 3000 == 0 && d.offset + 1000 < size && seen.insert(d.offset))
+        });
+        assert_delivered_exactly(&r, size);
+        (t.end, s.sender_stats().status_received)
+    };
+    let (t_inline, n_inline) = finish(false);
+    let (t_store, n_store) = finish(true);
+    assert!(
+        t_store.as_nanos() * 3 < t_inline.as_nanos(),
+        "store {t_store} vs inline {t_inline}"
+    );
+    assert!(
+        n_store * 3 < n_inline,
+        "STATUS: store {n_store} vs inline {n_inline}"
+    );
+}

@@ -2,7 +2,9 @@
 //! paper 000's sender-based TFRC (STFRC): configuration from the flow
 //! line, instantiation, capabilities.
 
-use satcc_proto::saratoga::{SaratogaConfig, SaratogaReceiver, SaratogaSender};
+use satcc_proto::saratoga::{
+    SaratogaConfig, SaratogaReceiver, SaratogaSender, StatusHoleStore, DEFAULT_HOLE_STORE_CAPACITY,
+};
 use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::Instant;
@@ -110,7 +112,7 @@ pub(super) fn instantiate(
     rate: &SaratogaRate,
     now: Instant,
 ) -> (AnySender, AnyReceiver) {
-    let sender = match rate {
+    let mut sender = match rate {
         SaratogaRate::Fixed(bps) => SaratogaSender::new(config.clone(), *bps, now),
         SaratogaRate::Stfrc(c) => SaratogaSender::with_rate_controller(
             config.clone(),
@@ -118,8 +120,15 @@ pub(super) fn instantiate(
             now,
         ),
     };
+    let mut receiver = SaratogaReceiver::new(config.clone(), now);
+    // A simulated STATUS is the frame: it lists as many holes as the real
+    // one (`status_max_holes`), the ones a message cannot hold passed
+    // through the flow's own store and counted in the frame's size.
+    let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+    sender.set_hole_store(store.clone());
+    receiver.set_hole_store(store);
     (
         AnySender::Saratoga(Box::new(sender)),
-        AnyReceiver::Saratoga(Box::new(SaratogaReceiver::new(config.clone(), now))),
+        AnyReceiver::Saratoga(Box::new(receiver)),
     )
 }
