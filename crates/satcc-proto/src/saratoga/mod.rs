@@ -149,6 +149,16 @@ pub struct SaratogaConfig {
     /// use (default 0.5, leaving the rest to other traffic and to STATUS
     /// frames longer than the estimate, which counts two holes).
     pub status_share: f64,
+    /// Request a STATUS on the last frame of every retransmission round
+    /// even while new data remains to be sent (true), or only when none
+    /// does (false; the default). §4.4 leaves when to set bit 15 to the
+    /// sender. While new data flows the per-RTT and interval rules keep
+    /// asking anyway, so the extra request only doubles the STATUS rate
+    /// while holes are repaired: on `dmc` two STATUS of 64 holes per round
+    /// trip filled the 38.4 kb/s uplink and the queue they formed there
+    /// entered STFRC's RTT. With nothing new to send the round's end is
+    /// the only request and is always made.
+    pub round_end_status: bool,
     /// STATUS request interval: request a STATUS at least this often while
     /// sending, and, when nothing is left to send but the transfer is not
     /// acknowledged, re-send the last DATA with a STATUS request this long
@@ -220,6 +230,7 @@ impl Default for SaratogaConfig {
             status_min_frames: 100,
             reverse_rate_bps: None,
             status_share: 0.5,
+            round_end_status: false,
             status_request_interval: Duration::from_secs(1),
             inactivity_timeout: Duration::from_secs(60),
             progress_timeout: Duration::from_secs(60),

@@ -404,7 +404,11 @@ impl SaratogaSender {
             self.retx.remove(s, s + len);
             self.remember_retx(now, s, s + len);
             self.stats.retransmits += 1;
-            let end_of_round = self.retx.is_empty();
+            // The round's end asks for a STATUS to learn what is still
+            // missing; while new data follows, its own requests do
+            // (`round_end_status`).
+            let end_of_round =
+                self.retx.is_empty() && (self.cfg.round_end_status || self.next_new >= self.end());
             let eod = self.file_size.is_some_and(|f| s + len == f);
             let req = self.wants_status(now, eod, end_of_round);
             self.data_frame(now, s, len as u32, req)

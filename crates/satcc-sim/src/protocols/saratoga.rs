@@ -71,6 +71,10 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
         status_min_frames: o.status_min_frames.unwrap_or(d.status_min_frames),
         reverse_rate_bps: o.reverse_rate.map(|r| r.0),
         status_share: o.status_share.unwrap_or(d.status_share),
+        status_max_holes: o
+            .status_max_holes
+            .map_or(d.status_max_holes, |n| n as usize),
+        round_end_status: o.round_end_status.unwrap_or(d.round_end_status),
         status_request_interval: o
             .status_request_interval
             .map_or(d.status_request_interval, |x| x.0),

@@ -37,6 +37,11 @@ pub struct SaratogaOptions {
     pub reverse_rate: Option<Rate>,
     /// The share of `reverse_rate` STATUS frames may use.
     pub status_share: Option<f64>,
+    /// The most holes one STATUS lists.
+    pub status_max_holes: Option<u32>,
+    /// Request a STATUS at the end of each retransmission round even while
+    /// new data remains to be sent.
+    pub round_end_status: Option<bool>,
 }
 
 /// STFRC's parameters (paper 000 §3-§5, Table 1).
@@ -77,6 +82,10 @@ struct SaratogaFields {
     reverse_rate: Option<Rate>,
     #[serde(default)]
     status_share: Option<f64>,
+    #[serde(default)]
+    status_max_holes: Option<u32>,
+    #[serde(default)]
+    round_end_status: Option<bool>,
     #[serde(default)]
     history_discounting: Option<bool>,
     #[serde(default)]
@@ -122,6 +131,8 @@ impl SaratogaFields {
             status_min_frames: self.status_min_frames,
             reverse_rate: self.reverse_rate,
             status_share: self.status_share,
+            status_max_holes: self.status_max_holes,
+            round_end_status: self.round_end_status,
         })
     }
 }
