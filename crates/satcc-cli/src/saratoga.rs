@@ -194,13 +194,6 @@ struct Common {
     /// The share of --reverse-rate that STATUS frames may use.
     #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
     status_share: f64,
-    /// Also ask for a STATUS at the end of every retransmission round
-    /// while new data remains to be sent (by default only when none
-    /// does: the new data's own once-per-round-trip requests follow
-    /// anyway, and the extra STATUS, each listing up to 64 holes, can
-    /// fill a narrow return link).
-    #[arg(long)]
-    round_end_status: bool,
     /// Timestamp type in STATUS-requesting DATA: posix64_32 (the
     /// default; every peer tried decodes it), posix32, posix64,
     /// posix32_32, epoch2000_32, local (type 0, which the Go
@@ -393,7 +386,6 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         status_min_frames: c.status_min_frames,
         reverse_rate_bps,
         status_share: c.status_share,
-        round_end_status: c.round_end_status,
         timestamp: parse_timestamp(&c.timestamp)?,
         progress_timeout,
         progress_timeout_rtts,

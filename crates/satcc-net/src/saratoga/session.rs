@@ -78,7 +78,6 @@ pub(super) fn sara_config(
         status_min_frames: cfg.status_min_frames,
         reverse_rate_bps: cfg.reverse_rate_bps,
         status_share: cfg.status_share,
-        round_end_status: cfg.round_end_status,
         timestamps: cfg.timestamp.is_some(),
         timestamp_type: cfg.timestamp.unwrap_or(TimestampType::Posix64_32),
         progress_timeout: cfg.progress_timeout,

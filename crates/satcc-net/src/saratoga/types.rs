@@ -54,10 +54,6 @@ pub struct TransferConfig {
     pub reverse_rate_bps: Option<u64>,
     /// The share of `reverse_rate_bps` STATUS frames may use (0.5).
     pub status_share: f64,
-    /// Request a STATUS at the end of each retransmission round even while
-    /// new data remains (`SaratogaConfig::round_end_status`, default
-    /// false: the per-RTT requests of the new data do).
-    pub round_end_status: bool,
     /// The timestamp type the sender writes in STATUS-requesting DATA
     /// (§4.4), `None` for none. Default POSIX 64+32: the Go decoder
     /// refuses type 0 (local interpretation) and with it the whole frame.
@@ -84,7 +80,6 @@ impl Default for TransferConfig {
             status_min_frames: 100,
             reverse_rate_bps: None,
             status_share: 0.5,
-            round_end_status: false,
             timestamp: Some(TimestampType::Posix64_32),
             progress_timeout: Duration::from_secs(30),
             progress_timeout_rtts: 16,

@@ -407,10 +407,18 @@ impl SaratogaSender {
             // The round's end asks for a STATUS to learn what is still
             // missing; while new data follows, its own requests do
             // (`round_end_status`).
+            let round_over = self.retx.is_empty();
             let end_of_round =
-                self.retx.is_empty() && (self.cfg.round_end_status || self.next_new >= self.end());
+                round_over && (self.cfg.round_end_status || self.next_new >= self.end());
             let eod = self.file_size.is_some_and(|f| s + len == f);
-            let req = self.wants_status(now, eod, end_of_round);
+            // A request due mid-round waits for the round's last frame
+            // (`defer_status_to_round_end`): its STATUS then lists the holes
+            // this round did not repair instead of the ones still in flight.
+            let req = if round_over || !self.cfg.defer_status_to_round_end {
+                self.wants_status(now, eod, end_of_round)
+            } else {
+                eod
+            };
             self.data_frame(now, s, len as u32, req)
         } else if self.next_new < self.end() {
             let off = self.next_new;

@@ -1375,18 +1375,19 @@ fn a_shared_hole_store_repairs_a_burst_in_fewer_round_trips() {
     );
 }
 
-/// `round_end_status`: while new data remains, the end of a
-/// retransmission round no longer asks for a STATUS of its own (the new
+/// `round_end_status` off: while new data remains, the end of a
+/// retransmission round does not ask for a STATUS of its own (the new
 /// data's per-RTT requests follow), so fewer are asked for while data
 /// flows; the transfer still completes (the last rounds, with nothing new
-/// left, still ask). On this symmetric path the extra requests repair a
-/// little faster (5.1 s against 6.3 s for 8 MB): the default suits a
-/// narrow return path (`dmc`) and paper 000 §5's one STATUS per RTT.
+/// left, still ask). Without deferring requests to the round's end (set
+/// off here to see this rule alone) the extra requests repair this
+/// symmetric path a little faster (5.1 s against 6.3 s for 8 MB).
 #[test]
 fn round_end_requests_only_when_no_new_data_follows() {
     let requests = |round_end_status: bool| {
         let c = SaratogaConfig {
             round_end_status,
+            defer_status_to_round_end: false,
             ..cfg()
         };
         let size = 8_000_000;
@@ -1424,5 +1425,58 @@ fn round_end_requests_only_when_no_new_data_follows() {
     assert!(
         retx_off * 3 / 2 < retx_on,
         "on re-sent frames while new data flowed: {retx_off} vs {retx_on}"
+    );
+}
+
+/// `defer_status_to_round_end`: a request that falls due during a
+/// retransmission round goes on the round's last frame (so its STATUS
+/// lists what the round left), never on a frame another re-sent frame
+/// follows; without it, the per-RTT rule asks mid-round.
+#[test]
+fn a_request_due_mid_round_waits_for_the_rounds_last_frame() {
+    let mid_round = |defer: bool| {
+        let c = SaratogaConfig {
+            defer_status_to_round_end: defer,
+            status_min_frames: 0,
+            ..cfg()
+        };
+        let size = 8_000_000;
+        let mut s = SaratogaSender::new(c.clone(), 16_000_000, Instant::ZERO);
+        s.offer(Instant::ZERO, size);
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+        s.set_hole_store(store.clone());
+        r.set_hole_store(store);
+        let mut seen = std::collections::HashSet::new();
+        let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| {
+            matches!(m, Message::SaraData(d)
+                if d.offset % 3000 == 2000 && d.offset + 1000 < size && seen.insert(d.offset))
+        });
+        assert_delivered_exactly(&r, size);
+        let data: Vec<SaraData> = t
+            .sent
+            .iter()
+            .filter_map(|(_, m)| match m {
+                Message::SaraData(d) => Some(*d),
+                _ => None,
+            })
+            .collect();
+        // While new data remains (after it, every frame is re-sent).
+        let mut top = 0;
+        let mut resent = vec![false; data.len()];
+        let mut flowing = vec![false; data.len()];
+        for (i, d) in data.iter().enumerate() {
+            resent[i] = d.offset < top;
+            flowing[i] = top < size;
+            top = top.max(d.offset + u64::from(d.len));
+        }
+        (0..data.len() - 1)
+            .filter(|&i| flowing[i] && resent[i] && resent[i + 1] && data[i].request_status)
+            .count()
+    };
+    assert_eq!(mid_round(true), 0);
+    assert!(
+        mid_round(false) > 0,
+        "without deferring the per-RTT rule asks mid-round"
     );
 }

@@ -75,6 +75,9 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
             .status_max_holes
             .map_or(d.status_max_holes, |n| n as usize),
         round_end_status: o.round_end_status.unwrap_or(d.round_end_status),
+        defer_status_to_round_end: o
+            .defer_status_to_round_end
+            .unwrap_or(d.defer_status_to_round_end),
         status_request_interval: o
             .status_request_interval
             .map_or(d.status_request_interval, |x| x.0),
@@ -101,6 +104,7 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
             status_per_rtt: s.status_per_rtt,
             history_discounting: s.history_discounting,
             oscillation_damping: s.oscillation_damping,
+            request_timeout_rtts: s.request_timeout_rtts,
             ..StfrcConfig::default()
         }),
         (None, Some(r)) => SaratogaRate::Fixed(r.0),
