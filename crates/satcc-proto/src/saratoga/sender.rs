@@ -142,6 +142,9 @@ pub struct SaratogaSender {
     /// Where the receiver puts hole lists too long for a message (the
     /// simulator's; see [`Self::set_hole_store`]).
     hole_store: Option<SharedHoleStore>,
+    /// Since when a due STATUS request has waited for the end of a
+    /// retransmission round (`defer_status_to_round_end`).
+    deferred_since: Option<Instant>,
     /// [`Event::SlowStartExit`] has been reported.
     slow_start_exit_reported: bool,
     pub(super) events: VecDeque<Event>,
@@ -191,6 +194,7 @@ impl SaratogaSender {
             all_acked_reported: false,
             resumed: false,
             hole_store: None,
+            deferred_since: None,
             slow_start_exit_reported: false,
             events: VecDeque::new(),
             stats: SaratogaSenderStats::default(),
@@ -352,6 +356,7 @@ impl SaratogaSender {
         let ts = (request && self.cfg.timestamps)
             .then(|| ts_encode(self.cfg.timestamp_type, now, self.cfg.unix_offset_ns));
         if request {
+            self.deferred_since = None;
             self.frames_since_request = 0;
             self.last_request = Some(now);
             self.stats.status_requests += 1;
@@ -414,10 +419,18 @@ impl SaratogaSender {
             // A request due mid-round waits for the round's last frame
             // (`defer_status_to_round_end`): its STATUS then lists the holes
             // this round did not repair instead of the ones still in flight.
+            // A round can outlast a round trip (64 holes at a few packets
+            // per RTT): a request waits at most one smoothed RTT for it.
             let req = if round_over || !self.cfg.defer_status_to_round_end {
                 self.wants_status(now, eod, end_of_round)
             } else {
-                eod
+                let due = self.wants_status(now, eod, false);
+                let since = *self.deferred_since.get_or_insert(now);
+                let limit = self.stats.srtt.unwrap_or(self.cfg.status_request_interval);
+                if !due {
+                    self.deferred_since = None;
+                }
+                eod || (due && now.saturating_since(since) >= limit)
             };
             self.data_frame(now, s, len as u32, req)
         } else if self.next_new < self.end() {

@@ -1480,3 +1480,52 @@ fn a_request_due_mid_round_waits_for_the_rounds_last_frame() {
         "without deferring the per-RTT rule asks mid-round"
     );
 }
+
+/// A deferred request waits at most one smoothed RTT. Six STATUS frames
+/// lost in a row let holes of seven round trips gather in the next one's
+/// list; re-sending them at this rate takes longer than a round trip, and
+/// without the bound no STATUS was asked for the whole round (32 STFRC
+/// flows at 2-8 Mb/s, paper 000 Fig. 11, starved some of them).
+#[test]
+fn a_deferred_request_waits_at_most_one_rtt() {
+    let c = SaratogaConfig {
+        status_min_frames: 0,
+        ..cfg()
+    };
+    let size = 600_000;
+    let mut s = SaratogaSender::new(c.clone(), 400_000, Instant::ZERO);
+    s.offer(Instant::ZERO, size);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+    s.set_hole_store(store.clone());
+    r.set_hole_store(store);
+    let mut seen = std::collections::HashSet::new();
+    let mut statuses = 0;
+    let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| match m {
+        Message::SaraData(d) => {
+            d.offset % 2000 == 1000 && d.offset + 1000 < size && seen.insert(d.offset)
+        }
+        Message::SaraStatus(_) => {
+            statuses += 1;
+            (4..10).contains(&statuses)
+        }
+        _ => false,
+    });
+    assert_delivered_exactly(&r, size);
+    let requests: Vec<Instant> = t
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m, Message::SaraData(d) if d.request_status))
+        .map(|(at, _)| *at)
+        .collect();
+    let widest = requests
+        .windows(2)
+        .map(|w| w[1].saturating_since(w[0]))
+        .max()
+        .expect("requests");
+    let srtt = s.sender_stats().srtt.expect("sampled");
+    assert!(
+        widest < Duration(srtt.0 * 3),
+        "{widest} between two requests, srtt {srtt}"
+    );
+}
