@@ -166,7 +166,7 @@ pub struct SaratogaConfig {
     /// arrives and spends its list on holes already re-sent (the sender
     /// skips them: the echoed timestamp says they are in flight), so a
     /// burst of holes was repaired at half a list per round trip. A round
-    /// lasts at most one STATUS's list of frames.
+    /// A request waits at most one smoothed RTT for the round to end.
     pub defer_status_to_round_end: bool,
     /// STATUS request interval: request a STATUS at least this often while
     /// sending, and, when nothing is left to send but the transfer is not
