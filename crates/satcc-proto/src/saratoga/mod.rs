@@ -165,8 +165,9 @@ pub struct SaratogaConfig {
     /// the round's first frame, it answers before the rest of the round
     /// arrives and spends its list on holes already re-sent (the sender
     /// skips them: the echoed timestamp says they are in flight), so a
-    /// burst of holes was repaired at half a list per round trip. A round
-    /// A request waits at most one smoothed RTT for the round to end.
+    /// burst of holes was repaired at half a list per round trip. A
+    /// request waits at most one smoothed RTT for the round to end (at a
+    /// few packets per RTT a round of 64 holes lasts many).
     pub defer_status_to_round_end: bool,
     /// STATUS request interval: request a STATUS at least this often while
     /// sending, and, when nothing is left to send but the transfer is not
