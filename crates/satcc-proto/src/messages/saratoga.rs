@@ -219,10 +219,17 @@ impl RequestType {
 }
 
 /// Holes a [`SaraStatus`] carries inline: 2, so that a STATUS (72 bytes)
-/// is no larger than a `TcpAck` and `size_of::<Message>()` stays 80. The
-/// receiver lists the lowest holes first and sets the incomplete flag;
-/// the rest follow in later STATUS frames (one per request).
+/// is no larger than a `TcpAck` and `size_of::<Message>()` stays 80. A
+/// receiver without a hole store ([`crate::saratoga::StatusHoleStore`])
+/// lists the lowest holes first and sets the incomplete flag; the rest
+/// follow in later STATUS frames (one per request). With a store (the
+/// simulator's), a longer list goes out of line: see
+/// [`SaraStatus::stored_holes`].
 pub const STATUS_INLINE_HOLES: usize = 2;
+
+/// `n_holes` of a STATUS whose hole list is in a hole store: `holes[0]`
+/// is its first hole, `holes[1]` is (store key, number of holes).
+const N_HOLES_STORED: u8 = u8::MAX;
 
 /// REQUEST (§4.2): the requester asks for a transaction on a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,9 +327,60 @@ impl SaraStatus {
         }
     }
 
-    /// The holes listed.
+    /// The holes listed inline. For a STATUS whose list is out of line
+    /// ([`Self::stored_holes`]) this is its first hole only, a valid
+    /// partial list (the incomplete flag is then set on such a message
+    /// when it is read without the store: see [`Self::without_store`]).
     pub fn holes(&self) -> &[(u64, u64)] {
+        if self.n_holes == N_HOLES_STORED {
+            return &self.holes[..1];
+        }
         &self.holes[..usize::from(self.n_holes).min(STATUS_INLINE_HOLES)]
+    }
+
+    /// Where the hole list is when it is out of line: (key in the flow's
+    /// [`crate::saratoga::StatusHoleStore`], number of holes). `None`
+    /// when [`Self::holes`] is the whole list.
+    pub fn stored_holes(&self) -> Option<(u64, usize)> {
+        (self.n_holes == N_HOLES_STORED).then(|| {
+            let (key, n) = self.holes[1];
+            (key, usize::try_from(n).unwrap_or(usize::MAX))
+        })
+    }
+
+    /// Holes the STATUS frame lists on the wire: the inline ones, or the
+    /// stored list's length. The frame's size counts them all.
+    pub fn wire_holes(&self) -> usize {
+        self.stored_holes()
+            .map_or_else(|| self.holes().len(), |(_, n)| n)
+    }
+
+    /// Marks the hole list as out of line: `first` is its first hole,
+    /// `key` where the store keeps the whole list of `count` holes (at
+    /// least 1), `incomplete` whether the receiver had more (§4.5 bit 14).
+    pub fn set_stored_holes(
+        &mut self,
+        first: (u64, u64),
+        key: u64,
+        count: usize,
+        incomplete: bool,
+    ) {
+        self.holes = [first, (key, count as u64)];
+        self.n_holes = N_HOLES_STORED;
+        self.set_flag(F_INCOMPLETE, incomplete);
+    }
+
+    /// The message as a reader without the hole store sees it: its first
+    /// hole inline and the incomplete flag set (a stored list has more
+    /// than one hole). Unchanged if the list is inline.
+    pub fn without_store(&self) -> SaraStatus {
+        let mut s = *self;
+        if self.n_holes == N_HOLES_STORED {
+            s.holes[1] = (0, 0);
+            s.n_holes = 1;
+            s.set_flag(F_INCOMPLETE, true);
+        }
+        s
     }
 
     /// Sets the hole list from `holes` (in order): the first

@@ -168,11 +168,14 @@ pub fn to_repr(msg: &Message) -> Option<Repr> {
             offset: d.offset,
             payload_len: d.len as usize,
         }),
+        // A list kept out of line reads as its first hole, incomplete
+        // (what a frame without the store can say; the simulator's frame
+        // size counts the whole list: `udp_payload_len`).
         Message::SaraStatus(s) => Repr::Status(wire::Status {
             descriptor: s.descriptor,
             session: s.session,
             metadata_received: s.metadata_received(),
-            incomplete: s.incomplete(),
+            incomplete: s.incomplete() || s.stored_holes().is_some(),
             voluntary: s.voluntary(),
             error: s.error,
             timestamp: s.timestamp(),
@@ -187,7 +190,17 @@ pub fn to_repr(msg: &Message) -> Option<Repr> {
 /// Bytes a Saratoga message occupies as a UDP payload (its frame,
 /// header included); 0 for other messages.
 pub fn udp_payload_len(msg: &Message) -> u32 {
-    to_repr(msg).map_or(0, |r| u32::try_from(r.buffer_len()).unwrap_or(u32::MAX))
+    let len = to_repr(msg).map_or(0, |r| r.buffer_len());
+    // A STATUS whose list is out of line: the frame carries every hole
+    // (§4.5: a (start, end) pair of descriptor-size fields each), not
+    // just the first that `to_repr` writes.
+    let extra = match msg {
+        Message::SaraStatus(s) => {
+            s.wire_holes().saturating_sub(s.holes().len()) * 2 * s.descriptor.bytes()
+        }
+        _ => 0,
+    };
+    u32::try_from(len.saturating_add(extra)).unwrap_or(u32::MAX)
 }
 
 /// Why a parsed frame has no sans-IO message.

@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 
+use super::holes::SharedHoleStore;
 use super::wire::{Checksum, DescriptorSize, RequestType};
 use super::{Failure, RangeSet, SaraData, SaraMetadata, SaraRequest, SaraStatus, SaratogaConfig};
 use crate::endpoint::Message;
@@ -74,6 +75,9 @@ pub struct SaratogaReceiver {
     /// arrived): the receiver's progress timeout counts from here.
     last_new: Option<Instant>,
     completed_reported: bool,
+    /// Where hole lists longer than the message holds go (the simulator's;
+    /// see [`Self::set_hole_store`]).
+    hole_store: Option<SharedHoleStore>,
     pub(super) failure: Option<Failure>,
     pub(super) stats: SaratogaReceiverStats,
 }
@@ -100,6 +104,7 @@ impl SaratogaReceiver {
             last_heard: now,
             last_new: None,
             completed_reported: false,
+            hole_store: None,
             failure: None,
             stats: SaratogaReceiverStats::default(),
         }
@@ -172,6 +177,15 @@ impl SaratogaReceiver {
         self.stats.delivered_bytes += n;
         self.check_complete();
         n
+    }
+
+    /// Puts STATUS hole lists longer than [`super::STATUS_INLINE_HOLES`]
+    /// in `store` (up to [`SaratogaConfig::status_max_holes`] each), for
+    /// the sender that shares it: a driver whose messages are the frames
+    /// (the simulator) carries what a real frame lists. A runtime that
+    /// encodes frames itself needs none.
+    pub fn set_hole_store(&mut self, store: SharedHoleStore) {
+        self.hole_store = Some(store);
     }
 
     /// The received ranges.
@@ -270,7 +284,26 @@ impl SaratogaReceiver {
         s.set_voluntary(voluntary);
         s.set_metadata_received(self.metadata_seen);
         let top = self.received.max_end();
-        s.set_holes(self.received.gaps(progress, top));
+        let max = self.cfg.status_max_holes;
+        match &self.hole_store {
+            Some(store) if max > super::STATUS_INLINE_HOLES => {
+                let mut gaps = self.received.gaps(progress, top).take(max + 1);
+                let head: Vec<(u64, u64)> =
+                    gaps.by_ref().take(super::STATUS_INLINE_HOLES + 1).collect();
+                if head.len() <= super::STATUS_INLINE_HOLES {
+                    s.set_holes(head);
+                } else {
+                    let first = head[0];
+                    let rest = max - head.len();
+                    let mut st = store.lock().unwrap_or_else(|e| e.into_inner());
+                    let (key, n) = st.put(head.into_iter().chain(gaps.by_ref().take(rest)));
+                    // The (max + 1)-th hole, if any: the list is incomplete.
+                    let more = gaps.next().is_some();
+                    s.set_stored_holes(first, key, n, more);
+                }
+            }
+            _ => s.set_holes(self.received.gaps(progress, top)),
+        }
         s
     }
 

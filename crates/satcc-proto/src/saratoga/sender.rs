@@ -26,6 +26,7 @@
 
 use std::collections::VecDeque;
 
+use super::holes::SharedHoleStore;
 use super::msg::{ts_decode, ts_encode};
 use super::rate::{FixedRate, RateController, StatusInfo};
 use super::wire::{check_holes, DescriptorSize, RequestType, TIMESTAMP_LEN};
@@ -138,6 +139,12 @@ pub struct SaratogaSender {
     pub(super) all_acked_reported: bool,
     /// A resume offer was accepted ([`SaratogaSender::try_resume`]).
     resumed: bool,
+    /// Where the receiver puts hole lists too long for a message (the
+    /// simulator's; see [`Self::set_hole_store`]).
+    hole_store: Option<SharedHoleStore>,
+    /// Since when a due STATUS request has waited for the end of a
+    /// retransmission round (`defer_status_to_round_end`).
+    deferred_since: Option<Instant>,
     /// [`Event::SlowStartExit`] has been reported.
     slow_start_exit_reported: bool,
     pub(super) events: VecDeque<Event>,
@@ -186,6 +193,8 @@ impl SaratogaSender {
             failure: None,
             all_acked_reported: false,
             resumed: false,
+            hole_store: None,
+            deferred_since: None,
             slow_start_exit_reported: false,
             events: VecDeque::new(),
             stats: SaratogaSenderStats::default(),
@@ -347,6 +356,7 @@ impl SaratogaSender {
         let ts = (request && self.cfg.timestamps)
             .then(|| ts_encode(self.cfg.timestamp_type, now, self.cfg.unix_offset_ns));
         if request {
+            self.deferred_since = None;
             self.frames_since_request = 0;
             self.last_request = Some(now);
             self.stats.status_requests += 1;
@@ -399,9 +409,29 @@ impl SaratogaSender {
             self.retx.remove(s, s + len);
             self.remember_retx(now, s, s + len);
             self.stats.retransmits += 1;
-            let end_of_round = self.retx.is_empty();
+            // The round's end asks for a STATUS to learn what is still
+            // missing; while new data follows, its own requests do
+            // (`round_end_status`).
+            let round_over = self.retx.is_empty();
+            let end_of_round =
+                round_over && (self.cfg.round_end_status || self.next_new >= self.end());
             let eod = self.file_size.is_some_and(|f| s + len == f);
-            let req = self.wants_status(now, eod, end_of_round);
+            // A request due mid-round waits for the round's last frame
+            // (`defer_status_to_round_end`): its STATUS then lists the holes
+            // this round did not repair instead of the ones still in flight.
+            // A round can outlast a round trip (64 holes at a few packets
+            // per RTT): a request waits at most one smoothed RTT for it.
+            let req = if round_over || !self.cfg.defer_status_to_round_end {
+                self.wants_status(now, eod, end_of_round)
+            } else {
+                let due = self.wants_status(now, eod, false);
+                let since = *self.deferred_since.get_or_insert(now);
+                let limit = self.stats.srtt.unwrap_or(self.cfg.status_request_interval);
+                if !due {
+                    self.deferred_since = None;
+                }
+                eod || (due && now.saturating_since(since) >= limit)
+            };
             self.data_frame(now, s, len as u32, req)
         } else if self.next_new < self.end() {
             let off = self.next_new;
@@ -546,9 +576,37 @@ impl SaratogaSender {
         true
     }
 
-    /// A STATUS arrived.
+    /// Reads STATUS hole lists kept out of line from `store`, the one the
+    /// receiver of the same flow writes
+    /// ([`super::SaratogaReceiver::set_hole_store`]).
+    pub fn set_hole_store(&mut self, store: SharedHoleStore) {
+        self.hole_store = Some(store);
+    }
+
+    /// A STATUS arrived. Its hole list is the inline one or, when out of
+    /// line, the one in the shared store; a list the store no longer
+    /// keeps (or a stored list without a store) reads as the first hole
+    /// with the incomplete flag, which §4.5 allows any STATUS to say.
     pub fn on_status(&mut self, now: Instant, s: &SaraStatus) {
-        self.on_status_with_holes(now, s, s.holes());
+        let Some((key, _)) = s.stored_holes() else {
+            return self.on_status_with_holes(now, s, s.holes());
+        };
+        let list = self
+            .hole_store
+            .as_ref()
+            .and_then(|st| st.lock().unwrap_or_else(|e| e.into_inner()).take(key));
+        match list {
+            Some(holes) => {
+                self.on_status_with_holes(now, s, &holes);
+                if let Some(st) = &self.hole_store {
+                    st.lock().unwrap_or_else(|e| e.into_inner()).recycle(holes);
+                }
+            }
+            None => {
+                let short = s.without_store();
+                self.on_status_with_holes(now, &short, short.holes());
+            }
+        }
     }
 
     /// A STATUS arrived whose hole list is `holes` rather than the (at

@@ -1259,3 +1259,273 @@ fn the_sender_writes_the_configured_timestamp_type_and_still_samples_rtt() {
         }
     }
 }
+
+/// A receiver with a hole store: a STATUS of 100 holes lists 64
+/// (`status_max_holes`) out of line, says there are more, and its frame
+/// is the size of a wire STATUS with those 64 holes.
+#[test]
+fn a_hole_store_carries_the_frames_whole_list_and_its_size() {
+    let store = StatusHoleStore::shared(8);
+    let mut r = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    r.set_hole_store(store.clone());
+    let mut holes = Vec::new();
+    for i in 0..=100u64 {
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: i * 200,
+            len: 100,
+            request_status: i == 100,
+            eod: false,
+            ts: None,
+        };
+        r.handle_input(Instant::ZERO, &Message::SaraData(d));
+        if i > 0 {
+            holes.push((i * 200 - 100, i * 200));
+        }
+    }
+    let Some(Message::SaraStatus(st)) = r.poll_message(Instant::ZERO) else {
+        panic!("STATUS");
+    };
+    assert_eq!(st.wire_holes(), 64);
+    assert!(st.incomplete(), "100 holes, 64 listed");
+    assert_eq!(st.holes(), &holes[..1], "the first stays inline");
+    let (key, n) = st.stored_holes().expect("out of line");
+    assert_eq!(n, 64);
+    let wire_len = wire::Repr::Status(wire::Status {
+        descriptor: DescriptorSize::D32,
+        session: 77,
+        metadata_received: false,
+        incomplete: true,
+        voluntary: false,
+        error: 0,
+        timestamp: None,
+        progress: 0,
+        in_response_to: 20_000,
+        holes: holes[..64].to_vec(),
+    })
+    .buffer_len();
+    assert_eq!(
+        msg::udp_payload_len(&Message::SaraStatus(st)) as usize,
+        wire_len
+    );
+    // A reader without the store (a codec) sees a valid partial list.
+    let Some(wire::Repr::Status(w)) = msg::to_repr(&Message::SaraStatus(st)) else {
+        panic!()
+    };
+    assert_eq!((w.holes.len(), w.incomplete), (1, true));
+    assert_eq!(
+        store.lock().unwrap().take(key).unwrap(),
+        holes[..64].to_vec()
+    );
+    // Few holes stay inline, as without a store.
+    let mut r2 = SaratogaReceiver::new(cfg(), Instant::ZERO);
+    r2.set_hole_store(store);
+    for (i, off) in [0u64, 200, 400].into_iter().enumerate() {
+        let d = SaraData {
+            session: 77,
+            descriptor: DescriptorSize::D32,
+            offset: off,
+            len: 100,
+            request_status: i == 2,
+            eod: false,
+            ts: None,
+        };
+        r2.handle_input(Instant::ZERO, &Message::SaraData(d));
+    }
+    let Some(Message::SaraStatus(st)) = r2.poll_message(Instant::ZERO) else {
+        panic!("STATUS");
+    };
+    assert!(st.stored_holes().is_none() && !st.incomplete());
+    assert_eq!(st.holes(), &[(100, 200), (300, 400)]);
+}
+
+/// A PUT losing every third DATA frame of its first pass: with the store
+/// the sender learns up to 64 holes per STATUS and repairs them in a few
+/// round trips; with two inline it needs a STATUS per two holes.
+#[test]
+fn a_shared_hole_store_repairs_a_burst_in_fewer_round_trips() {
+    let finish = |store: bool| {
+        let size = 300_000;
+        let (mut s, mut r) = put_pair(size, 16_000_000);
+        if store {
+            let st = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+            s.set_hole_store(st.clone());
+            r.set_hole_store(st);
+        }
+        // Every third frame's first transmission is lost (never the
+        // last frame's, which the sender's own probe covers).
+        let mut seen = std::collections::HashSet::new();
+        let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| {
+            matches!(m, Message::SaraData(d)
+                if d.offset % 3000 == 0 && d.offset + 1000 < size && seen.insert(d.offset))
+        });
+        assert_delivered_exactly(&r, size);
+        (t.end, s.sender_stats().status_received)
+    };
+    let (t_inline, n_inline) = finish(false);
+    let (t_store, n_store) = finish(true);
+    assert!(
+        t_store.as_nanos() * 3 < t_inline.as_nanos(),
+        "store {t_store} vs inline {t_inline}"
+    );
+    assert!(
+        n_store * 3 < n_inline,
+        "STATUS: store {n_store} vs inline {n_inline}"
+    );
+}
+
+/// `round_end_status` off: while new data remains, the end of a
+/// retransmission round does not ask for a STATUS of its own (the new
+/// data's per-RTT requests follow), so fewer are asked for while data
+/// flows; the transfer still completes (the last rounds, with nothing new
+/// left, still ask). Without deferring requests to the round's end (set
+/// off here to see this rule alone) the extra requests repair this
+/// symmetric path a little faster (5.1 s against 6.3 s for 8 MB).
+#[test]
+fn round_end_requests_only_when_no_new_data_follows() {
+    let requests = |round_end_status: bool| {
+        let c = SaratogaConfig {
+            round_end_status,
+            defer_status_to_round_end: false,
+            ..cfg()
+        };
+        let size = 8_000_000;
+        let mut s = SaratogaSender::new(c.clone(), 16_000_000, Instant::ZERO);
+        s.offer(Instant::ZERO, size);
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+        s.set_hole_store(store.clone());
+        r.set_hole_store(store);
+        let mut seen = std::collections::HashSet::new();
+        let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| {
+            matches!(m, Message::SaraData(d)
+                if d.offset % 7000 == 5000 && d.offset + 1000 < size && seen.insert(d.offset))
+        });
+        assert_delivered_exactly(&r, size);
+        // Requests on re-sent frames while new data was still to come.
+        let mut top = 0;
+        let mut on_retx = 0;
+        for (_, m) in &t.sent {
+            if let Message::SaraData(d) = m {
+                if d.offset < top && d.request_status && top < size {
+                    on_retx += 1;
+                }
+                top = top.max(d.offset + u64::from(d.len));
+            }
+        }
+        (s.sender_stats().status_requests, on_retx)
+    };
+    let (n_off, retx_off) = requests(false);
+    let (n_on, retx_on) = requests(true);
+    assert!(
+        n_off < n_on,
+        "requests: {n_off} without vs {n_on} with round-end requests"
+    );
+    assert!(
+        retx_off * 3 / 2 < retx_on,
+        "on re-sent frames while new data flowed: {retx_off} vs {retx_on}"
+    );
+}
+
+/// `defer_status_to_round_end`: a request that falls due during a
+/// retransmission round goes on the round's last frame (so its STATUS
+/// lists what the round left), never on a frame another re-sent frame
+/// follows; without it, the per-RTT rule asks mid-round.
+#[test]
+fn a_request_due_mid_round_waits_for_the_rounds_last_frame() {
+    let mid_round = |defer: bool| {
+        let c = SaratogaConfig {
+            defer_status_to_round_end: defer,
+            status_min_frames: 0,
+            ..cfg()
+        };
+        let size = 8_000_000;
+        let mut s = SaratogaSender::new(c.clone(), 16_000_000, Instant::ZERO);
+        s.offer(Instant::ZERO, size);
+        let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+        let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+        s.set_hole_store(store.clone());
+        r.set_hole_store(store);
+        let mut seen = std::collections::HashSet::new();
+        let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| {
+            matches!(m, Message::SaraData(d)
+                if d.offset % 3000 == 2000 && d.offset + 1000 < size && seen.insert(d.offset))
+        });
+        assert_delivered_exactly(&r, size);
+        let data: Vec<SaraData> = t
+            .sent
+            .iter()
+            .filter_map(|(_, m)| match m {
+                Message::SaraData(d) => Some(*d),
+                _ => None,
+            })
+            .collect();
+        // While new data remains (after it, every frame is re-sent).
+        let mut top = 0;
+        let mut resent = vec![false; data.len()];
+        let mut flowing = vec![false; data.len()];
+        for (i, d) in data.iter().enumerate() {
+            resent[i] = d.offset < top;
+            flowing[i] = top < size;
+            top = top.max(d.offset + u64::from(d.len));
+        }
+        (0..data.len() - 1)
+            .filter(|&i| flowing[i] && resent[i] && resent[i + 1] && data[i].request_status)
+            .count()
+    };
+    assert_eq!(mid_round(true), 0);
+    assert!(
+        mid_round(false) > 0,
+        "without deferring the per-RTT rule asks mid-round"
+    );
+}
+
+/// A deferred request waits at most one smoothed RTT. Six STATUS frames
+/// lost in a row let holes of seven round trips gather in the next one's
+/// list; re-sending them at this rate takes longer than a round trip, and
+/// without the bound no STATUS was asked for the whole round (32 STFRC
+/// flows at 2-8 Mb/s, paper 000 Fig. 11, starved some of them).
+#[test]
+fn a_deferred_request_waits_at_most_one_rtt() {
+    let c = SaratogaConfig {
+        status_min_frames: 0,
+        ..cfg()
+    };
+    let size = 600_000;
+    let mut s = SaratogaSender::new(c.clone(), 400_000, Instant::ZERO);
+    s.offer(Instant::ZERO, size);
+    let mut r = SaratogaReceiver::new(c, Instant::ZERO);
+    let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+    s.set_hole_store(store.clone());
+    r.set_hole_store(store);
+    let mut seen = std::collections::HashSet::new();
+    let mut statuses = 0;
+    let t = run(&mut s, &mut r, ms(100), at_ms(600_000), |_, m| match m {
+        Message::SaraData(d) => {
+            d.offset % 2000 == 1000 && d.offset + 1000 < size && seen.insert(d.offset)
+        }
+        Message::SaraStatus(_) => {
+            statuses += 1;
+            (4..10).contains(&statuses)
+        }
+        _ => false,
+    });
+    assert_delivered_exactly(&r, size);
+    let requests: Vec<Instant> = t
+        .sent
+        .iter()
+        .filter(|(_, m)| matches!(m, Message::SaraData(d) if d.request_status))
+        .map(|(at, _)| *at)
+        .collect();
+    let widest = requests
+        .windows(2)
+        .map(|w| w[1].saturating_since(w[0]))
+        .max()
+        .expect("requests");
+    let srtt = s.sender_stats().srtt.expect("sampled");
+    assert!(
+        widest < Duration(srtt.0 * 3),
+        "{widest} between two requests, srtt {srtt}"
+    );
+}

@@ -331,6 +331,29 @@ fn one_status_request_per_rtt() {
     // R = 200 ms now.
     assert!(!c.want_status_request(ms(1199)));
     assert!(c.want_status_request(ms(1200)));
+    // A request still unanswered holds the next one back (a round trip
+    // has not happened yet), until its answer or 4 R.
+    c.on_data_sent(ms(1200), 2000, S, true);
+    assert!(
+        !c.want_status_request(ms(1400)),
+        "the 1200 ms request is out"
+    );
+    assert!(!c.want_status_request(ms(1999)));
+    assert!(c.want_status_request(ms(2000)), "taken as lost after 4 R");
+    assert!(c.on_status(ms(1500), &status(2000, &[])));
+    assert!(c.want_status_request(ms(1500)), "answered: due again");
+    // Off: by the interval alone.
+    let mut c = StfrcController::new(
+        StfrcConfig {
+            request_timeout_rtts: 0.0,
+            ..cfg()
+        },
+        ms(0),
+    );
+    c.on_data_sent(ms(0), 0, S, true);
+    assert!(c.on_status(ms(200), &status(0, &[])));
+    c.on_data_sent(ms(200), 1000, S, true);
+    assert!(c.want_status_request(ms(400)));
     // Four per RTT (the §5 experiment): every 50 ms.
     let mut c = StfrcController::new(
         StfrcConfig {

@@ -2,7 +2,7 @@
 //! link's queue and may rewrite it (REFWA lowers the advertised window of
 //! ACKs) or discard it.
 
-use satcc_proto::Instant;
+use satcc_proto::{Instant, Message};
 
 use crate::net::packet::Packet;
 
@@ -66,6 +66,21 @@ impl LinkHook for WireRoundTrip {
         };
         match decode(proto, &self.buf[..n], now) {
             Ok(m) => {
+                // A STATUS whose hole list is out of line (its flow's
+                // `StatusHoleStore`) encodes as a reader without the store
+                // sees it; the decoded frame must say exactly that, and
+                // the message keeps its reference to the whole list, which
+                // these bytes cannot carry (the list's own encoding is the
+                // codec's tests').
+                if let (Message::SaraStatus(orig), Message::SaraStatus(dec)) = (&pkt.payload, &m) {
+                    if orig.stored_holes().is_some() {
+                        return if *dec == orig.without_store() {
+                            HookVerdict::Pass
+                        } else {
+                            HookVerdict::Drop
+                        };
+                    }
+                }
                 pkt.payload = m;
                 HookVerdict::Pass
             }

@@ -2,7 +2,9 @@
 //! paper 000's sender-based TFRC (STFRC): configuration from the flow
 //! line, instantiation, capabilities.
 
-use satcc_proto::saratoga::{SaratogaConfig, SaratogaReceiver, SaratogaSender};
+use satcc_proto::saratoga::{
+    SaratogaConfig, SaratogaReceiver, SaratogaSender, StatusHoleStore, DEFAULT_HOLE_STORE_CAPACITY,
+};
 use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::Instant;
@@ -69,6 +71,13 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
         status_min_frames: o.status_min_frames.unwrap_or(d.status_min_frames),
         reverse_rate_bps: o.reverse_rate.map(|r| r.0),
         status_share: o.status_share.unwrap_or(d.status_share),
+        status_max_holes: o
+            .status_max_holes
+            .map_or(d.status_max_holes, |n| n as usize),
+        round_end_status: o.round_end_status.unwrap_or(d.round_end_status),
+        defer_status_to_round_end: o
+            .defer_status_to_round_end
+            .unwrap_or(d.defer_status_to_round_end),
         status_request_interval: o
             .status_request_interval
             .map_or(d.status_request_interval, |x| x.0),
@@ -95,6 +104,7 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
             status_per_rtt: s.status_per_rtt,
             history_discounting: s.history_discounting,
             oscillation_damping: s.oscillation_damping,
+            request_timeout_rtts: s.request_timeout_rtts,
             ..StfrcConfig::default()
         }),
         (None, Some(r)) => SaratogaRate::Fixed(r.0),
@@ -110,7 +120,7 @@ pub(super) fn instantiate(
     rate: &SaratogaRate,
     now: Instant,
 ) -> (AnySender, AnyReceiver) {
-    let sender = match rate {
+    let mut sender = match rate {
         SaratogaRate::Fixed(bps) => SaratogaSender::new(config.clone(), *bps, now),
         SaratogaRate::Stfrc(c) => SaratogaSender::with_rate_controller(
             config.clone(),
@@ -118,8 +128,15 @@ pub(super) fn instantiate(
             now,
         ),
     };
+    let mut receiver = SaratogaReceiver::new(config.clone(), now);
+    // A simulated STATUS is the frame: it lists as many holes as the real
+    // one (`status_max_holes`), the ones a message cannot hold passed
+    // through the flow's own store and counted in the frame's size.
+    let store = StatusHoleStore::shared(DEFAULT_HOLE_STORE_CAPACITY);
+    sender.set_hole_store(store.clone());
+    receiver.set_hole_store(store);
     (
         AnySender::Saratoga(Box::new(sender)),
-        AnyReceiver::Saratoga(Box::new(SaratogaReceiver::new(config.clone(), now))),
+        AnyReceiver::Saratoga(Box::new(receiver)),
     )
 }

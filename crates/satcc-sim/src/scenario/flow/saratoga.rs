@@ -37,6 +37,14 @@ pub struct SaratogaOptions {
     pub reverse_rate: Option<Rate>,
     /// The share of `reverse_rate` STATUS frames may use.
     pub status_share: Option<f64>,
+    /// The most holes one STATUS lists.
+    pub status_max_holes: Option<u32>,
+    /// Request a STATUS at the end of each retransmission round even while
+    /// new data remains to be sent.
+    pub round_end_status: Option<bool>,
+    /// A STATUS request due during a retransmission round goes on the
+    /// round's last frame.
+    pub defer_status_to_round_end: Option<bool>,
 }
 
 /// STFRC's parameters (paper 000 §3-§5, Table 1).
@@ -51,6 +59,9 @@ pub struct StfrcOptions {
     pub history_discounting: bool,
     /// RFC 5348 §4.5 oscillation damping.
     pub oscillation_damping: bool,
+    /// A STATUS request unanswered for this many RTTs counts as lost;
+    /// until then at most `ceil(status_per_rtt)` are outstanding (0: off).
+    pub request_timeout_rtts: f64,
 }
 
 /// A Saratoga or STFRC flow's keys as written.
@@ -78,16 +89,25 @@ struct SaratogaFields {
     #[serde(default)]
     status_share: Option<f64>,
     #[serde(default)]
+    status_max_holes: Option<u32>,
+    #[serde(default)]
+    round_end_status: Option<bool>,
+    #[serde(default)]
+    defer_status_to_round_end: Option<bool>,
+    #[serde(default)]
     history_discounting: Option<bool>,
     #[serde(default)]
     oscillation_damping: Option<bool>,
+    #[serde(default)]
+    request_timeout_rtts: Option<f64>,
 }
 
 /// Keys of [`SaratogaFields`] that only `stfrc` takes.
-const STFRC_KEYS: [&str; 3] = [
+const STFRC_KEYS: [&str; 4] = [
     "symmetry_ratio",
     "history_discounting",
     "oscillation_damping",
+    "request_timeout_rtts",
 ];
 
 impl SaratogaFields {
@@ -101,6 +121,7 @@ impl SaratogaFields {
                 // Our RFC 5348 TFRC's default, so that STFRC and TFRC on the
                 // same scenario differ only where the paper makes them.
                 oscillation_damping: self.oscillation_damping.unwrap_or(tfrc::damping_default()),
+                request_timeout_rtts: self.request_timeout_rtts.unwrap_or(d.request_timeout_rtts),
             }
         });
         if protocol == Protocol::Saratoga && self.rate.is_none() {
@@ -122,6 +143,9 @@ impl SaratogaFields {
             status_min_frames: self.status_min_frames,
             reverse_rate: self.reverse_rate,
             status_share: self.status_share,
+            status_max_holes: self.status_max_holes,
+            round_end_status: self.round_end_status,
+            defer_status_to_round_end: self.defer_status_to_round_end,
         })
     }
 }
