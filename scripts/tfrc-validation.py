@@ -2,14 +2,17 @@
 """TFRC and paper 001 (CCID3) tables for docs/validation.md, from satcc sweeps.
 
 Runs the sweeps named in docs/validation.md ("TCP-friendliness sweep" and
-"Paper 001") and prints their markdown tables. Usage:
+"Paper 001: CCID3 with dynamic feedback") and prints their markdown tables.
+Usage:
 
     pip install ./python        # the satcc package (docs/python.md)
     scripts/tfrc-validation.py [--only friendliness|ccid3] [--set KEY=VALUE ...] [--store DIR]
 
 `--set` is passed to every sweep (e.g. `--set flows.0.oscillation_damping=false`
 to see what one RFC 5348 knob contributes); with `--store DIR`, runs already
-in DIR (the store of `satcc sweep --store`) are not run again.
+in DIR (the store of `satcc sweep --store`) are not run again (the
+friendliness sweep only: paper 001's runs need their time series, which the
+store does not keep, and take about a minute).
 """
 
 import argparse
@@ -58,35 +61,161 @@ def friendliness(sets):
               f"{' / '.join(f'{x:.2f}' for x in norms)} | {mean:.2f} | {ok} |")
 
 
-def ccid3(sets):
-    rows = []
-    for name, sc, label in [("slowstart", "ccid3-slowstart.toml", "slowstart (RTT 1 s, 1 Mb/s, PER 1e-4, 120 s)"),
-                            ("ipstar", "ccid3-ipstar.toml", "ipstar (RTT 1.2 s, 1 Mb/s, PER 0.33 %, 300 s)")]:
-        pts = sweep(sc, {"flows.0.feedback": ["standard", "dynamic"]}, 10, sets)
-        base = None
-        for vary, runs in pts:
-            policy = vary["flows.0.feedback"]
-            n = len(runs)
-            g = sum(r["flows"][0]["goodput_bps"] for r in runs) / n
-            ss = [r["flows"][0]["slow_start_exit_s"] for r in runs]
-            ss = [x for x in ss if x is not None]
-            ssm = sum(ss) / len(ss) if ss else float("nan")
-            fb = sum(r["flows"][0]["feedback_packets"] / r["duration_s"] for r in runs) / n
-            fbb = sum(r["flows"][0]["feedback_bytes"] / r["duration_s"] for r in runs) / n
-            loss = sum(next(l for l in r["links"] if l["name"] == "downlink")["loss"] for r in runs) / n
-            if base is None:
-                base = (g, ssm)
-                rows.append(f"| {label} | {policy} | {g / 1000:.1f} kb/s | {ssm:.1f} s "
-                            f"| {fb:.2f} /s ({fbb:.0f} B/s) | {loss * 100:.2f} % |")
-            else:
-                dg = (g / base[0] - 1) * 100
-                rows.append(f"| | {policy} | {g / 1000:.1f} kb/s ({dg:+.1f} %) "
-                            f"| {ssm:.1f} s ({ssm - base[1]:+.1f} s) "
-                            f"| {fb:.2f} /s ({fbb:.0f} B/s) | {loss * 100:.2f} % |")
-    print("| scenario | policy | goodput | slow start left | feedback | downlink loss |")
-    print("|---|---|---|---|---|---|")
-    for r in rows:
-        print(r)
+# Paper 001's scenarios: (file, label) in table order.
+CCID3_SCENARIOS = [
+    ("ccid3-slowstart.toml", "slowstart (RTT 1 s, 1 Mb/s, PER 1e-4, 120 s)"),
+    ("ccid3-ipstar.toml", "ipstar, uniform (RTT 1.2 s, 1 Mb/s, PER 0.33 %, 300 s)"),
+    ("ccid3-ipstar-ge.toml", "ipstar, **GE** (same, bursty errors)"),
+]
+
+
+def settle(rows, exit_s):
+    """(R back, rate back) after the slow-start exit at `exit_s`, from a
+    flow's time series (time, R, X) sampled every 100 ms: the seconds
+    until the sender's RTT estimate R, past its highest point of the 60 s
+    after the exit, is back within 10 % of the smallest R of the run (None
+    if it never rose above that: no queue to forget), and the seconds until the allowed rate X, past its
+    lowest point of the 40 s after the exit, reaches 90 % of its mean over
+    40-60 s after the exit (the level it settles at; paper 001 Fig. 2's
+    "loss recovery after the slow start phase"). None if the run ends
+    first."""
+    if exit_s is None:
+        return None, None
+    rs = [(t, r) for t, r, _ in rows if r == r]
+    base = min(r for _, r in rs)
+    r_back = None
+    after = [(t, r) for t, r in rs if exit_s <= t <= exit_s + 60]
+    if after and max(r for _, r in after) > 1.1 * base:
+        peak = max(after, key=lambda e: e[1])[0]
+        r_back = next((t - exit_s for t, r in rs if t > peak and r <= 1.1 * base), None)
+    late = [x for t, _, x in rows if exit_s + 40 <= t <= exit_s + 60]
+    x_back = None
+    if late:
+        level = sum(late) / len(late)
+        window = [(t, x) for t, _, x in rows if exit_s <= t <= exit_s + 40]
+        trough = min(window, key=lambda e: e[1])[0]
+        x_back = next((t - exit_s for t, _, x in rows if t > trough and x >= 0.9 * level), None)
+    return r_back, x_back
+
+
+def ccid3_point(scenario, sets, seeds):
+    """One (scenario, settings) point over seeds 1..seeds: the means the
+    tables print."""
+    sc = satcc.Scenario.load(os.path.join(ROOT, "scenarios", scenario)).set("record.interval", "100ms")
+    for s in sets:
+        sc = sc.set(*s.split("=", 1))
+    runs = []
+    for seed in range(1, seeds + 1):
+        r = satcc.run(sc, seed=seed)
+        f = r.summary["flows"][0]
+        ser = r.series("flows")
+        ser = ser[ser["flow"] == 0]
+        rows = list(zip(ser["time_s"].astype(float), ser["rtt_s"].astype(float), ser["rate_bps"].astype(float)))
+        loss = next(l for l in r.summary["links"] if l["name"] == "downlink")["loss"]
+        runs.append((f, loss, settle(rows, f["slow_start_exit_s"])))
+
+    def mean(vals):
+        vals = [v for v in vals if v is not None]
+        return (sum(vals) / len(vals) if vals else None, len(vals))
+
+    rec = [f["loss_recovery"] for f, _, _ in runs]
+    recovered = sum(x.get("recovered", 0) for x in rec)
+    return {
+        "goodput": mean([f["goodput_bps"] for f, _, _ in runs])[0],
+        "ss": mean([f["slow_start_exit_s"] for f, _, _ in runs])[0],
+        "first": mean([x.get("first_s") for x in rec]),
+        # Over all recovered events of all seeds: each seed's mean_s
+        # weighted by its number of recovered events.
+        "rec_mean": (sum(x["mean_s"] * x["recovered"] for x in rec if x.get("recovered"))
+                     / recovered) if recovered else None,
+        "events": sum(x["events"] for x in rec) / len(rec),
+        "recovered": recovered / len(rec),
+        "loss": sum(l for _, l, _ in runs) / len(runs),
+        "r_back": mean([s[0] for _, _, s in runs]),
+        "x_back": mean([s[1] for _, _, s in runs]),
+        "seeds": seeds,
+    }
+
+
+def fmt_s(v, n=None, seeds=None):
+    s = "—" if v is None else f"{v:.1f} s"
+    return s if n is None or n == seeds else f"{s} ({n}/{seeds})"
+
+
+def ccid3(sets, seeds=10):
+    """Paper 001 (docs/validation.md): the table of the three scenarios,
+    both profiles and both policies, then the readings of the lost buffer
+    size."""
+    print("| scenario | profile | policy | goodput | SS left | recovery first | recovery mean "
+          "| events (recovered) | loss | R back | rate back |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for scenario, label in CCID3_SCENARIOS:
+        for profile in ["rfc5348", "ns2"]:
+            base = None
+            for policy in ["standard", "dynamic"]:
+                m = ccid3_point(scenario, sets + [f"flows.0.profile={profile}",
+                                                  f"flows.0.feedback={policy}"], seeds)
+                g, ss = m["goodput"], m["ss"]
+                if base is None:
+                    base = (g, ss)
+                    gs, sss = f"{g / 1000:.1f} kb/s", f"{ss:.2f} s"
+                else:
+                    gs = f"{g / 1000:.1f} kb/s ({(g / base[0] - 1) * 100:+.1f} %)"
+                    sss = f"{ss:.2f} s ({ss - base[1]:+.2f} s)"
+                first, nf = m["first"]
+                first_s = "—" if first is None else f"{first:.1f} s"
+                print(f"| {label if (profile, policy) == ('rfc5348', 'standard') else ''} "
+                      f"| {profile if policy == 'standard' else ''} | {policy} | {gs} | {sss} "
+                      f"| {first_s} ({nf}/{seeds}) | {fmt_s(m['rec_mean'])} "
+                      f"| {m['events']:.1f} ({m['recovered']:.1f}) | {m['loss'] * 100:.2f} % "
+                      f"| {fmt_s(*m['r_back'], seeds)} | {fmt_s(*m['x_back'], seeds)} |")
+    print()
+    print("Readings of the downlink buffer (profile rfc5348 unless named; "
+          "BDP = 125 packets on slowstart, 150 on ipstar):")
+    print()
+    print("| scenario | buffer | goodput standard → dynamic | SS left | R back | rate back | loss |")
+    print("|---|---|---|---|---|---|---|")
+    for scenario, label, bdp, extra in [
+            ("ccid3-slowstart.toml", "slowstart", 125, []),
+            ("ccid3-slowstart.toml", "slowstart, ns2 profile", 125, ["flows.0.profile=ns2"]),
+            ("ccid3-ipstar-ge.toml", "ipstar GE", 150, [])]:
+        # 50 packets: ns-2's default queue limit_ (tcl/lib/ns-default.tcl).
+        for limit in [50, bdp // 2, bdp, 2 * bdp, 4 * bdp]:
+            st, dy = (ccid3_point(scenario, sets + extra + [f"topology.downlink.queue.limit={limit}",
+                                                            f"flows.0.feedback={p}"], seeds)
+                      for p in ["standard", "dynamic"])
+            print(f"| {label} | {limit} ({limit / bdp:.2g} BDP) "
+                  f"| {st['goodput'] / 1000:.1f} → {dy['goodput'] / 1000:.1f} kb/s "
+                  f"({(dy['goodput'] / st['goodput'] - 1) * 100:+.1f} %) "
+                  f"| {st['ss']:.2f} → {dy['ss']:.2f} s ({dy['ss'] - st['ss']:+.2f} s) "
+                  f"| {fmt_s(*st['r_back'], seeds)} → {fmt_s(*dy['r_back'], seeds)} "
+                  f"| {fmt_s(*st['x_back'], seeds)} → {fmt_s(*dy['x_back'], seeds)} "
+                  f"| {st['loss'] * 100:.2f} → {dy['loss'] * 100:.2f} % |")
+    print()
+    print("The RTT filter (RFC 5348 §4.3 step 2, `rtt_filter_q`): each policy with the "
+          "other's memory per RTT (0.9^10 = 0.349 for ten reports per RTT, "
+          "0.9^(1/10) = 0.99 for one):")
+    print()
+    print("| scenario | buffer | standard q 0.9 | standard q 0.349 | dynamic q 0.9 | dynamic q 0.99 "
+          "| gain, q 0.9 both | gain, same memory per RTT (std 0.349 / dyn 0.99) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for scenario, label, bdp in [("ccid3-slowstart.toml", "slowstart", 125),
+                                 ("ccid3-ipstar-ge.toml", "ipstar GE", 150)]:
+        for limit in [bdp, 2 * bdp]:
+            g = {}
+            for policy, q in [("standard", "0.9"), ("standard", "0.349"),
+                              ("dynamic", "0.9"), ("dynamic", "0.99")]:
+                g[policy, q] = ccid3_point(scenario, sets + [
+                    f"topology.downlink.queue.limit={limit}", f"flows.0.feedback={policy}",
+                    f"flows.0.rtt_filter_q={q}"], seeds)["goodput"]
+            base = g["standard", "0.9"]
+            print(f"| {label} | {limit} ({limit / bdp:.2g} BDP) "
+                  + "".join(f"| {g[k] / 1000:.1f} kb/s " for k in
+                            [("standard", "0.9"), ("standard", "0.349"),
+                             ("dynamic", "0.9"), ("dynamic", "0.99")])
+                  + f"| {(g['dynamic', '0.9'] / base - 1) * 100:+.1f} % "
+                  f"| {(g['dynamic', '0.9'] / g['standard', '0.349'] - 1) * 100:+.1f} % / "
+                  f"{(g['dynamic', '0.99'] / base - 1) * 100:+.1f} % |")
 
 
 def main():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Tuple, Union
+from typing import Any, Dict, Iterable, Mapping, Sequence, Union
 
 from . import _satcc
 
@@ -53,12 +53,29 @@ class Scenario:
         """
         return Scenario(self._tree.set(key, value))
 
-    def set_many(self, items: Iterable[Tuple[str, Any]]) -> "Scenario":
+    def set_many(
+        self, items: Union[Mapping[str, Any], Iterable[Sequence[Any]]]
+    ) -> "Scenario":
         """A copy with every ``(key, value)`` set, in order, and checked
         once at the end: for changes valid only together (a RED queue's
         ``min_th`` and ``max_th`` moving past each other), which a chain of
-        :meth:`set` calls would refuse half way. Values as in :meth:`set`."""
-        return Scenario(self._tree.set_many(list(items)))
+        :meth:`set` calls would refuse half way. Values as in :meth:`set`.
+
+        ``items`` is a dict (``{"flows.1.strategy": "s2", "flows.1.k": 2}``)
+        or pairs, as tuples or as two-element lists (what ``json.load`` gives
+        back for a list of pairs)."""
+        if isinstance(items, Mapping):
+            pairs = list(items.items())
+        else:
+            pairs = []
+            for n, item in enumerate(items):
+                # A str is a sequence too: "ab" would pass as ("a", "b").
+                if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 2:
+                    raise TypeError(
+                        f"set_many: item {n} is {item!r}; expected a (key, value) pair"
+                    )
+                pairs.append((item[0], item[1]))
+        return Scenario(self._tree.set_many(pairs))
 
     def to_toml(self) -> str:
         """The scenario as TOML text (comments and layout are not kept)."""

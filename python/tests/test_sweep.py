@@ -188,3 +188,10 @@ def test_joint_keys_valid_only_together(base):
     both = red.set_many([("topology.uplink.queue.min_th", 40), ("topology.uplink.queue.max_th", 120)])
     assert both.to_dict()["topology"]["uplink"]["queue"]["max_th"] == 120
     assert df["summary"].iloc[0] == satcc.run(both, seed=1, series=False).summary
+    # The same changes as two-element lists (what json.load gives back) and
+    # as a dict; anything else that is not a pair is refused by name.
+    as_lists = red.set_many([["topology.uplink.queue.min_th", 40], ["topology.uplink.queue.max_th", 120]])
+    as_dict = red.set_many({"topology.uplink.queue.min_th": 40, "topology.uplink.queue.max_th": 120})
+    assert as_lists.to_dict() == both.to_dict() == as_dict.to_dict()
+    with pytest.raises(TypeError, match="item 1 is 'ab'"):
+        red.set_many([("topology.uplink.queue.min_th", 40), "ab"])

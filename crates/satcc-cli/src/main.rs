@@ -137,10 +137,14 @@ struct RunArgs {
     /// wall-clock time (the run takes the scenario's `duration`), through
     /// the scenario's links emulated in process with the simulator's
     /// queue and error-model code. Writes the same summary and series.
-    /// Protocols with a UDP wire format only (tfrc, ccid3, tfrcp, cbr,
-    /// saratoga, stfrc), bulk applications, no snapshots or REFWA; see
-    /// docs/real.md. The default output directory is the simulated
-    /// run's with `-real` appended (`out/real-geo-real`).
+    /// Protocols with a UDP wire format (tfrc, ccid3, tfrcp, cbr,
+    /// saratoga, stfrc) run as satcc's endpoints; on Linux, TCP flows
+    /// run as the kernel's TCP (reno for reno/newreno/sack, cubic, bbr,
+    /// or the flow's `linux_cc`) in network namespaces satcc makes
+    /// without root, their packets through the same links. Bulk
+    /// applications, no snapshots or REFWA; see docs/real.md. The
+    /// default output directory is the simulated run's with `-real`
+    /// appended (`out/real-geo-real`).
     #[arg(long)]
     real: bool,
 }
@@ -312,7 +316,8 @@ fn run(a: RunArgs) -> ExitCode {
     }
 }
 
-/// `satcc run --real`: the scenario's flows over loopback UDP in wall-clock
+/// `satcc run --real`: the scenario's flows over loopback UDP (TCP flows as
+/// kernel TCP in namespaces) in wall-clock
 /// time (satcc_net::real), reported as a simulated run is.
 fn run_real(a: &RunArgs, sc: &Scenario, out_dir: &std::path::Path, no_files: bool) -> ExitCode {
     if !a.pcap.is_empty() {

@@ -53,11 +53,13 @@ pub fn summary_table(s: &Summary) -> String {
 }
 
 /// The table printed after `satcc run --real`: its first line speaks of
-/// wall-clock time and datagrams (a real run's `events`), not simulated
-/// time and events.
+/// wall-clock time and of the packets the emulated links carried (a real
+/// run's `events`: loopback UDP datagrams and, with TCP flows, the kernel
+/// TCP segments crossing from the namespaces), not simulated time and
+/// events.
 pub fn real_summary_table(s: &Summary) -> String {
     let head = format!(
-        "scenario {}  seed {}  real {:.1} s over loopback UDP  datagrams {}",
+        "scenario {}  seed {}  real {:.1} s  packets through the emulated links {}",
         s.scenario, s.seed, s.duration_s, s.events
     );
     table_with_head(s, &head)

@@ -8,7 +8,8 @@ use std::sync::atomic::Ordering;
 use clap::Args;
 use satcc_net::emu::LinkConfig;
 use satcc_net::shell::{
-    Bridge, DirReport, Namespaces, SideProcess, DEFAULT_MTU, PEER_ADDR, SHELL_ADDR,
+    peer_addr, Bridge, DirReport, Namespaces, PeerEnd, SideProcess, DEFAULT_MTU, MAX_PEERS,
+    SHELL_ADDR,
 };
 use satcc_proto::{Duration, Instant};
 use serde::Serialize;
@@ -43,6 +44,8 @@ use crate::emulate::{describe, dur, load_link_from, LinkArgs};
 ///   satcc shell --preset leo --peer 'python3 -m http.server 8000' -- \
 ///       sh -c 'curl -o /dev/null -w "%{time_total}\n" http://$SATCC_PEER:8000/'
 ///   satcc shell --link my-link.toml --interval 1s --summary shell.json -- ./my-test
+///   satcc shell --preset geo --peer-delay 40ms,80ms,120ms,160ms --peer 'satcc perf --server' -- \
+///       sh -c 'for p in $SATCC_PEERS; do satcc perf --client $p:5201 --protocol tcp --time 20s & done; wait'
 ///
 /// At the end, a summary on stderr: per direction the packets that arrived,
 /// were delivered and dropped (by reason), and per flow (protocol,
@@ -59,6 +62,15 @@ pub struct ShellArgs {
     /// the shell's command ends.
     #[arg(long, value_name = "CMD")]
     pub peer: Option<String>,
+    /// Several peers on the far side, one per DURATION, each with that
+    /// extra one-way delay between the link and it (both directions; the
+    /// link itself is shared): e.g. `40ms,80ms,120ms,160ms` for four RTT
+    /// groups. Peer k (from 1) is 100.64.0.(k+1); the shell sees them as
+    /// SATCC_PEER_1..SATCC_PEER_N, SATCC_PEERS (all, space-separated) and
+    /// SATCC_PEER (the first). --peer CMD runs on every peer, with
+    /// SATCC_PEER_INDEX set [default: one peer, no extra delay].
+    #[arg(long, value_name = "DURATION,...", value_delimiter = ',')]
+    pub peer_delay: Vec<String>,
     /// The MTU of both sides (the largest IP packet on the link).
     #[arg(long, default_value_t = DEFAULT_MTU, value_parser = clap::value_parser!(u32).range(576..=9000))]
     pub mtu: u32,
@@ -134,9 +146,21 @@ struct DirSummary {
 }
 
 #[derive(Serialize)]
+struct PeerSummary {
+    /// From 1 (SATCC_PEER_1 ...).
+    index: usize,
+    addr: String,
+    /// The extra one-way delay between the link and this peer.
+    extra_delay_s: f64,
+}
+
+#[derive(Serialize)]
 struct FlowSummary {
     /// `forward` (shell to peer) or `reverse`.
     direction: &'static str,
+    /// The peer at the flow's far end (from 1), if it is one of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<usize>,
     protocol: String,
     src: String,
     sport: u16,
@@ -156,6 +180,7 @@ struct Summary {
     mtu: u32,
     shell_addr: String,
     peer_addr: String,
+    peers: Vec<PeerSummary>,
     duration_s: f64,
     exit_code: i32,
     links: Vec<DirSummary>,
@@ -247,6 +272,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         None => None,
     };
     let refwa = refwa_config(a, &link)?;
+    let delays = peer_delays(a)?;
     let outputs = [("--pcap", &a.pcap), ("--summary", &a.summary)];
     for (opt, p) in outputs
         .iter()
@@ -277,39 +303,75 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
     // Ctrl-C at the terminal does not kill the processes that hold the
     // sides' namespaces before the command has had its grace period.
     let interrupted = satcc_net::signal::stop_on_signals();
-    let mut ns = Namespaces::create(a.mtu).map_err(|e| e.to_string())?;
+    let mut ns = Namespaces::create_peers(a.mtu, delays.len()).map_err(|e| e.to_string())?;
     let env = |me: std::net::Ipv4Addr, other: std::net::Ipv4Addr| {
         vec![
             ("SATCC_SELF".to_string(), me.to_string()),
             ("SATCC_PEER".to_string(), other.to_string()),
         ]
     };
+    let mut shell_env = env(SHELL_ADDR, peer_addr(0));
+    for k in 0..delays.len() {
+        shell_env.push((format!("SATCC_PEER_{}", k + 1), peer_addr(k).to_string()));
+    }
+    let all: Vec<String> = (0..delays.len())
+        .map(|k| peer_addr(k).to_string())
+        .collect();
+    shell_env.push(("SATCC_PEERS".into(), all.join(" ")));
     if !a.quiet {
         eprintln!(
-            "satcc shell: {name}: {}; MTU {}, no offloads\n  this shell {SHELL_ADDR} (SATCC_SELF), peer {PEER_ADDR} (SATCC_PEER)",
+            "satcc shell: {name}: {}; MTU {}, no offloads\n  this shell {SHELL_ADDR} (SATCC_SELF)",
             describe(&link),
             ns.mtu()
         );
+        for (k, d) in delays.iter().enumerate() {
+            let var = if !a.peer_delay.is_empty() {
+                format!("SATCC_PEER_{}", k + 1)
+            } else {
+                String::new()
+            };
+            let first = if k == 0 { "SATCC_PEER" } else { "" };
+            let vars: Vec<&str> = [var.as_str(), first]
+                .into_iter()
+                .filter(|v| !v.is_empty())
+                .collect();
+            let extra = if *d > Duration::ZERO {
+                format!(", {:.1} ms more each way", d.as_secs_f64() * 1e3)
+            } else {
+                String::new()
+            };
+            eprintln!("  peer {} ({}){extra}", peer_addr(k), vars.join(", "));
+        }
     }
-    let mut peer: Option<SideProcess> = match &a.peer {
-        Some(p) => Some(
-            ns.spawn(
-                true,
-                &["/bin/sh".into(), "-c".into(), p.clone()],
-                &env(PEER_ADDR, SHELL_ADDR),
-            )
-            .map_err(|e| e.to_string())?,
-        ),
-        None => None,
-    };
+    let mut peers: Vec<SideProcess> = Vec::new();
+    if let Some(p) = &a.peer {
+        for k in 0..delays.len() {
+            let mut e = env(peer_addr(k), SHELL_ADDR);
+            e.push(("SATCC_PEER_INDEX".into(), (k + 1).to_string()));
+            peers.push(
+                ns.spawn_on(Some(k), &["/bin/sh".into(), "-c".into(), p.clone()], &e)
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+    }
     let mut me = ns
-        .spawn(false, &cmd, &env(SHELL_ADDR, PEER_ADDR))
+        .spawn(false, &cmd, &shell_env)
         .map_err(|e| e.to_string())?;
-    let (shell_end, peer_end) = ns.take_ends().ok_or("the veth ends are gone")?;
+    let (shell_end, peer_ends) = ns.take_all_ends().ok_or("the veth ends are gone")?;
+    let peer_ends = peer_ends
+        .into_iter()
+        .zip(&delays)
+        .enumerate()
+        .map(|(k, (end, d))| PeerEnd {
+            end,
+            addr: peer_addr(k),
+            delay: *d,
+        })
+        .collect();
     // Threads only from here on: the forks are done.
-    let bridge = match Bridge::start(
+    let bridge = match Bridge::start_peers(
         shell_end,
-        peer_end,
+        peer_ends,
         &link,
         a.src.seed,
         ns.mtu(),
@@ -329,7 +391,7 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
     let mut next_report = step.map(|i| Instant(i.as_nanos()));
     let mut prev = bridge.report();
     let mut grace_until: Option<Instant> = None;
-    let mut peer_noted = false;
+    let mut peer_noted = vec![false; peers.len()];
     let code = loop {
         if let Some(c) = me.try_wait() {
             break c;
@@ -351,11 +413,17 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
             me.kill();
             break 128 + satcc_net::signal::caught().unwrap_or(libc::SIGINT);
         }
-        if let (Some(p), false) = (peer.as_mut(), peer_noted) {
+        for (k, p) in peers.iter_mut().enumerate() {
+            if peer_noted[k] {
+                continue;
+            }
             if let Some(c) = p.try_wait() {
-                peer_noted = true;
+                peer_noted[k] = true;
                 if !a.quiet {
-                    eprintln!("satcc shell: the peer's command exited with code {c}");
+                    eprintln!(
+                        "satcc shell: the command of peer {} exited with code {c}",
+                        peer_addr(k)
+                    );
                 }
             }
         }
@@ -374,12 +442,12 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         }
         clock.sleep_until(now + Duration::from_millis(20));
     };
-    if let Some(mut p) = peer.take() {
+    for mut p in peers {
         p.kill();
     }
     let secs = clock.now().as_secs_f64();
     let (rep, captured) = bridge.finish();
-    let s = summarize(&name, &link, a, secs, code, &rep);
+    let s = summarize(&name, &link, a, &delays, secs, code, &rep);
     if !a.quiet {
         print_summary(&s);
     }
@@ -391,6 +459,24 @@ fn shell_inner(a: &ShellArgs) -> Result<i32, String> {
         write_summary(p, &s)?;
     }
     Ok(code)
+}
+
+/// The peers' extra one-way delays from `--peer-delay` (one peer with
+/// none when it is not given).
+fn peer_delays(a: &ShellArgs) -> Result<Vec<Duration>, String> {
+    if a.peer_delay.is_empty() {
+        return Ok(vec![Duration::ZERO]);
+    }
+    if a.peer_delay.len() > MAX_PEERS {
+        return Err(format!(
+            "--peer-delay: {} peers, at most {MAX_PEERS}",
+            a.peer_delay.len()
+        ));
+    }
+    a.peer_delay
+        .iter()
+        .map(|s| dur("--peer-delay", s.trim()))
+        .collect()
 }
 
 /// The columns of a simulated run's links.csv.
@@ -441,6 +527,7 @@ fn summarize(
     name: &str,
     link: &LinkConfig,
     a: &ShellArgs,
+    delays: &[Duration],
     secs: f64,
     code: i32,
     rep: &[DirReport; 2],
@@ -473,8 +560,13 @@ fn summarize(
         let mut fl: Vec<_> = rep[k].flows.iter().collect();
         fl.sort_by_key(|(key, _)| **key);
         for (key, c) in fl {
+            // The far end: the destination going forward, the source
+            // coming back.
+            let far = if k == 0 { key.dst } else { key.src };
+            let peer = (0..delays.len()).find(|&p| far == std::net::IpAddr::V4(peer_addr(p)));
             flows.push(FlowSummary {
                 direction: names[k],
+                peer: peer.map(|p| p + 1),
                 protocol: key.proto_name(),
                 src: key.src.to_string(),
                 sport: key.sport,
@@ -493,7 +585,16 @@ fn summarize(
         seed: a.src.seed,
         mtu: a.mtu,
         shell_addr: SHELL_ADDR.to_string(),
-        peer_addr: PEER_ADDR.to_string(),
+        peer_addr: peer_addr(0).to_string(),
+        peers: delays
+            .iter()
+            .enumerate()
+            .map(|(k, d)| PeerSummary {
+                index: k + 1,
+                addr: peer_addr(k).to_string(),
+                extra_delay_s: d.as_secs_f64(),
+            })
+            .collect(),
         duration_s: secs,
         exit_code: code,
         links,
@@ -526,7 +627,14 @@ fn print_summary(s: &Summary) {
         );
     }
     if !s.flows.is_empty() {
-        eprintln!("  flows (forward: from this shell to the peer):");
+        eprintln!(
+            "  flows (forward: from this shell to the peer{}):",
+            if s.peers.len() > 1 {
+                "s; [k]: peer k"
+            } else {
+                ""
+            }
+        );
         for f in &s.flows {
             let end = |a: &str, p: u16| {
                 if p == 0 {
@@ -535,8 +643,12 @@ fn print_summary(s: &Summary) {
                     format!("{a}:{p}")
                 }
             };
+            let peer = match (f.peer, s.peers.len() > 1) {
+                (Some(k), true) => format!("[{k}] "),
+                _ => String::new(),
+            };
             eprintln!(
-                "    {:7} {:6} {:>21} > {:<21} {:7} pkts {:12} B arrived, {:7} delivered, {:5} dropped",
+                "    {peer}{:7} {:6} {:>21} > {:<21} {:7} pkts {:12} B arrived, {:7} delivered, {:5} dropped",
                 f.direction,
                 f.protocol,
                 end(&f.src, f.sport),

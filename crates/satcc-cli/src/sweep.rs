@@ -292,6 +292,11 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         );
     }
     let file = a.file.display().to_string();
+    // Whether a point's `"runs": [` is open in the JSON: a run that fails
+    // part-way closes it, so that stdout stays one valid JSON array of the
+    // runs that completed (a script reads them and the exit code says the
+    // sweep failed).
+    let mut open_point = false;
     let result = run_all(&a, &file, &points, &specs, seeds, workers, |i, summary| {
         let (pi, seed) = ((i as u64 / seeds) as usize, i as u64 % seeds + 1);
         if a.json {
@@ -309,7 +314,8 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
             }
             let run = serde_json::to_string_pretty(summary).unwrap_or_default();
             s.push_str(&indent(&run, 6, true));
-            if seed == seeds {
+            open_point = seed != seeds;
+            if !open_point {
                 s.push_str("\n    ]\n  }");
             }
             put(&mut out, &s)
@@ -326,6 +332,16 @@ pub fn sweep(a: SweepArgs) -> ExitCode {
         }
     });
     if let Err(e) = result {
+        if a.json {
+            put(
+                &mut out,
+                if open_point {
+                    "\n    ]\n  }\n]\n"
+                } else {
+                    "\n]\n"
+                },
+            );
+        }
         let _ = out.flush();
         eprintln!("satcc: {}: {e}", a.file.display());
         return ExitCode::from(2);

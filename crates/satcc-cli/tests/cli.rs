@@ -340,6 +340,74 @@ fn sweep_runs_every_point_and_seed() {
     assert_one_line_error(&bad, "sweep", &["seed", "--seeds"]);
 }
 
+/// A sweep that fails part-way (here: a result that cannot be written to
+/// the store, because a directory stands where its record goes) still
+/// leaves one valid JSON array on stdout, of the runs that completed, and
+/// exits 2 naming the store: a script that parses the output is not handed
+/// a truncated document (issue 33's leftover: the array was left open).
+#[test]
+fn failing_json_sweep_leaves_valid_json_of_the_runs_that_completed() {
+    let d = tmpdir("sweep-fail");
+    let store = d.join("store");
+    let store_s = store.to_str().unwrap();
+    let sweep = || {
+        satcc(&[
+            "sweep",
+            "scenarios/quickstart.toml",
+            "--set",
+            "duration=1s",
+            "--vary",
+            "flows.0.count=1,2",
+            "--seeds",
+            "2",
+            "--jobs",
+            "1",
+            "--store",
+            store_s,
+            "--json",
+        ])
+    };
+    let first = sweep();
+    assert!(first.status.success(), "{first:?}");
+    // The record of the last run (count 2, seed 2) becomes a directory: the
+    // second sweep takes three runs from the store and fails on the fourth.
+    let mut replaced = 0;
+    for e in std::fs::read_dir(&store).unwrap() {
+        let path = e.unwrap().path();
+        let rec: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        if rec["seed"] == 2 && rec["params"]["flows.0.count"] == 2 {
+            std::fs::remove_file(&path).unwrap();
+            std::fs::create_dir_all(path.join("in-the-way")).unwrap();
+            replaced += 1;
+        }
+    }
+    assert_eq!(replaced, 1);
+    let out = sweep();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--store") && err.contains("cannot write"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    });
+    let points = v.as_array().expect("an array of points");
+    assert_eq!(points.len(), 2, "{v}");
+    let runs = |p: &serde_json::Value| p["runs"].as_array().map(Vec::len);
+    assert_eq!(
+        (runs(&points[0]), runs(&points[1])),
+        (Some(2), Some(1)),
+        "{v}"
+    );
+    assert_eq!(
+        points[1]["vary"],
+        serde_json::json!([["flows.0.count", "2"]]),
+        "{v}"
+    );
+}
+
 /// `satcc ns2`: the script of a TFRCP scenario carries the OTcl agent; a
 /// run prints F from ns-2 (CI installs ns); what ns-2 cannot express is one
 /// error line naming the field, exit 2.

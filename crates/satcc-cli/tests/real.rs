@@ -298,10 +298,12 @@ fn run_real_dumbbell_matches_the_simulated_bottleneck() {
 }
 
 /// A scenario `--real` cannot run is refused at once, on one line naming
-/// the field, with exit code 2.
+/// the field, with exit code 2: TCP-Peach is satcc's own TCP sender, with
+/// no wire format and no kernel equivalent (the kernel's TCP flows are in
+/// `tests/real_tcp.rs`).
 #[test]
-fn run_real_refuses_tcp_on_one_line() {
-    let file = tmp("tcp.toml", &DUMBBELL.replace("\"tfrcp\"", "\"sack\""));
+fn run_real_refuses_peach_on_one_line() {
+    let file = tmp("tcp.toml", &DUMBBELL.replace("\"tfrcp\"", "\"peach\""));
     let out = run(&["run", &file, "--real", "--no-files"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

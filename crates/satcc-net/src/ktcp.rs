@@ -40,13 +40,16 @@ pub struct TcpInfo {
     pub segs_in: u32,
     /// Data segments sent (retransmissions included).
     pub data_segs_out: u32,
+    /// Retransmission timeouts over the connection (`tcpi_total_rto`,
+    /// Linux 6.7; 0 on older kernels).
+    pub total_rto: u32,
 }
 
 /// Reads `TCP_INFO` of a connected socket. Offsets are those of
 /// `struct tcp_info` (linux/tcp.h), which only grows at its end; fields
 /// beyond what this kernel returns stay zero.
 pub fn tcp_info(s: &TcpStream) -> io::Result<TcpInfo> {
-    let mut buf = [0u8; 232];
+    let mut buf = [0u8; 248];
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: `buf` is valid for `len` bytes; the kernel writes at most
     // that many and sets `len` to what it wrote.
@@ -87,6 +90,12 @@ pub fn tcp_info(s: &TcpStream) -> io::Result<TcpInfo> {
         segs_in: u32_at(140),
         min_rtt_us: u32_at(148),
         data_segs_out: u32_at(156),
+        // A u16 (then tcpi_total_rto_recoveries).
+        total_rto: if len >= 242 {
+            u32::from(u16::from_ne_bytes([buf[240], buf[241]]))
+        } else {
+            0
+        },
     })
 }
 
@@ -115,7 +124,7 @@ pub fn check_cc(cc: &str) -> Result<(), PerfError> {
 }
 
 /// Sets the socket's congestion control.
-fn set_cc(s: &TcpStream, cc: &str) -> Result<(), PerfError> {
+pub(crate) fn set_cc(s: &TcpStream, cc: &str) -> Result<(), PerfError> {
     // SAFETY: `cc` is valid for its length; the kernel copies it.
     let r = unsafe {
         libc::setsockopt(
@@ -144,7 +153,7 @@ fn set_cc(s: &TcpStream, cc: &str) -> Result<(), PerfError> {
 }
 
 /// The congestion control the kernel runs on the socket, read back.
-fn get_cc(s: &TcpStream) -> io::Result<String> {
+pub(crate) fn get_cc(s: &TcpStream) -> io::Result<String> {
     let mut buf = [0u8; 16];
     let mut len = buf.len() as libc::socklen_t;
     // SAFETY: `buf` is valid for `len` bytes.

@@ -21,13 +21,21 @@
 //! - a datagram's size on a link is its real UDP payload (the protocol's
 //!   wire header, e.g. DCCP's with its options) plus 28 bytes of IPv4 and
 //!   UDP, not `mss + header_bytes`;
-//! - `events` is the number of datagrams the fabric handled;
+//! - `events` is the number of packets the fabric handled (UDP datagrams
+//!   and the kernel TCP flows' segments);
 //! - `loss_recovery`, files and TCP-Peach dummies do not apply: only
 //!   protocols with a UDP wire format (TFRC, CCID3, TFRCP, CBR, Saratoga,
-//!   STFRC) with bulk applications run for real.
+//!   STFRC) with bulk applications run as satcc's endpoints;
+//! - TCP flows (Linux) run as the kernel's own TCP with the nearest
+//!   congestion control, in network namespaces whose packets the fabric
+//!   carries through the same links ([`kernel`]); their statistics are
+//!   the kernel's `TCP_INFO`, and a packet's size on a link is its IP
+//!   length.
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
+#[cfg(target_os = "linux")]
+use std::os::fd::AsRawFd;
 use std::thread;
 
 use satcc_proto::endpoint::{BoxedEndpoint, BoxedSender, Event, Stats};
@@ -50,9 +58,22 @@ use crate::conn::{Conn, ConnConfig, Counters};
 use crate::emu::{DirStats, LinkDir};
 use crate::emu::{Direction, DEFAULT_OVERHEAD};
 
+#[cfg(target_os = "linux")]
+mod kernel;
+
 /// The fabric's tag in front of every datagram while it crosses the
 /// emulated links: flow (u32), direction (0 forward, 1 reverse), hop.
 const TAG: usize = 6;
+
+/// Bytes after the tag that no link charges: a kernel flow's Ethernet
+/// header (the frame is carried whole, the link charges its IP packet).
+const ETH: usize = 14;
+
+/// What a UDP datagram carries between the tag and its payload: the
+/// uncharged Ethernet room and then 28 charged bytes, its IPv4 and UDP
+/// headers (zeros), so that every link charges both kinds of packet
+/// the bytes of their IP packets.
+const UDP_PREFIX: usize = ETH + DEFAULT_OVERHEAD as usize;
 
 /// How to run.
 #[derive(Clone, Debug, Default)]
@@ -75,7 +96,12 @@ struct FlowPlan {
     name: String,
     spec_index: usize,
     config: ProtocolConfig,
-    wire: WireProtocol,
+    /// satcc's endpoints over UDP: their wire format.
+    wire: Option<WireProtocol>,
+    /// The kernel's TCP: the congestion control it runs.
+    kernel_cc: Option<String>,
+    /// Segment payload bytes (kernel TCP).
+    mss: u32,
     start: Instant,
     stop: Instant,
     src: u32,
@@ -104,15 +130,11 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
     let mut out = Vec::new();
     let mut id = 0u32;
     for (fi, spec) in sc.flows.iter().enumerate() {
-        if spec.protocol.wire_protocol().is_none() {
-            return Err(err(
-                format!("flows[{fi}].protocol"),
-                format!(
-                    "'{}' has no UDP wire format; --real runs tfrc, ccid3, tfrcp, cbr, saratoga and stfrc",
-                    spec.protocol
-                ),
-            ));
-        }
+        let kernel_cc = if spec.protocol.wire_protocol().is_none() {
+            Some(kernel_tcp(fi, spec)?)
+        } else {
+            None
+        };
         if !matches!(spec.app, AppSpec::Bulk) {
             return Err(err(
                 format!("flows[{fi}].app"),
@@ -139,13 +161,16 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                     "no path of links joins the flow's nodes",
                 ));
             };
-            let config = crate::perf::on_real_wire(
-                ProtocolConfig::from_spec(spec, routes.base_rtt(net, id)),
-                spec,
-            );
-            let wire = config
-                .wire_protocol()
-                .ok_or_else(|| err(format!("flows[{fi}].protocol"), "no UDP wire format"))?;
+            let config = ProtocolConfig::from_spec(spec, routes.base_rtt(net, id));
+            let (config, wire) = if kernel_cc.is_some() {
+                (config, None)
+            } else {
+                let config = crate::perf::on_real_wire(config, spec);
+                let wire = config
+                    .wire_protocol()
+                    .ok_or_else(|| err(format!("flows[{fi}].protocol"), "no UDP wire format"))?;
+                (config, Some(wire))
+            };
             out.push(FlowPlan {
                 id,
                 name: spec
@@ -155,6 +180,8 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                 spec_index: fi,
                 config,
                 wire,
+                kernel_cc: kernel_cc.clone(),
+                mss: spec.mss,
                 start: Instant::ZERO + starts[id as usize],
                 stop: spec
                     .stop
@@ -170,6 +197,62 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
         return Err(err("flows", "no flows to run"));
     }
     Ok(out)
+}
+
+/// The Linux congestion control TCP flow `fi` runs as the kernel's TCP,
+/// or why it cannot.
+#[cfg(target_os = "linux")]
+fn kernel_tcp(fi: usize, spec: &satcc_sim::scenario::FlowSpec) -> Result<String, RealError> {
+    let Some(cc) = kernel::linux_cc(spec) else {
+        return Err(err(
+            format!("flows[{fi}].protocol"),
+            format!(
+                "'{}' is satcc's own TCP sender, which has no wire format: --real runs TCP flows \
+                 as the kernel's TCP (reno, newreno, sack, cubic, bbr, hybla, or any with linux_cc) \
+                 and tfrc, ccid3, tfrcp, cbr, saratoga and stfrc as satcc's",
+                spec.protocol
+            ),
+        ));
+    };
+    let named = matches!(&spec.options, satcc_sim::scenario::ProtocolOptions::Tcp(o) if o.linux_cc.is_some());
+    kernel::check_cc(&cc).map_err(|m| {
+        let field = if named { "linux_cc" } else { "protocol" };
+        let hint = if named {
+            ""
+        } else {
+            "; choose one with linux_cc"
+        };
+        err(format!("flows[{fi}].{field}"), format!("{m}{hint}"))
+    })?;
+    if !matches!(spec.app, AppSpec::Bulk) {
+        return Err(err(
+            format!("flows[{fi}].app"),
+            "--real runs bulk flows only (files and on/off applications are simulated only)",
+        ));
+    }
+    if spec.mss + kernel::HEADERS > 9000 {
+        return Err(err(
+            format!("flows[{fi}].mss"),
+            format!(
+                "{} bytes: a kernel TCP segment of that payload would not fit a 9000-byte MTU",
+                spec.mss
+            ),
+        ));
+    }
+    Ok(cc)
+}
+
+/// Without Linux's namespaces, TCP flows cannot run for real.
+#[cfg(not(target_os = "linux"))]
+fn kernel_tcp(fi: usize, spec: &satcc_sim::scenario::FlowSpec) -> Result<String, RealError> {
+    Err(err(
+        format!("flows[{fi}].protocol"),
+        format!(
+            "'{}' runs for real as the kernel's TCP inside Linux network namespaces, \
+             which this system does not have; --real runs tfrc, ccid3, tfrcp, cbr, saratoga and stfrc here",
+            spec.protocol
+        ),
+    ))
 }
 
 /// What one side (sender or receiver) of a flow reports.
@@ -286,6 +369,7 @@ struct FabricReport {
     unknown: u64,
     send_errors: u64,
     late_max: Duration,
+    frames: Vec<[FrameCount; 2]>,
 }
 
 /// The fabric: one socket, the scenario's links, the flows' routes.
@@ -305,6 +389,23 @@ struct Fabric {
     send_errors: u64,
     /// Receive buffer.
     buf: Vec<u8>,
+    /// Per flow: whether it is a kernel TCP flow (Ethernet frames from
+    /// and to the namespaces' veth ends, not datagrams).
+    kernel_flow: Vec<bool>,
+    /// The kernel flows' veth ends in satcc's namespace: the senders'
+    /// side and the receivers' side (`AF_PACKET` sockets).
+    ends: Option<[std::os::fd::OwnedFd; 2]>,
+    /// Per kernel flow and direction: frames that entered the fabric,
+    /// their IP bytes, and frames delivered to the other side.
+    frames: Vec<[FrameCount; 2]>,
+}
+
+/// A kernel flow's frames in one direction.
+#[derive(Clone, Copy, Debug, Default)]
+struct FrameCount {
+    entered: u64,
+    ip_bytes: u64,
+    delivered: u64,
 }
 
 impl Fabric {
@@ -315,11 +416,47 @@ impl Fabric {
             return;
         };
         self.handled += 1;
-        let mut d = Vec::with_capacity(TAG + n);
+        let mut d = Vec::with_capacity(TAG + UDP_PREFIX + n);
         d.extend_from_slice(&flow.to_be_bytes());
         d.push(dir);
         d.push(0);
+        d.extend_from_slice(&[0u8; UDP_PREFIX]);
         d.extend_from_slice(&self.buf[..n]);
+        self.hop(now, d);
+    }
+
+    /// A frame from a kernel flow's side (`side` 0: the senders', going
+    /// forward) enters its route's first link; ARP passes at once, and a
+    /// packet of no flow is dropped and counted as unknown.
+    #[cfg(target_os = "linux")]
+    fn enter_frame(&mut self, now: Instant, side: usize, frame: &[u8]) {
+        let Some(ends) = &self.ends else {
+            return;
+        };
+        let ip = match frame.get(12..14) {
+            Some([0x08, 0x00]) if frame.len() > ETH => &frame[ETH..],
+            _ => {
+                // ARP (or anything not IPv4): not the link's business,
+                // as in `satcc shell`.
+                let _ = crate::shell::send_frame(ends[1 - side].as_raw_fd(), frame);
+                return;
+            }
+        };
+        let flow = kernel::flow_of(ip, side == 0)
+            .filter(|&f| self.kernel_flow.get(f as usize).copied().unwrap_or(false));
+        let Some(flow) = flow else {
+            self.unknown += 1;
+            return;
+        };
+        self.handled += 1;
+        let c = &mut self.frames[flow as usize][side];
+        c.entered += 1;
+        c.ip_bytes += ip.len() as u64;
+        let mut d = Vec::with_capacity(TAG + frame.len());
+        d.extend_from_slice(&flow.to_be_bytes());
+        d.push(side as u8);
+        d.push(0);
+        d.extend_from_slice(frame);
         self.hop(now, d);
     }
 
@@ -333,9 +470,20 @@ impl Fabric {
                 self.links[li as usize].arrive(now, d);
                 self.count_drops(li as usize);
             }
+            None if self.kernel_flow[flow] => {
+                #[cfg(target_os = "linux")]
+                if let Some(ends) = &self.ends {
+                    // Forward frames go to the receivers' side.
+                    if crate::shell::send_frame(ends[1 - dir].as_raw_fd(), &d[TAG..]).is_ok() {
+                        self.frames[flow][dir].delivered += 1;
+                    } else {
+                        self.send_errors += 1;
+                    }
+                }
+            }
             None => {
                 let to = self.to[flow][dir];
-                if self.sock.send_to(&d[TAG..], to).is_err() {
+                if self.sock.send_to(&d[TAG + UDP_PREFIX..], to).is_err() {
                     self.send_errors += 1;
                 }
             }
@@ -372,6 +520,20 @@ impl Fabric {
     }
 
     fn run(mut self, ticks: &[Instant], end: Instant) -> FabricReport {
+        #[cfg(target_os = "linux")]
+        if self.ends.is_some() {
+            // `wait_all` reads the socket without blocking, after ppoll
+            // on a high-resolution timer (as `Socket::recv_until`).
+            if self.sock.inner().set_nonblocking(true).is_err() {
+                self.send_errors += 1;
+            }
+            // SAFETY: PR_SET_TIMERSLACK changes only this thread's timer
+            // slack: 1 µs, so that a packet due in 200 µs is not 50 µs
+            // late.
+            unsafe {
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+            }
+        }
         let mut samples = Vec::with_capacity(ticks.len());
         let mut next_tick = 0;
         let mut late_max = Duration::ZERO;
@@ -398,6 +560,11 @@ impl Fabric {
             if let Some(&t) = ticks.get(next_tick) {
                 deadline = deadline.min(t);
             }
+            #[cfg(target_os = "linux")]
+            if self.ends.is_some() {
+                self.wait_all(deadline);
+                continue;
+            }
             let mut buf = std::mem::take(&mut self.buf);
             match self.sock.recv_until(&self.clock, &mut buf, deadline) {
                 Ok(Some((n, from))) => {
@@ -421,6 +588,66 @@ impl Fabric {
             unknown: self.unknown,
             send_errors: self.send_errors,
             late_max,
+            frames: self.frames,
+        }
+    }
+
+    /// With kernel flows: waits for a datagram or a frame from either
+    /// side until `deadline`, then takes in what has come (a bounded
+    /// number of each before the links are served again).
+    #[cfg(target_os = "linux")]
+    fn wait_all(&mut self, deadline: Instant) {
+        let Some(ends) = &self.ends else {
+            return;
+        };
+        let fds = [
+            self.sock.inner().as_raw_fd(),
+            ends[0].as_raw_fd(),
+            ends[1].as_raw_fd(),
+        ];
+        let wait = deadline.saturating_since(self.clock.now()).as_nanos();
+        if wait > 0 && crate::shell::wait_readable_any(&fds, wait).is_err() {
+            self.send_errors += 1;
+        }
+        for _ in 0..256 {
+            let mut buf = std::mem::take(&mut self.buf);
+            let r = self.sock.inner().recv_from(&mut buf);
+            self.buf = buf;
+            match r {
+                Ok((n, from)) => {
+                    let now = self.clock.now();
+                    self.advance(now);
+                    self.enter(now, n, from);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted
+                            | std::io::ErrorKind::ConnectionRefused
+                            | std::io::ErrorKind::ConnectionReset
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        for side in 0..2 {
+            for _ in 0..256 {
+                let mut buf = std::mem::take(&mut self.buf);
+                let fd = self.ends.as_ref().map(|e| e[side].as_raw_fd());
+                let r = fd.map(|fd| crate::shell::recv_frame(fd, &mut buf));
+                match r {
+                    Some(Ok(Some(n))) => {
+                        let now = self.clock.now();
+                        self.advance(now);
+                        let n = n.min(buf.len());
+                        self.enter_frame(now, side, &buf[..n]);
+                        self.buf = buf;
+                    }
+                    _ => {
+                        self.buf = buf;
+                        break;
+                    }
+                }
+            }
         }
     }
 }
@@ -502,6 +729,38 @@ pub fn run_real(
     };
     let measure = Instant::ZERO + sc.record.measure_from.0;
 
+    // Kernel TCP flows: the namespaces first, while this process has one
+    // thread (a user namespace is entered only then); every socket below
+    // is then in satcc's new network namespace, its loopback up.
+    #[cfg(target_os = "linux")]
+    let knet = match flows.iter().find(|f| f.kernel_cc.is_some()) {
+        Some(first) => {
+            let mtu = flows
+                .iter()
+                .filter(|f| f.kernel_cc.is_some())
+                .map(|f| f.mss + kernel::HEADERS)
+                .max()
+                .unwrap_or(0)
+                .max(crate::shell::DEFAULT_MTU);
+            if flows.len() as u32 > kernel::MAX_FLOWS {
+                return Err(err(
+                    "flows",
+                    format!("at most {} flows with kernel TCP", kernel::MAX_FLOWS),
+                ));
+            }
+            let spec = &sc.flows[first.spec_index];
+            Some(kernel::KernelNet::create(mtu).map_err(|e| {
+                err(
+                    format!("flows[{}].protocol", first.spec_index),
+                    format!(
+                        "'{}' runs for real as the kernel's TCP inside network namespaces, which are not available here: {e}",
+                        spec.protocol
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
     // Sockets first, so the fabric knows every address before anything
     // is sent.
     let fabric_sock = loopback()?;
@@ -511,7 +770,19 @@ pub fn run_real(
     let mut ends = Vec::new();
     let mut from = HashMap::new();
     let mut to = Vec::new();
+    #[cfg(target_os = "linux")]
+    let mut listeners = HashMap::new();
     for f in &flows {
+        #[cfg(target_os = "linux")]
+        if let (Some(k), Some(_)) = (&knet, &f.kernel_cc) {
+            let l = k.listener(f.id, f.mss).map_err(|e| {
+                err(
+                    format!("flows[{}]", f.spec_index),
+                    format!("cannot listen for the kernel TCP flow {}: {e}", f.id),
+                )
+            })?;
+            listeners.insert(f.id, l);
+        }
         let (s, r) = (loopback()?, loopback()?);
         let (sa, ra) = (
             s.local_addr().map_err(|e| err("--real", e.to_string()))?,
@@ -536,10 +807,13 @@ pub fn run_real(
                     shaper: l.shaper.clone(),
                 },
                 link_seed(sc.seed, i),
-                // The tag rides along inside the fabric; the link counts
-                // the datagram's real size plus IPv4 and UDP headers.
-                DEFAULT_OVERHEAD - TAG as u32,
+                // The tag (and the Ethernet room after it) rides along
+                // inside the fabric; the link counts each packet's IP
+                // bytes (a datagram's real size plus IPv4 and UDP
+                // headers, a kernel TCP packet as it is).
+                0,
             );
+            d.set_uncharged((TAG + ETH) as u32);
             // Drops are booked to flows by the tag of the dropped datagram.
             d.keep_dropped();
             d
@@ -558,6 +832,22 @@ pub fn run_real(
         unknown: 0,
         send_errors: 0,
         buf: vec![0u8; 65_536],
+        kernel_flow: flows.iter().map(|f| f.kernel_cc.is_some()).collect(),
+        #[cfg(target_os = "linux")]
+        ends: match &knet {
+            Some(k) => Some([
+                k.senders
+                    .try_clone()
+                    .map_err(|e| err("--real", e.to_string()))?,
+                k.receivers
+                    .try_clone()
+                    .map_err(|e| err("--real", e.to_string()))?,
+            ]),
+            None => None,
+        },
+        #[cfg(not(target_os = "linux"))]
+        ends: None,
+        frames: vec![[FrameCount::default(); 2]; flows.len()],
     };
     let fabric_ticks = ticks.clone();
     // The fabric runs a little past the end so datagrams sent at the end
@@ -565,10 +855,32 @@ pub fn run_real(
     let fabric_thread = thread::spawn(move || fabric.run(&fabric_ticks, end));
     let mut sides = Vec::new();
     for (f, (s, r)) in flows.iter().zip(ends) {
+        let times = (f.start, f.stop, measure, end);
+        #[cfg(target_os = "linux")]
+        if let (Some(k), Some(cc)) = (&knet, &f.kernel_cc) {
+            let ns =
+                k.ns.side_netns(None)
+                    .map_err(|e| err("--real", e.to_string()))?;
+            let l = listeners
+                .remove(&f.id)
+                .ok_or_else(|| err("--real", "a kernel flow without its listener"))?;
+            let to = SocketAddr::from((crate::shell::PEER_ADDR, kernel::PORT_BASE + f.id as u16));
+            let (cc, t1, t2) = (cc.clone(), ticks.clone(), ticks.clone());
+            let st = thread::spawn(move || kernel::run_sender(ns, to, cc, clock, t1, times));
+            let rt = thread::spawn(move || kernel::run_receiver(l, clock, t2, times));
+            sides.push((st, rt));
+            drop((s, r));
+            continue;
+        }
+        let Some(w) = f.wire else {
+            return Err(err(
+                format!("flows[{}].protocol", f.spec_index),
+                "no UDP wire format",
+            ));
+        };
         let mut rng = Rng::stream(sc.seed, 1_000 + u64::from(f.id));
         let (tx, rx) = f.config.instantiate(Instant::ZERO, &mut rng);
-        let times = (f.start, f.stop, measure, end);
-        let (w, t1, t2) = (f.wire, ticks.clone(), ticks.clone());
+        let (t1, t2) = (ticks.clone(), ticks.clone());
         let st = thread::spawn(move || {
             run_side(
                 SideEndpoint::Sender(Box::new(tx)),
@@ -701,6 +1013,19 @@ fn summarise(
         let delivered = r.stats.delivered_bytes;
         let before = if f.start < measure { r.at_measure } else { 0 };
         let overhead = u64::from(DEFAULT_OVERHEAD);
+        // A kernel flow's packets are what the fabric took from its
+        // sides (SYN, data, FIN and ACKs alike), at their IP sizes.
+        let fr = &fab.frames[f.id as usize];
+        let kernel = f.kernel_cc.is_some();
+        let (sent, data_bytes, ack_bytes) = if kernel {
+            (fr[0].entered, fr[0].ip_bytes, fr[1].ip_bytes)
+        } else {
+            (
+                s.counters.sent,
+                s.counters.sent_bytes + overhead * s.counters.sent,
+                r.counters.sent_bytes + overhead * r.counters.sent,
+            )
+        };
         out.push(FlowSummary {
             id: f.id,
             name: f.name.clone(),
@@ -711,7 +1036,7 @@ fn summarise(
             goodput_bps: goodput_bps(delivered, before, (f.start, f.stop), measure, end),
             share: 0.0,
             drops: fab.flow_drops[f.id as usize],
-            packets_sent: s.counters.sent,
+            packets_sent: sent,
             retransmits: s.stats.retransmits,
             timeouts: s.stats.timeouts,
             mean_rtt_s: s.stats.mean_rtt_s(),
@@ -729,8 +1054,8 @@ fn summarise(
             ),
             slow_start_exit_s: s.slow_start_exit.map(|t| t.as_secs_f64()),
             loss_recovery: None,
-            data_bytes_sent: s.counters.sent_bytes + overhead * s.counters.sent,
-            ack_bytes_sent: r.counters.sent_bytes + overhead * r.counters.sent,
+            data_bytes_sent: data_bytes,
+            ack_bytes_sent: ack_bytes,
             stale_packets: 0,
             dummy: None,
         });
@@ -752,10 +1077,12 @@ fn summarise(
     totals.sent = results
         .iter()
         .map(|(s, r)| s.counters.sent + r.counters.sent)
+        .chain(fab.frames.iter().map(|f| f[0].entered + f[1].entered))
         .sum();
     totals.delivered = results
         .iter()
         .map(|(s, r)| s.counters.received + r.counters.received)
+        .chain(fab.frames.iter().map(|f| f[0].delivered + f[1].delivered))
         .sum();
     totals.dropped = reasons.queue_full + reasons.red_early + reasons.link_error;
     totals.in_flight = totals

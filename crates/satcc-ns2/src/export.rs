@@ -817,7 +817,7 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                              $tcp_{i} set ssmult_ 2\n\
                              $tcp_{i} set slow_increase_ 0\n\
                              $tcp_{i} set ca_ {ca}\n\
-                             $tcp_{i} set df_ 0.9\n\
+                             $tcp_{i} set df_ {df}\n\
                              $tcp_{i} set tcp_tick_ {tick}\n\
                              $tcp_{i} set minrto_ {trto}\n\
                              $tcp_{i} set bval_ {b}\n\
@@ -828,6 +828,10 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                              $tcp_{i} set voip_ false\n\
                              $tcp_{i} set ecn_ false",
                             ca = u8::from(sender.oscillation_damping),
+                            // df_ is RFC 5348 §4.3's q (0.9 by default); in
+                            // ns-2 it also weighs sqrtrtt_, the damping's
+                            // R_sqmean (whose q2 the RFC keeps at 0.9).
+                            df = f64::from(sender.rtt_q_milli.min(1000)) / 1000.0,
                             tick = secs(tcp::SenderConfig::default().clock_granularity),
                             trto = secs(rtt.saturating_mul(4)),
                             b = sender.b,

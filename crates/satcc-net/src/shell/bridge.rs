@@ -3,8 +3,8 @@
 //! IP packet through the direction's [`LinkDir`] and writes it to the
 //! other veth end when the link delivers it, and keeps per-flow counts.
 
-use std::collections::HashMap;
-use std::net::IpAddr;
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -229,8 +229,14 @@ const PUBLISH: Duration = Duration::from_millis(20);
 
 struct Dir {
     index: usize,
-    input: OwnedFd,
-    output: OwnedFd,
+    /// Where frames come from: the shell's end (forward) or every peer's
+    /// (reverse), each with the extra delay frames wait before the link
+    /// (reverse: the peer's `--peer-delay`; forward: none).
+    inputs: Vec<(OwnedFd, DelayLine)>,
+    /// Where delivered frames go: every peer's end (forward), each after
+    /// its extra delay, chosen by the packet's destination address, or
+    /// the shell's (reverse).
+    outputs: Vec<(OwnedFd, DelayLine, Option<Ipv4Addr>)>,
     link: LinkDir,
     cfg: LinkConfig,
     mtu: usize,
@@ -244,6 +250,57 @@ struct Dir {
     refwa: Option<Arc<Mutex<TcpRefwa>>>,
     /// Each direction's queue length, for the other's REFWA calls.
     queues: Arc<[AtomicU64; 2]>,
+}
+
+/// A peer's extra one-way delay (`satcc shell --peer-delay`): a pure
+/// delay, no rate and no queue limit, between the link and the peer.
+/// The delay is constant, so frames leave in the order they entered.
+#[derive(Debug, Default)]
+struct DelayLine {
+    delay: Duration,
+    frames: VecDeque<(Instant, Vec<u8>)>,
+}
+
+impl DelayLine {
+    fn new(delay: Duration) -> DelayLine {
+        DelayLine {
+            delay,
+            frames: VecDeque::new(),
+        }
+    }
+
+    /// Takes `frame` unless the line has no delay (then it is handed
+    /// back, to go on at once).
+    fn push(&mut self, now: Instant, frame: Vec<u8>) -> Option<Vec<u8>> {
+        if self.delay == Duration::ZERO {
+            return Some(frame);
+        }
+        self.frames.push_back((now + self.delay, frame));
+        None
+    }
+
+    fn pop_due(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if self.frames.front().is_some_and(|(t, _)| *t <= now) {
+            return self.frames.pop_front().map(|(_, f)| f);
+        }
+        None
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.frames.front().map(|(t, _)| *t)
+    }
+}
+
+/// One peer of the shell: satcc's end of its veth pair, its address and
+/// its extra one-way delay (both directions).
+#[derive(Debug)]
+pub struct PeerEnd {
+    /// The `AF_PACKET` socket on satcc's end of the peer's veth pair.
+    pub end: OwnedFd,
+    /// The peer's address (packets from the shell to it go to this end).
+    pub addr: Ipv4Addr,
+    /// Extra one-way delay between the link and this peer.
+    pub delay: Duration,
 }
 
 fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
@@ -320,6 +377,55 @@ impl Dir {
         self.publish();
     }
 
+    /// Where a delivered frame goes: the output whose address is the
+    /// packet's destination (forward, several peers), else the first.
+    fn route(&self, frame: &[u8]) -> usize {
+        if self.outputs.len() > 1 {
+            if let Some(IpAddr::V4(dst)) =
+                ip_of_frame(frame).and_then(FlowKey::of_ip).map(|k| k.dst)
+            {
+                if let Some(o) = self.outputs.iter().position(|(_, _, a)| *a == Some(dst)) {
+                    return o;
+                }
+            }
+        }
+        0
+    }
+
+    fn send(&mut self, o: usize, frame: &[u8]) {
+        if sys::send_frame(self.outputs[o].0.as_raw_fd(), frame).is_err() {
+            self.link.count_send_error();
+        }
+    }
+
+    /// An IP frame enters the link (after its peer's extra delay, if
+    /// any): counted for its flow, seen by REFWA, queued.
+    fn enter_link(&mut self, now: Instant, mut frame: Vec<u8>) {
+        if let Some(k) = ip_of_frame(&frame).and_then(FlowKey::of_ip) {
+            let c = self.report.flows.entry(k).or_default();
+            c.arrived += 1;
+            c.arrived_bytes += (frame.len() - ETH_HEADER) as u64;
+        }
+        if let Some(r) = &self.refwa {
+            let own = self.link.stats().queue_pkts;
+            let other = self.queues[1 - self.index].load(Ordering::Relaxed);
+            let v = r.lock().unwrap_or_else(|p| p.into_inner()).on_packet(
+                now,
+                &mut frame[ETH_HEADER..],
+                own,
+                other,
+            );
+            if let Verdict::Rewritten { .. } = v {
+                self.report.refwa_rewritten += 1;
+            }
+        }
+        // RFC 8622 Lower-Effort packets (Peach's dummies) go to the low
+        // class, served after everything else.
+        let low = is_lower_effort(&frame[ETH_HEADER..]);
+        self.link.arrive_class(now, frame, low);
+        self.queues[self.index].store(self.link.stats().queue_pkts, Ordering::Relaxed);
+    }
+
     fn run_inner(&mut self) -> std::io::Result<()> {
         // Frames are at most MTU + header; a bigger buffer lets an
         // oversized one be seen (and counted) rather than cut.
@@ -328,6 +434,11 @@ impl Dir {
         while !self.stop.load(Ordering::Relaxed) {
             let now = self.clock.now();
             let change = self.apply_schedule(now);
+            for k in 0..self.inputs.len() {
+                while let Some(f) = self.inputs[k].1.pop_due(now) {
+                    self.enter_link(now, f);
+                }
+            }
             while let Some(frame) = self.link.poll(now) {
                 if let Some(ip) = ip_of_frame(&frame) {
                     if let Some(k) = FlowKey::of_ip(ip) {
@@ -339,8 +450,14 @@ impl Dir {
                         c.lock().unwrap_or_else(|p| p.into_inner()).write(now, ip);
                     }
                 }
-                if sys::send_frame(self.output.as_raw_fd(), &frame).is_err() {
-                    self.link.count_send_error();
+                let o = self.route(&frame);
+                if let Some(f) = self.outputs[o].1.push(now, frame) {
+                    self.send(o, &f);
+                }
+            }
+            for o in 0..self.outputs.len() {
+                while let Some(f) = self.outputs[o].1.pop_due(now) {
+                    self.send(o, &f);
                 }
             }
             self.count_drops();
@@ -349,60 +466,42 @@ impl Dir {
                 published = now;
             }
             let mut deadline = now + TICK;
-            if let Some(t) = self.link.next_event() {
-                deadline = deadline.min(t);
-            }
-            if let Some(t) = change {
+            let lines = self.inputs.iter().map(|(_, l)| l.next_due());
+            let lines = lines.chain(self.outputs.iter().map(|(_, l, _)| l.next_due()));
+            for t in lines.chain([self.link.next_event(), change]).flatten() {
                 deadline = deadline.min(t);
             }
             let wait = deadline.saturating_since(self.clock.now()).as_nanos();
             if wait > 0 {
-                sys::wait_readable(self.input.as_raw_fd(), wait)?;
+                let fds: Vec<_> = self.inputs.iter().map(|(f, _)| f.as_raw_fd()).collect();
+                sys::wait_readable_any(&fds, wait)?;
             }
-            // Bounded: at most this many frames before the link is
-            // served again.
-            for _ in 0..256 {
-                let Some(n) = sys::recv_frame(self.input.as_raw_fd(), &mut buf)? else {
-                    break;
-                };
-                let n = n.min(buf.len());
-                let frame = &buf[..n];
-                if n > self.mtu + ETH_HEADER {
-                    self.report.oversize += 1;
-                }
-                let now = self.clock.now();
-                match ip_of_frame(frame) {
-                    Some(ip) => {
-                        if let Some(k) = FlowKey::of_ip(ip) {
-                            let c = self.report.flows.entry(k).or_default();
-                            c.arrived += 1;
-                            c.arrived_bytes += ip.len() as u64;
-                        }
-                        let mut owned = frame.to_vec();
-                        if let Some(r) = &self.refwa {
-                            let own = self.link.stats().queue_pkts;
-                            let other = self.queues[1 - self.index].load(Ordering::Relaxed);
-                            let v = r.lock().unwrap_or_else(|p| p.into_inner()).on_packet(
-                                now,
-                                &mut owned[ETH_HEADER..],
-                                own,
-                                other,
-                            );
-                            if let Verdict::Rewritten { .. } = v {
-                                self.report.refwa_rewritten += 1;
-                            }
-                        }
-                        let low = is_lower_effort(&owned[ETH_HEADER..]);
-                        self.link.arrive_class(now, owned, low);
-                        self.queues[self.index]
-                            .store(self.link.stats().queue_pkts, Ordering::Relaxed);
+            for k in 0..self.inputs.len() {
+                // Bounded: at most this many frames before the link is
+                // served again.
+                for _ in 0..256 {
+                    let Some(n) = sys::recv_frame(self.inputs[k].0.as_raw_fd(), &mut buf)? else {
+                        break;
+                    };
+                    let n = n.min(buf.len());
+                    let frame = &buf[..n];
+                    if n > self.mtu + ETH_HEADER {
+                        self.report.oversize += 1;
                     }
-                    None => {
+                    let now = self.clock.now();
+                    if ip_of_frame(frame).is_some() {
+                        if let Some(f) = self.inputs[k].1.push(now, frame.to_vec()) {
+                            self.enter_link(now, f);
+                        }
+                    } else {
                         // ARP: not carried by the emulated link (an IP
                         // link has none), so address resolution costs no
-                        // satellite round trip.
+                        // satellite round trip; to every peer (a peer
+                        // ignores what is not for it).
                         self.report.not_ip += 1;
-                        let _ = sys::send_frame(self.output.as_raw_fd(), frame);
+                        for o in 0..self.outputs.len() {
+                            let _ = sys::send_frame(self.outputs[o].0.as_raw_fd(), frame);
+                        }
                     }
                 }
             }
@@ -428,6 +527,31 @@ impl Bridge {
         pcap: Option<&std::path::Path>,
         refwa: Option<RefwaConfig>,
     ) -> std::io::Result<Bridge> {
+        let peer = PeerEnd {
+            end: peer_end,
+            addr: super::PEER_ADDR,
+            delay: Duration::ZERO,
+        };
+        Bridge::start_peers(shell_end, vec![peer], link, seed, mtu, pcap, refwa)
+    }
+
+    /// As [`Bridge::start`], with several peers on the far side of the
+    /// link, each behind its own extra one-way delay (`satcc shell
+    /// --peer-delay`): the shell's packets cross the link and then their
+    /// destination peer's delay; a peer's packets cross its delay and
+    /// then the link. The link is the bottleneck all of them share.
+    pub fn start_peers(
+        shell_end: OwnedFd,
+        peers: Vec<PeerEnd>,
+        link: &LinkConfig,
+        seed: u64,
+        mtu: u32,
+        pcap: Option<&std::path::Path>,
+        refwa: Option<RefwaConfig>,
+    ) -> std::io::Result<Bridge> {
+        if peers.is_empty() {
+            return Err(std::io::Error::other("no peer"));
+        }
         let queues: Arc<[AtomicU64; 2]> = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
         let refwa = refwa.map(|c| Arc::new(Mutex::new(TcpRefwa::new(c, Instant::ZERO))));
         let capture = match pcap {
@@ -439,7 +563,8 @@ impl Bridge {
         let clock = Clock::new();
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let mk = |index: usize, input: OwnedFd, output: OwnedFd| {
+        type Outputs = Vec<(OwnedFd, DelayLine, Option<Ipv4Addr>)>;
+        let mk = |index: usize, inputs: Vec<(OwnedFd, DelayLine)>, outputs: Outputs| {
             let d = if index == 0 {
                 link.forward()
             } else {
@@ -453,8 +578,8 @@ impl Bridge {
             l.keep_dropped();
             Dir {
                 index,
-                input,
-                output,
+                inputs,
+                outputs,
                 link: l,
                 cfg: link.clone(),
                 mtu: mtu as usize,
@@ -467,8 +592,15 @@ impl Bridge {
                 queues: queues.clone(),
             }
         };
-        let fwd = mk(0, shell_end.try_clone()?, peer_end.try_clone()?);
-        let rev = mk(1, peer_end, shell_end);
+        let mut fwd_out = Vec::new();
+        let mut rev_in = Vec::new();
+        for p in peers {
+            fwd_out.push((p.end.try_clone()?, DelayLine::new(p.delay), Some(p.addr)));
+            rev_in.push((p.end, DelayLine::new(p.delay)));
+        }
+        let fwd_in = vec![(shell_end.try_clone()?, DelayLine::default())];
+        let fwd = mk(0, fwd_in, fwd_out);
+        let rev = mk(1, rev_in, vec![(shell_end, DelayLine::default(), None)]);
         let threads = vec![
             std::thread::Builder::new()
                 .name("shell-forward".into())
@@ -550,6 +682,25 @@ impl Drop for Bridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A peer's delay line holds each frame exactly its delay and keeps
+    /// their order; a line without delay hands the frame straight back.
+    #[test]
+    fn delay_line_holds_frames_their_delay_in_order() {
+        let ms = |m| Instant::ZERO + Duration::from_millis(m);
+        let mut none = DelayLine::default();
+        assert_eq!(none.push(ms(0), vec![1]), Some(vec![1]));
+        assert_eq!(none.next_due(), None);
+        let mut l = DelayLine::new(Duration::from_millis(40));
+        assert_eq!(l.push(ms(0), vec![1]), None);
+        assert_eq!(l.push(ms(5), vec![2]), None);
+        assert_eq!(l.next_due(), Some(ms(40)));
+        assert_eq!(l.pop_due(ms(39)), None);
+        assert_eq!(l.pop_due(ms(45)), Some(vec![1]));
+        assert_eq!(l.pop_due(ms(45)), Some(vec![2]));
+        assert_eq!(l.pop_due(ms(100)), None);
+        assert_eq!(l.next_due(), None);
+    }
 
     #[test]
     fn flow_keys_of_ipv4_tcp_and_icmp_and_garbage() {

@@ -30,7 +30,8 @@
 mod bridge;
 pub(crate) mod sys;
 
-pub use bridge::{is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, DSCP_LE};
+pub use bridge::{is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, PeerEnd, DSCP_LE};
+pub(crate) use sys::{recv_frame, send_frame, wait_readable_any};
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -40,6 +41,23 @@ use std::os::fd::OwnedFd;
 pub const SHELL_ADDR: Ipv4Addr = Ipv4Addr::new(100, 64, 0, 1);
 /// The peer side's address.
 pub const PEER_ADDR: Ipv4Addr = Ipv4Addr::new(100, 64, 0, 2);
+/// The most peers `satcc shell --peer-delay` makes (their addresses are
+/// 100.64.0.2 up to 100.64.0.65, one /24 with the shell).
+pub const MAX_PEERS: usize = 64;
+
+/// The address of peer `k` (from 0): 100.64.0.2, 100.64.0.3, ...;
+/// peer 0 is [`PEER_ADDR`].
+pub fn peer_addr(k: usize) -> Ipv4Addr {
+    Ipv4Addr::new(100, 64, 0, 2 + (k.min(MAX_PEERS - 1) as u8))
+}
+
+/// Makes the calling thread (only it) join a network namespace, e.g. one
+/// from [`Namespaces::side_netns`]: sockets it makes from then on are
+/// that namespace's.
+pub fn join_netns(ns: &OwnedFd) -> io::Result<()> {
+    sys::enter_netns(ns)
+}
+
 /// The prefix length of both.
 pub const PREFIX: u8 = 24;
 /// The interface name inside each side's namespace.
@@ -78,10 +96,13 @@ pub enum ShellError {
 /// namespaces (held open here) and satcc's ends of their veth pairs.
 #[derive(Debug)]
 pub struct Namespaces {
+    /// satcc's own network namespace (where the veth ends are).
+    home: OwnedFd,
     shell_ns: OwnedFd,
-    peer_ns: OwnedFd,
+    /// One per peer (`--peer-delay` makes several).
+    peer_ns: Vec<OwnedFd>,
     shell_end: Option<OwnedFd>,
-    peer_end: Option<OwnedFd>,
+    peer_ends: Vec<OwnedFd>,
     mtu: u32,
 }
 
@@ -111,6 +132,14 @@ impl Namespaces {
     /// and before anything that depends on the process's network
     /// namespace (sockets made before keep theirs).
     pub fn create(mtu: u32) -> Result<Namespaces, ShellError> {
+        Namespaces::create_peers(mtu, 1)
+    }
+
+    /// As [`Namespaces::create`], with `peers` peer sides (1 to
+    /// [`MAX_PEERS`]), peer `k` at [`peer_addr`]`(k)`, all in one /24
+    /// with the shell.
+    pub fn create_peers(mtu: u32, peers: usize) -> Result<Namespaces, ShellError> {
+        let peers = peers.clamp(1, MAX_PEERS);
         let threads = sys::thread_count();
         if threads > 1 {
             return Err(ShellError::Threaded(threads));
@@ -120,31 +149,70 @@ impl Namespaces {
         // satcc's own namespace: no IPv6 on its veth ends (they carry
         // frames only, and would otherwise send their own solicitations).
         let _ = sys::write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+        // satcc's own loopback up: `satcc run --real` keeps its UDP flows
+        // on 127.0.0.1 of this namespace.
+        sys::set_up(&sys::ioctl_socket().map_err(setup)?, "lo").map_err(setup)?;
         let shell_ns = sys::new_netns(&home).map_err(setup)?;
-        let peer_ns = sys::new_netns(&home).map_err(setup)?;
+        let peer_ns = (0..peers)
+            .map(|_| sys::new_netns(&home))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(setup)?;
+        let mut sides = vec![("shell0".to_string(), &shell_ns, SHELL_ADDR)];
+        for (k, ns) in peer_ns.iter().enumerate() {
+            sides.push((format!("peer{k}"), ns, peer_addr(k)));
+        }
         let mut ends = Vec::new();
-        for (near, ns, ip) in [
-            ("shell0", &shell_ns, SHELL_ADDR),
-            ("peer0", &peer_ns, PEER_ADDR),
-        ] {
-            sys::create_veth(near, IFNAME, ns, mtu).map_err(setup)?;
+        for (near, ns, ip) in sides {
+            sys::create_veth(&near, IFNAME, ns, mtu).map_err(setup)?;
             sys::in_netns(ns, &home, || configure_side(ip)).map_err(setup)?;
             let s = sys::ioctl_socket().map_err(setup)?;
-            sys::disable_offloads(&s, near).map_err(setup)?;
-            sys::set_up(&s, near).map_err(setup)?;
+            sys::disable_offloads(&s, &near).map_err(setup)?;
+            sys::set_up(&s, &near).map_err(setup)?;
             // Opened now, before either side runs, so that no frame is
             // missed.
-            ends.push(sys::packet_socket(sys::ifindex(near).map_err(setup)?).map_err(setup)?);
+            ends.push(sys::packet_socket(sys::ifindex(&near).map_err(setup)?).map_err(setup)?);
         }
-        let peer_end = ends.pop();
-        let shell_end = ends.pop();
+        let shell_end = Some(ends.remove(0));
         Ok(Namespaces {
+            home,
             shell_ns,
             peer_ns,
             shell_end,
-            peer_end,
+            peer_ends: ends,
             mtu,
         })
+    }
+
+    /// How many peer sides there are.
+    pub fn peers(&self) -> usize {
+        self.peer_ns.len()
+    }
+
+    /// Runs `f` in the shell's network namespace (`peer`: `None`) or peer
+    /// `k`'s, on the calling thread, then returns to satcc's: sockets `f`
+    /// makes stay in that side's namespace.
+    pub fn in_side<T>(
+        &self,
+        peer: Option<usize>,
+        f: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<T> {
+        sys::in_netns(self.side_ns(peer)?, &self.home, f)
+    }
+
+    /// A descriptor of a side's network namespace (for [`join_netns`] on
+    /// another thread).
+    pub fn side_netns(&self, peer: Option<usize>) -> io::Result<OwnedFd> {
+        self.side_ns(peer)?.try_clone()
+    }
+
+    fn side_ns(&self, peer: Option<usize>) -> io::Result<&OwnedFd> {
+        match peer {
+            None => Ok(&self.shell_ns),
+            Some(k) => self
+                .peer_ns
+                .get(k)
+                .ok_or_else(|| io::Error::other(format!("no peer {k}"))),
+        }
     }
 
     /// The MTU of the devices.
@@ -155,7 +223,17 @@ impl Namespaces {
     /// satcc's ends of the shell's and the peer's veth pairs, as
     /// `AF_PACKET` sockets (once; `None` after).
     pub fn take_ends(&mut self) -> Option<(OwnedFd, OwnedFd)> {
-        Some((self.shell_end.take()?, self.peer_end.take()?))
+        let (shell, mut peers) = self.take_all_ends()?;
+        Some((shell, peers.swap_remove(0)))
+    }
+
+    /// satcc's end of the shell's veth pair and of every peer's (in peer
+    /// order), as `AF_PACKET` sockets (once; `None` after).
+    pub fn take_all_ends(&mut self) -> Option<(OwnedFd, Vec<OwnedFd>)> {
+        if self.peer_ends.is_empty() {
+            return None;
+        }
+        Some((self.shell_end.take()?, std::mem::take(&mut self.peer_ends)))
     }
 
     /// Starts `argv` on the shell's side (`peer`: false) or the peer's,
@@ -167,7 +245,18 @@ impl Namespaces {
         argv: &[String],
         env: &[(String, String)],
     ) -> Result<SideProcess, ShellError> {
-        let side = if peer { "peer" } else { "shell" };
+        self.spawn_on(peer.then_some(0), argv, env)
+    }
+
+    /// Starts `argv` on the shell's side (`peer`: `None`) or on peer `k`'s,
+    /// as [`Namespaces::spawn`].
+    pub fn spawn_on(
+        &self,
+        peer: Option<usize>,
+        argv: &[String],
+        env: &[(String, String)],
+    ) -> Result<SideProcess, ShellError> {
+        let side = if peer.is_some() { "peer" } else { "shell" };
         let threads = sys::thread_count();
         if threads > 1 {
             return Err(ShellError::Threaded(threads));
@@ -178,12 +267,14 @@ impl Namespaces {
                 err: io::Error::other("no command"),
             });
         }
-        let ns = if peer { &self.peer_ns } else { &self.shell_ns };
+        let ns = self
+            .side_ns(peer)
+            .map_err(|err| ShellError::Spawn { side, err })?;
         // Prepared before the fork: the child only makes system calls.
         let mut cmd = std::process::Command::new(&argv[0]);
         cmd.args(&argv[1..]);
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
-        if peer {
+        if peer.is_some() {
             // The peer reads nothing from the terminal, and is in a
             // process group of its own so that Ctrl-C at the terminal
             // reaches the shell's command, not the server behind it.

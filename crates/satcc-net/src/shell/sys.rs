@@ -506,20 +506,31 @@ pub fn send_frame(fd: RawFd, frame: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Waits until `fd` is readable or `timeout_ns` has passed, on a
+/// Waits until any of `fds` is readable or `timeout_ns` has passed, on a
 /// high-resolution timer (as [`crate::Socket`] does).
-pub fn wait_readable(fd: RawFd, timeout_ns: u64) -> io::Result<()> {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
+pub fn wait_readable_any(fds: &[RawFd], timeout_ns: u64) -> io::Result<()> {
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
     };
-    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-    let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    // SAFETY: `p` holds p.len() valid pollfds, a valid timespec, no
+    // signal mask.
+    let r = unsafe {
+        libc::ppoll(
+            p.as_mut_ptr(),
+            p.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {

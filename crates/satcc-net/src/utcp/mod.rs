@@ -199,7 +199,7 @@ impl Link {
     fn receive(&mut self, clock: &Clock, deadline: Instant, port: u16) -> Vec<Repr> {
         let wait = deadline.saturating_since(clock.now()).as_nanos();
         if wait > 0 {
-            let _ = sys::wait_readable(self.fd.as_raw_fd(), wait);
+            let _ = sys::wait_readable_any(&[self.fd.as_raw_fd()], wait);
         }
         let mut out = Vec::new();
         for _ in 0..256 {

@@ -67,6 +67,32 @@ fn mean_rtt_is_the_mean_of_the_samples_not_the_last_estimate() {
     assert_eq!(Endpoint::stats(&s).rtt_samples, 2);
 }
 
+/// RFC 5348 §4.3 step 2 with the filter constant as a parameter: 0.9 by
+/// default (400 ms then a 500 ms sample: 410 ms), 0.5 halves the way
+/// (450 ms), 0 takes the sample (500 ms), 1 keeps the first (400 ms).
+#[test]
+fn rtt_filter_constant_weighs_the_old_estimate() {
+    for (q, want) in [
+        (None, 410),
+        (Some(500), 450),
+        (Some(0), 500),
+        (Some(1000), 400),
+    ] {
+        let mut cfg = SenderConfig::default();
+        if let Some(q) = q {
+            cfg.rtt_q_milli = q;
+        }
+        let mut s = TfrcSender::new(cfg, Instant::ZERO);
+        s.set_unlimited();
+        s.poll_transmit(Instant::ZERO).unwrap();
+        s.handle_input(at_ms(500), &fb(Instant::ZERO, ms(100), 0.0, 0.0));
+        assert_eq!(s.stats().rtt, Some(ms(400)));
+        drain(&mut s, at_ms(500));
+        s.handle_input(at_ms(1000), &fb(at_ms(500), Duration::ZERO, 3000.0, 0.0));
+        assert_eq!(s.stats().rtt, Some(ms(want)), "q {q:?}");
+    }
+}
+
 #[test]
 fn sender_first_feedback_sets_initial_rate_and_rtt_ewma() {
     let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);

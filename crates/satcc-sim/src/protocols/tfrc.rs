@@ -45,6 +45,7 @@ pub(super) fn config(s: u32, o: &TfrcOptions) -> ProtocolConfig {
             s,
             oscillation_damping: o.oscillation_damping,
             damping_max_gain: o.damping_max_gain,
+            rtt_q_milli: o.rtt_q_milli,
             data_limited_check: o.data_limited,
             profile,
             ..tfrc::SenderConfig::default()

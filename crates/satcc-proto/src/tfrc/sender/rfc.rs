@@ -186,12 +186,15 @@ impl RfcSender {
     /// and p clamped to their ranges and its RTT sample (step 1).
     pub(super) fn on_feedback(&mut self, now: Instant, fb: &TfrcFeedback, r_sample: Duration) {
         let (x_recv, p) = (fb.x_recv, fb.p);
-        // §4.3 (2): R = q*R + (1-q)*R_sample, q = 0.9; the first sample sets R.
+        // §4.3 (2): R = q*R + (1-q)*R_sample (q = 0.9 by default, in
+        // thousandths: SenderConfig::rtt_q_milli); the first sample sets R.
         let first = self.r.is_none();
         let r = match self.r {
             None => r_sample,
             Some(r) => {
-                let v = (9 * r.as_nanos() as u128 + r_sample.as_nanos() as u128) / 10;
+                let q = u128::from(self.src.cfg.rtt_q_milli.min(1000));
+                let v =
+                    (q * r.as_nanos() as u128 + (1000 - q) * r_sample.as_nanos() as u128) / 1000;
                 Duration::from_nanos(v as u64)
             }
         }

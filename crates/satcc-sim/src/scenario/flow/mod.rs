@@ -786,6 +786,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn rtt_filter_q_reads_thousandths_and_refuses_what_does_not_apply() {
+        let q = |flow: &str| match &load(flow).unwrap().flows[0].options {
+            ProtocolOptions::Tfrc(o) => o.rtt_q_milli,
+            o => panic!("{o:?}"),
+        };
+        assert_eq!(q("protocol = \"ccid3\""), 900);
+        assert_eq!(q("protocol = \"ccid3\"\nrtt_filter_q = 0.349"), 349);
+        assert_eq!(q("protocol = \"tfrc\"\nrtt_filter_q = 0"), 0);
+        let (field, msg) = error("protocol = \"ccid3\"\nrtt_filter_q = 1.5");
+        assert!(
+            field.ends_with("rtt_filter_q") && msg.contains("1.5"),
+            "{field}: {msg}"
+        );
+        let (field, msg) = error("protocol = \"ccid3\"\nprofile = \"ns2\"\nrtt_filter_q = 0.5");
+        assert!(
+            field.ends_with("rtt_filter_q") && msg.contains("rfc5348"),
+            "{field}: {msg}"
+        );
+    }
+
     /// The TCP sender a flow line gives.
     fn tcp_sender(flow: &str) -> satcc_proto::tcp::SenderConfig {
         let spec = &load(flow).unwrap().flows[0];

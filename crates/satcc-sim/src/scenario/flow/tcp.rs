@@ -121,6 +121,13 @@ pub struct TcpOptions {
     /// With app kind `onoff`: the rate offered while ON.
     #[serde(default)]
     pub rate: Option<Rate>,
+    /// The Linux congestion control this flow runs as a kernel TCP
+    /// connection in `satcc run --real` (any name in
+    /// `net.ipv4.tcp_available_congestion_control`; default: `reno` for
+    /// `reno`, `newreno` and `sack`, the protocol's own name otherwise).
+    /// The simulator does not read it.
+    #[serde(default)]
+    pub linux_cc: Option<String>,
     /// TCP-Peach's options: `Some` exactly for `peach` and `peach-sack`.
     #[serde(skip)]
     pub peach: Option<PeachOptions>,

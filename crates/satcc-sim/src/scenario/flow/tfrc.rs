@@ -20,6 +20,11 @@ pub struct TfrcOptions {
     /// the RFC's unbounded formula; see
     /// [`satcc_proto::tfrc::SenderConfig::damping_max_gain`]).
     pub damping_max_gain: f64,
+    /// The RTT filter constant q of RFC 5348 §4.3 step 2, written
+    /// `rtt_filter_q = 0.9` (the default), in thousandths (see
+    /// [`satcc_proto::tfrc::SenderConfig::rtt_q_milli`]); profile
+    /// `rfc5348` only (the ns2 profile's filter is ns-2's `df_`).
+    pub rtt_q_milli: u32,
     /// What X_recv covers after empty feedback-timer expiries, written
     /// `x_recv_interval = "since_feedback" | "rtt"` (see
     /// [`satcc_proto::tfrc::ReceiverConfig::x_recv_interval`]).
@@ -46,6 +51,7 @@ impl Default for TfrcOptions {
             feedback: FeedbackSpec::default(),
             oscillation_damping: damping_default(),
             damping_max_gain: satcc_proto::tfrc::DEFAULT_DAMPING_MAX_GAIN,
+            rtt_q_milli: satcc_proto::tfrc::DEFAULT_RTT_Q_MILLI,
             x_recv_interval: Default::default(),
             data_limited: Default::default(),
             first_loss_target: Default::default(),
@@ -132,6 +138,8 @@ struct TfrcFields {
     #[serde(default)]
     damping_max_gain: Option<f64>,
     #[serde(default)]
+    rtt_filter_q: Option<f64>,
+    #[serde(default)]
     x_recv_interval: Option<XRecvIntervalKind>,
     #[serde(default)]
     data_limited: Option<DataLimitedKind>,
@@ -166,10 +174,29 @@ impl TryFrom<TfrcFields> for TfrcOptions {
                 "must be at least 1 (inf: RFC 5348 §4.5 unbounded)",
             ));
         }
+        let rtt_q_milli = match f.rtt_filter_q {
+            None => satcc_proto::tfrc::DEFAULT_RTT_Q_MILLI,
+            Some(q) if (0.0..=1.0).contains(&q) => {
+                if f.profile == TfrcProfileSpec::Ns2 {
+                    return Err(FieldError::new(
+                        "rtt_filter_q",
+                        "applies to profile \"rfc5348\" only (ns-2's filter is its df_ 0.95)",
+                    ));
+                }
+                (q * 1000.0).round() as u32
+            }
+            Some(q) => {
+                return Err(FieldError::new(
+                    "rtt_filter_q",
+                    format!("{q} is not between 0 and 1 (RFC 5348 §4.3: q = 0.9)"),
+                ))
+            }
+        };
         Ok(TfrcOptions {
             feedback,
             oscillation_damping: f.oscillation_damping,
             damping_max_gain,
+            rtt_q_milli,
             x_recv_interval: match f.x_recv_interval {
                 Some(XRecvIntervalKind::Rtt) => satcc_proto::tfrc::XRecvInterval::Rtt,
                 Some(XRecvIntervalKind::SinceFeedback) | None => {
