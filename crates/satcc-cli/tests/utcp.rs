@@ -67,7 +67,7 @@ fn no_userns(stderr: &str) -> bool {
 const RECEIVER: &str = "import socket,sys
 s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('0.0.0.0', 5201)); s.listen(1); s.settimeout(60)
-open(sys.argv[1] + '.ready', 'w').close()
+open(sys.argv[2], 'w').close()
 c,_=s.accept(); c.settimeout(60)
 with open(sys.argv[1], 'wb') as f:
     while True:
@@ -90,7 +90,28 @@ fn pcap_packets(path: &Path) -> Vec<Vec<u8>> {
     out
 }
 
+/// The client's command: it waits (at most 20 s) for the receiver to
+/// say it listens, so a SYN never beats `listen()` to the peer (the
+/// kernel would answer it with a RST).
+fn when_ready(dir: &Path, client: &str) -> String {
+    format!(
+        "i=0; while [ ! -e {r} ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; exec {client}",
+        r = dir.join("ready").display()
+    )
+}
+
 fn run_peach(dir: &Path, link: &str, bytes: u64, protocol: &str) -> Output {
+    run_with(
+        dir,
+        link,
+        "",
+        &format!("--protocol {protocol} --bytes {bytes}"),
+    )
+}
+
+/// A transfer through `link` to the Python receiver (after `before`, a
+/// shell command in the peer's namespace), the client with `args`.
+fn run_with(dir: &Path, link: &str, before: &str, args: &str) -> Output {
     let py = "/usr/bin/python3";
     assert!(
         Path::new(py).exists(),
@@ -106,23 +127,18 @@ fn run_peach(dir: &Path, link: &str, bytes: u64, protocol: &str) -> Output {
         .arg(dir.join("cap.pcap"))
         .arg("--peer")
         .arg(format!(
-            "{py} {} {}",
+            "{before}{py} {} {} {}",
             dir.join("script.py").display(),
-            dir.join("recv.bin").display()
+            dir.join("recv.bin").display(),
+            dir.join("ready").display()
         ))
-        // The client starts once the receiver listens (it says so with a
-        // file): the peer's Python can take longer to start than a SYN
-        // takes to cross a 20 ms link, and a SYN too early meets a RST.
-        // Bounded: 30 s of waiting at most.
         .args([
             "--",
             "sh",
             "-c",
-            &format!(
-                "i=0; while [ ! -e {ready} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; \
-                 exec timeout 120 {bin} perf --client 100.64.0.2:5201 --protocol {protocol} \
-                 --bytes {bytes} --json",
-                ready = dir.join("recv.bin.ready").display(),
+            &when_ready(
+                dir,
+                &format!("timeout 120 {bin} perf --client 100.64.0.2:5201 {args} --json"),
             ),
         ])
         .stdin(Stdio::null())
@@ -281,37 +297,13 @@ fn sack_transfer_to_a_kernel_receiver_is_byte_exact() {
 /// (paper 002 §III-A) and sends no more; the transfer completes.
 #[test]
 fn peach_falls_back_without_dsack() {
-    let bin = env!("CARGO_BIN_EXE_satcc");
     let dir = scratch("nodsack");
-    std::fs::write(
-        dir.join("link.toml"),
+    let out = run_with(
+        &dir,
         "rate = \"10Mbps\"\ndelay = \"40ms\"\nqueue = { kind = \"priority\", limit = 100 }\n",
-    )
-    .unwrap();
-    let out = satcc_unprivileged()
-        .args(["shell", "--link"])
-        .arg(dir.join("link.toml"))
-        .arg("--peer")
-        .arg(format!(
-            "echo 0 > /proc/sys/net/ipv4/tcp_dsack && exec {bin} perf --server"
-        ))
-        .args([
-            "--",
-            "timeout",
-            "60",
-            bin,
-            "perf",
-            "--client",
-            "100.64.0.2:5201",
-            "--protocol",
-            "peach",
-            "--bytes",
-            "500000",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        "echo 0 > /proc/sys/net/ipv4/tcp_dsack && ",
+        "--protocol peach --bytes 500000",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     if no_userns(&stderr) {
         return;

@@ -22,7 +22,8 @@
 //!   segments, the advertised window (scaled, RFC 7323 §2.3) becomes the
 //!   sender's rwnd, and TSecr (our microsecond clock, echoed) its RTT.
 //! * TCP-Peach's dummies (paper 002 §III-A) become real: a copy of the
-//!   last data segment sent, DSCP Lower-Effort (RFC 8622, DSCP 1), which
+//!   last data segment sent (less its first byte, so that its D-SACK is
+//!   told from a retransmission's), DSCP Lower-Effort (RFC 8622, DSCP 1), which
 //!   a `priority` queue of `satcc shell` serves after everything else. The
 //!   paper's receiver echoes the dummy's mark; Linux does not know it, but
 //!   it answers any duplicate segment with a D-SACK (RFC 2883 §4,
@@ -706,18 +707,23 @@ fn send_data(
     now: Instant,
     d: &TcpData,
 ) {
-    let (off, _) = map.bytes_of(d.seq);
-    let len = (d.len as usize).min(payload.len());
-    let p = &mut payload[..len];
-    fill_payload(off, p);
-    let r = tcp.repr(now, map.seq_of(off), Flags::ACK, len);
+    let (mut off, _) = map.bytes_of(d.seq);
+    let mut len = (d.len as usize).min(payload.len());
     let tos = if d.dummy {
-        pending.sent(d.seq);
+        // A copy of the segment less its first byte (seqmap::dummy_range).
+        if let Some((l, r)) = seqmap::dummy_range(map, d.seq) {
+            pending.sent(d.seq);
+            len = (r - l) as usize;
+            off = l;
+        }
         TOS_LE
     } else {
         st.highest = st.highest.max(off + len as u64);
         0
     };
+    let p = &mut payload[..len];
+    fill_payload(off, p);
+    let r = tcp.repr(now, map.seq_of(off), Flags::ACK, len);
     link.segment(&r, p, tos);
 }
 
@@ -742,7 +748,11 @@ fn on_ack(
         return;
     }
     let dummy_echo = match m.dsack {
-        Some(d) if pending.answer(d) => {
+        Some(d)
+            if m.dsack_bytes
+                .is_some_and(|(l, _)| seqmap::is_dummy_dsack(map, l))
+                && pending.answer(d) =>
+        {
             st.dummy_dsacks += 1;
             true
         }

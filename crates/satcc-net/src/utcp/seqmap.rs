@@ -38,6 +38,8 @@ pub struct MappedAck {
     /// The first block was a D-SACK (RFC 2883 §4): bytes received twice,
     /// as segments `start..end`.
     pub dsack: Option<SackBlock>,
+    /// The D-SACK's byte offsets, left and right edge.
+    pub dsack_bytes: Option<(u64, u64)>,
 }
 
 impl SeqMap {
@@ -103,10 +105,12 @@ impl SeqMap {
             ack_bytes,
             sack: Vec::with_capacity(MAX_SACK_BLOCKS),
             dsack: None,
+            dsack_bytes: None,
         };
         for (i, &b) in blocks.iter().enumerate() {
             if i == 0 && first_is_dsack {
                 m.dsack = Some(to_segs(b));
+                m.dsack_bytes = Some(b);
                 continue;
             }
             let s = to_segs(b);
@@ -116,6 +120,22 @@ impl SeqMap {
         }
         m
     }
+}
+
+/// The bytes a dummy copying `seg` carries: the segment without its
+/// first byte, so that its D-SACK (which reports exactly the duplicate's
+/// range, RFC 2883 §4) starts one byte into a segment and cannot be taken
+/// for the D-SACK of a retransmission, which starts on a segment
+/// boundary. `None` for a one-byte segment (its copy would be empty).
+pub fn dummy_range(map: &SeqMap, seg: u64) -> Option<(u64, u64)> {
+    let (start, end) = map.bytes_of(seg);
+    (end > start + 1).then_some((start + 1, end))
+}
+
+/// Whether a D-SACK's byte range is a dummy's: its left edge one byte
+/// into a segment.
+pub fn is_dummy_dsack(map: &SeqMap, left: u64) -> bool {
+    left % map.mss == 1
 }
 
 /// The dummies sent whose D-SACK has not come back yet.
@@ -136,9 +156,9 @@ impl PendingDummies {
         self.segs.push_back(seg);
     }
 
-    /// A D-SACK for segments `d` arrived: whether it answers a dummy
-    /// (one copying a segment in `d`), which is then no longer pending.
-    /// A D-SACK of anything else reports a spurious retransmission.
+    /// A D-SACK for segments `d` that starts one byte into a segment (a
+    /// dummy's range, see [`dummy_range`]) arrived: whether a dummy of a
+    /// segment in `d` is pending, which then no longer is.
     pub fn answer(&mut self, d: SackBlock) -> bool {
         match self.segs.iter().position(|&s| s >= d.start && s < d.end) {
             Some(i) => {
@@ -229,6 +249,25 @@ mod tests {
         );
         assert_eq!(a.dsack, None);
         assert_eq!(a.sack.len(), 2);
+    }
+
+    /// A dummy's D-SACK is told from a retransmission's by its left edge.
+    #[test]
+    fn dummy_dsacks_start_one_byte_into_a_segment() {
+        let mut m = map();
+        let (l, r) = dummy_range(&m, 4).unwrap();
+        assert_eq!((l, r), (4001, 5000));
+        assert!(is_dummy_dsack(&m, l));
+        assert!(!is_dummy_dsack(&m, 4000));
+        let a = m.map_ack(
+            m.seq_of(10_000),
+            &[Some((m.seq_of(l), m.seq_of(r))), None],
+            0,
+        );
+        assert_eq!(a.dsack, Some(SackBlock { start: 4, end: 5 }));
+        assert_eq!(a.dsack_bytes, Some((4001, 5000)));
+        m.end = Some(4001);
+        assert_eq!(dummy_range(&m, 4), None);
     }
 
     #[test]
