@@ -9,54 +9,12 @@
 
 mod common;
 
+use common::{no_userns, satcc_unprivileged, scratch};
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-const NOBODY: u32 = 65534;
-
-/// `satcc` as `nobody` when this test runs as root (and `setpriv` exists
-/// and others may run the binary), else as the user running it.
-fn satcc_unprivileged() -> Command {
-    let bin = env!("CARGO_BIN_EXE_satcc");
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let others = Path::new(bin).ancestors().all(|p| {
-        p.as_os_str().is_empty()
-            || std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
-    });
-    if root && others && Path::new("/usr/bin/setpriv").exists() {
-        let mut c = Command::new("/usr/bin/setpriv");
-        let id = NOBODY.to_string();
-        c.args(["--reuid", &id, "--regid", &id, "--clear-groups", bin]);
-        c
-    } else {
-        Command::new(bin)
-    }
-}
-
-/// A fresh directory anyone may write.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("satcc-realtcp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-    d
-}
-
-/// Whether satcc said the kernel refused the user namespace (a failure
-/// unless SATCC_SKIP_USERNS_TESTS=1).
-fn no_userns(stderr: &str) -> bool {
-    let refused = stderr.contains("cannot create a user namespace");
-    if refused && std::env::var_os("SATCC_SKIP_USERNS_TESTS").is_none_or(|v| v != "1") {
-        panic!(
-            "no user namespace here; set SATCC_SKIP_USERNS_TESTS=1 to skip the namespace \
-             tests knowingly\n{stderr}"
-        );
-    }
-    refused
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

@@ -10,78 +10,12 @@
 
 mod common;
 
+use common::{no_userns, satcc_unprivileged, scratch};
+
 use std::collections::HashSet;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const NOBODY: u32 = 65534;
-
-/// `satcc` as an unprivileged user: `nobody` when this test runs as root
-/// (and `setpriv` exists), else the user running it.
-fn satcc_unprivileged() -> Command {
-    let bin = env!("CARGO_BIN_EXE_satcc");
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root && Path::new("/usr/bin/setpriv").exists() && others_may_run(Path::new(bin)) {
-        let mut c = Command::new("/usr/bin/setpriv");
-        c.args([
-            "--reuid",
-            &NOBODY.to_string(),
-            "--regid",
-            &NOBODY.to_string(),
-            "--clear-groups",
-            bin,
-        ]);
-        c
-    } else {
-        Command::new(bin)
-    }
-}
-
-/// Whether a user other than the owner may run `bin`: the file and every
-/// directory above it executable by others (a checkout under /root is
-/// not; the tests then run satcc as root, which still makes its own user
-/// namespace, and say so).
-fn others_may_run(bin: &Path) -> bool {
-    let ok = bin.ancestors().all(|p| {
-        p.as_os_str().is_empty()
-            || std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
-    });
-    if !ok {
-        eprintln!(
-            "note: {} is not executable by others: satcc runs as root",
-            bin.display()
-        );
-    }
-    ok
-}
-
-/// A fresh directory anyone may write (the unprivileged satcc writes its
-/// summary there).
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("satcc-shell-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-    d
-}
-
-/// Whether satcc's stderr says the kernel refused the user namespace. A
-/// refusal fails the test (a test that passes without checking anything
-/// would hide it) unless `SATCC_SKIP_USERNS_TESTS=1` asks to skip these
-/// tests knowingly, on a machine whose kernel forbids user namespaces.
-fn no_userns(stderr: &str) -> bool {
-    let refused = stderr.contains("cannot create a user namespace");
-    if refused && std::env::var_os("SATCC_SKIP_USERNS_TESTS").is_none_or(|v| v != "1") {
-        panic!(
-            "satcc shell could not create a user namespace here; set \
-             SATCC_SKIP_USERNS_TESTS=1 to skip the namespace tests knowingly\n{stderr}"
-        );
-    }
-    refused
-}
 
 /// The issue's test: the kernel's TCP (`satcc perf --protocol tcp --cc
 /// reno`) and a satcc TFRC flow at the same time through one `geo` link,

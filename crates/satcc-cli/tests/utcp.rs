@@ -7,60 +7,15 @@
 
 mod common;
 
+use common::{no_userns, satcc_unprivileged, scratch};
+
 use std::net::Ipv4Addr;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use satcc_proto::wire::tcp::{Endpoints, Packet, Repr};
 
-const NOBODY: u32 = 65534;
 const US: Ipv4Addr = Ipv4Addr::new(100, 64, 0, 3);
-
-/// `satcc` as `nobody` when this test runs as root (and setpriv exists
-/// and others may run the binary), else as the user running it; as in
-/// `tests/shell.rs`.
-fn satcc_unprivileged() -> Command {
-    let bin = env!("CARGO_BIN_EXE_satcc");
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let others = Path::new(bin).ancestors().all(|p| {
-        p.as_os_str().is_empty()
-            || std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
-    });
-    if root && Path::new("/usr/bin/setpriv").exists() && others {
-        let mut c = Command::new("/usr/bin/setpriv");
-        c.args([
-            "--reuid",
-            &NOBODY.to_string(),
-            "--regid",
-            &NOBODY.to_string(),
-            "--clear-groups",
-            bin,
-        ]);
-        c
-    } else {
-        Command::new(bin)
-    }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("satcc-utcp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o777)).unwrap();
-    d
-}
-
-/// Whether the kernel refused the user namespace (then the test is
-/// skipped only when `SATCC_SKIP_USERNS_TESTS=1` says so knowingly).
-fn no_userns(stderr: &str) -> bool {
-    let refused = stderr.contains("cannot create a user namespace");
-    if refused && std::env::var_os("SATCC_SKIP_USERNS_TESTS").is_none_or(|v| v != "1") {
-        panic!("satcc shell could not create a user namespace here; set SATCC_SKIP_USERNS_TESTS=1 to skip knowingly\n{stderr}");
-    }
-    refused
-}
 
 /// A kernel TCP receiver that writes what it reads to a file: Python's
 /// sockets, the kernel's TCP with nothing of satcc's.
