@@ -420,13 +420,17 @@ impl SaratogaSender {
             // (`defer_status_to_round_end`): its STATUS then lists the holes
             // this round did not repair instead of the ones still in flight.
             // A round can outlast a round trip (64 holes at a few packets
-            // per RTT): a request waits at most one smoothed RTT for it.
+            // per RTT): a request waits at most one smoothed RTT for it,
+            // and not at all before an RTT is known (a resumed transfer's
+            // whole rest is one round: deferring its requests by the
+            // 1 s request interval left a real GET responder silent past
+            // its peer's inactivity timeout).
             let req = if round_over || !self.cfg.defer_status_to_round_end {
                 self.wants_status(now, eod, end_of_round)
             } else {
                 let due = self.wants_status(now, eod, false);
                 let since = *self.deferred_since.get_or_insert(now);
-                let limit = self.stats.srtt.unwrap_or(self.cfg.status_request_interval);
+                let limit = self.stats.srtt.unwrap_or(Duration::ZERO);
                 if !due {
                     self.deferred_since = None;
                 }
