@@ -462,30 +462,23 @@ fn sigterm_reaches_the_command() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Issue 30: `--refwa forward` as the link's router for one kernel reno
-/// flow (data from the shell). The summary counts ACKs (entering the
-/// reverse direction) whose window REFWA lowered, and every TCP segment
-/// of the capture, rewritten ones included, carries a valid checksum
-/// (decoded with satcc's codec, and with tshark when it is installed).
-#[test]
-fn refwa_rewrites_ack_windows_with_valid_checksums() {
-    use satcc_proto::wire::tcp::{Endpoints, Packet, Repr};
-    let dir = scratch("refwa");
+/// Kernel reno for `secs` from the shell to a perf server on the peer,
+/// through `satcc shell` with `shell_args` (the link and REFWA options)
+/// and `--summary` in `dir`: satcc's stderr and each direction's
+/// `refwa_acks_rewritten`; `None` where user namespaces are refused and
+/// `SATCC_SKIP_USERNS_TESTS=1` says to skip.
+fn reno_with_refwa(
+    dir: &Path,
+    shell_args: &[&std::ffi::OsStr],
+    secs: &str,
+) -> Option<(String, Vec<u64>)> {
     let bin = env!("CARGO_BIN_EXE_satcc");
     let summary = dir.join("summary.json");
-    let pcap = dir.join("refwa.pcap");
     let out = satcc_unprivileged()
-        .args([
-            "shell",
-            "--preset",
-            "geo",
-            "--refwa",
-            "forward",
-            "--summary",
-        ])
+        .arg("shell")
+        .args(shell_args)
+        .arg("--summary")
         .arg(&summary)
-        .arg("--pcap")
-        .arg(&pcap)
         .args([
             "--peer",
             &format!("{bin} perf --server --bind $SATCC_SELF:5201"),
@@ -499,26 +492,44 @@ fn refwa_rewrites_ack_windows_with_valid_checksums() {
             "--cc",
             "reno",
             "--time",
-            "5s",
+            secs,
         ])
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if no_userns(&stderr) {
         eprintln!("note: SATCC_SKIP_USERNS_TESTS=1: not checked: {stderr}");
-        return;
+        return None;
     }
     assert!(out.status.success(), "{stderr}");
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
-    let text = s.to_string();
-    let rewritten: Vec<u64> = s["links"]
+    let rewritten = s["links"]
         .as_array()
-        .unwrap_or_else(|| panic!("{text}"))
+        .unwrap_or_else(|| panic!("{s}"))
         .iter()
         .map(|d| d["refwa_acks_rewritten"].as_u64().unwrap())
         .collect();
+    Some((stderr, rewritten))
+}
+
+/// Issue 30: `--refwa forward` as the link's router for one kernel reno
+/// flow (data from the shell). The summary counts ACKs (entering the
+/// reverse direction) whose window REFWA lowered, and every TCP segment
+/// of the capture, rewritten ones included, carries a valid checksum
+/// (decoded with satcc's codec, and with tshark when it is installed).
+#[test]
+fn refwa_rewrites_ack_windows_with_valid_checksums() {
+    use satcc_proto::wire::tcp::{Endpoints, Packet, Repr};
+    let dir = scratch("refwa");
+    let pcap = dir.join("refwa.pcap");
+    let args = ["--preset", "geo", "--refwa", "forward", "--pcap"].map(std::ffi::OsStr::new);
+    let args = [&args[..], &[pcap.as_os_str()]].concat();
+    let Some((_, rewritten)) = reno_with_refwa(&dir, &args, "5s") else {
+        return;
+    };
+    let text = format!("{rewritten:?}");
     // Data forward: its ACKs enter the reverse direction.
     assert_eq!(rewritten[0], 0, "{text}");
     assert!(rewritten[1] > 50, "{text}");
@@ -573,7 +584,6 @@ fn refwa_rewrites_ack_windows_with_valid_checksums() {
 #[test]
 fn refwa_from_the_link_file() {
     let dir = scratch("refwa-file");
-    let bin = env!("CARGO_BIN_EXE_satcc");
     let link = dir.join("geo-refwa.toml");
     std::fs::write(
         &link,
@@ -581,49 +591,18 @@ fn refwa_from_the_link_file() {
          [refwa]\ndirection = \"forward\"\nquantum = \"10ms\"\n",
     )
     .unwrap();
-    let summary = dir.join("summary.json");
-    let out = satcc_unprivileged()
-        .args(["shell", "--link"])
-        .arg(&link)
-        .arg("--summary")
-        .arg(&summary)
-        .args([
-            "--peer",
-            &format!("{bin} perf --server --bind $SATCC_SELF:5201"),
-            "--",
-            bin,
-            "perf",
-            "--client",
-            "100.64.0.2:5201",
-            "--protocol",
-            "tcp",
-            "--cc",
-            "reno",
-            "--time",
-            "4s",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if no_userns(&stderr) {
-        eprintln!("note: SATCC_SKIP_USERNS_TESTS=1: not checked: {stderr}");
+    let Some((stderr, rewritten)) = reno_with_refwa(
+        &dir,
+        &[std::ffi::OsStr::new("--link"), link.as_os_str()],
+        "4s",
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
+    };
     assert!(
         stderr.contains("REFWA router on the forward data (quantum 10 ms)"),
         "{stderr}"
     );
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
-    let rewritten: Vec<u64> = s["links"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{s}"))
-        .iter()
-        .map(|d| d["refwa_acks_rewritten"].as_u64().unwrap())
-        .collect();
-    assert_eq!(rewritten[0], 0, "{s}");
-    assert!(rewritten[1] > 20, "{s}");
+    assert_eq!(rewritten[0], 0, "{rewritten:?}");
+    assert!(rewritten[1] > 20, "{rewritten:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
