@@ -277,7 +277,8 @@ def main():
     if a.quick:
         a.time, a.runs, a.sim_seeds = 15, 2, 4
     profiles = [] if a.profiles == "none" else a.profiles.split(",")
-    print(f"T = {a.time} s, {a.runs} kernel runs and {a.sim_seeds} simulated seeds a point; "
+    runs = "the saved kernel runs" if a.kernel_from else f"{a.runs} kernel runs"
+    print(f"T = {a.time} s, {runs} and {a.sim_seeds} simulated seeds a point; "
           "goodput mean ± s.e. in Mb/s, ratio simulated / kernel ± s.e.\n")
     head = f"| link | PER | kernel {CC} (runs) | kernel retr. | 1st error k / s (exp.) |"
     for p in profiles:
