@@ -105,6 +105,8 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
             history_discounting: s.history_discounting,
             oscillation_damping: s.oscillation_damping,
             request_timeout_rtts: s.request_timeout_rtts,
+            receive_rate: s.receive_rate,
+            loss_filter: s.loss_filter,
             ..StfrcConfig::default()
         }),
         (None, Some(r)) => SaratogaRate::Fixed(r.0),
