@@ -296,8 +296,8 @@ fn stfrc_over_dmc_repairs_its_holes_to_the_end_on_every_seed() {
 /// that X_recv, keeps the rate near 47 Mb/s for the rest (23.8 s). With
 /// `loss_filter = "spike"` that loss (no queue behind it) stays out of p,
 /// and with `receive_rate = "delivery"` slow start stops at twice the
-/// bottleneck's rate instead of overshooting to about 240 Mb/s (1 900 queue
-/// drops on seed 2, 345 with both). Means: 11.24 s by default, 9.80 s
+/// bottleneck's rate instead of overshooting to about 240 Mb/s (seed 1:
+/// 2 562 queue drops by default, 332 with both). Means: 11.24 s by default, 9.80 s
 /// with both.
 #[test]
 fn stfrc_spike_and_delivery_options_over_dmc() {
