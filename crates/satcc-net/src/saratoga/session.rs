@@ -147,6 +147,7 @@ pub(super) fn make_sender(
                     max_history: 1 << 16,
                     receive_rate: cfg.stfrc_receive_rate,
                     loss_filter: cfg.stfrc_loss_filter,
+                    exclude_hole_delay: cfg.stfrc_exclude_hole_delay,
                     ..StfrcConfig::default()
                 },
                 now,

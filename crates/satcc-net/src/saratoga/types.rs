@@ -70,6 +70,9 @@ pub struct TransferConfig {
     /// Which losses enter STFRC's p (`StfrcConfig::loss_filter`; all by
     /// default).
     pub stfrc_loss_filter: satcc_proto::stfrc::LossFilter,
+    /// STFRC leaves the STATUS hole lists' serialization out of the
+    /// equation's R (`StfrcConfig::exclude_hole_delay`; off by default).
+    pub stfrc_exclude_hole_delay: bool,
 }
 
 impl Default for TransferConfig {
@@ -91,6 +94,7 @@ impl Default for TransferConfig {
             progress_timeout_rtts: 16,
             stfrc_receive_rate: satcc_proto::stfrc::ReceiveRate::Predicted,
             stfrc_loss_filter: satcc_proto::stfrc::LossFilter::All,
+            stfrc_exclude_hole_delay: false,
         }
     }
 }

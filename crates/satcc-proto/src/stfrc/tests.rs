@@ -995,3 +995,62 @@ fn spike_counts_only_losses_while_the_rtt_says_the_path_queues() {
     assert!(spike[3] > 0.0, "{spike:?}");
     assert_eq!(ignored, 2);
 }
+
+#[test]
+fn hole_delay_is_the_least_excess_per_hole_over_a_hole_less_status() {
+    let mut on = StfrcController::new(
+        StfrcConfig {
+            exclude_hole_delay: true,
+            ..cfg()
+        },
+        ms(0),
+    );
+    let mut off = StfrcController::new(cfg(), ms(0));
+    let d = |x: u64| Duration::from_millis(x);
+    for c in [&mut on, &mut off] {
+        // Nothing to compare with before a STATUS without holes.
+        assert_eq!(c.hole_delay(d(500), 10), Duration::ZERO);
+        assert_eq!(c.hole_delay(d(30), 0), Duration::ZERO);
+    }
+    // 10 holes, 100 ms above the base: 10 ms per hole.
+    assert_eq!(on.hole_delay(d(130), 10), d(100));
+    // A quicker one lowers the cost per hole (queues only add)...
+    assert_eq!(on.hole_delay(d(90), 10), d(60));
+    // ...which a slower one does not raise again: the rest is queueing.
+    assert_eq!(on.hole_delay(d(200), 10), d(60));
+    // Never more than the excess over the base.
+    assert_eq!(on.hole_delay(d(40), 5), d(10));
+    // Off (paper 000): the whole sample, though the cost is learnt.
+    assert_eq!(off.hole_delay(d(130), 10), Duration::ZERO);
+    assert_eq!(off.per_hole, Some(0.01));
+}
+
+#[test]
+fn without_hole_delay_the_nofeedback_timer_still_waits_four_whole_rtts() {
+    let mut c = StfrcController::new(
+        StfrcConfig {
+            exclude_hole_delay: true,
+            ..cfg()
+        },
+        ms(0),
+    );
+    send_run(&mut c, 0, 0, 10, &[9]);
+    assert!(c.on_status(ms(39), &status(9000, &[])));
+    send_run(&mut c, 40, 10, 20, &[19]);
+    // 64 holes' worth of delay: R_sample 200 ms, the equation's 30 ms.
+    let holes: Vec<(u64, u64)> = (0..10).map(|k| (k * 100 + 10, k * 100 + 20)).collect();
+    let st = StatusInfo {
+        progress: 0,
+        ..status(19_000, &holes)
+    };
+    assert!(c.on_status(ms(249), &st));
+    let r = c.stats().rtt.unwrap();
+    assert!(r > Duration::from_millis(45), "{r}");
+    let t = c.poll_timeout().unwrap();
+    assert!(t >= ms(249) + r.saturating_mul(4), "{t} vs R {r}");
+    // Before it, nothing happens to the rate.
+    let x = c.rate_bytes_per_s();
+    c.handle_timeout(Instant(t.as_nanos() - 1_000_000));
+    assert_eq!(c.rate_bytes_per_s(), x);
+    assert_eq!(c.stats().nofeedback_expiries, 0);
+}

@@ -68,6 +68,8 @@ pub struct StfrcOptions {
     /// Which losses enter p: `"all"` (RFC 5348) or `"spike"` (only those
     /// while the RTT says the path queues).
     pub loss_filter: satcc_proto::stfrc::LossFilter,
+    /// Leave the STATUS hole lists' serialization out of the equation's R.
+    pub exclude_hole_delay: bool,
 }
 
 /// A Saratoga or STFRC flow's keys as written.
@@ -110,16 +112,19 @@ struct SaratogaFields {
     receive_rate: Option<String>,
     #[serde(default)]
     loss_filter: Option<String>,
+    #[serde(default)]
+    exclude_hole_delay: Option<bool>,
 }
 
 /// Keys of [`SaratogaFields`] that only `stfrc` takes.
-const STFRC_KEYS: [&str; 6] = [
+const STFRC_KEYS: [&str; 7] = [
     "symmetry_ratio",
     "history_discounting",
     "oscillation_damping",
     "request_timeout_rtts",
     "receive_rate",
     "loss_filter",
+    "exclude_hole_delay",
 ];
 
 impl SaratogaFields {
@@ -159,6 +164,7 @@ impl SaratogaFields {
                 request_timeout_rtts: self.request_timeout_rtts.unwrap_or(d.request_timeout_rtts),
                 receive_rate,
                 loss_filter,
+                exclude_hole_delay: self.exclude_hole_delay.unwrap_or(d.exclude_hole_delay),
             }
         });
         if protocol == Protocol::Saratoga && self.rate.is_none() {
