@@ -12,6 +12,7 @@ use satcc_net::saratoga::{
     self as sar, parse_checksum, parse_timestamp, Access, Cidr, Progress, Rate, SaratogaServer,
     ServeConfig, SessionReport, TransferConfig, TransferReport, DEFAULT_PORT,
 };
+use satcc_proto::stfrc::{LossFilter, ReceiveRate};
 use satcc_proto::Duration;
 use satcc_sim::scenario::limits::fmt_bytes;
 use satcc_sim::scenario::units::{parse_bytes, parse_duration, parse_rate_bps};
@@ -191,6 +192,24 @@ struct Common {
     /// --status-share of it.
     #[arg(long, value_name = "RATE")]
     reverse_rate: Option<String>,
+    /// STFRC's estimate of the receiver's rate X_recv: `predicted` (paper
+    /// 000: the cycle's bytes over its send times; the default) or
+    /// `delivery` (over the time between STATUS frames too, so slow start
+    /// stops at twice the bottleneck's rate).
+    #[arg(long, default_value = "predicted", value_name = "HOW")]
+    receive_rate: String,
+    /// Which losses slow STFRC down: `all` (RFC 5348; the default) or
+    /// `spike` (only those seen while the round trip says a queue is
+    /// building; the rest are taken as link errors and only repaired: for
+    /// a link of your own with random errors, not TCP-friendly).
+    #[arg(long, default_value = "all", value_name = "WHICH")]
+    loss_filter: String,
+    /// STFRC leaves out of the round trip its rate equation uses the time
+    /// a STATUS's hole list takes on the return link (learnt from the
+    /// quickest STATUS frames with and without holes): on a narrow return
+    /// link a long list would otherwise count as path delay.
+    #[arg(long)]
+    exclude_hole_delay: bool,
     /// The share of --reverse-rate that STATUS frames may use.
     #[arg(long, default_value_t = 0.5, value_name = "SHARE")]
     status_share: f64,
@@ -392,6 +411,21 @@ fn transfer_config(c: &Common) -> Result<TransferConfig, String> {
         max_size: parse_bytes(&c.max_size)
             .map_err(|e| format!("--max-size '{}': {e}", c.max_size))?,
         overwrite: c.overwrite,
+        stfrc_receive_rate: match c.receive_rate.as_str() {
+            "predicted" => ReceiveRate::Predicted,
+            "delivery" => ReceiveRate::Delivery,
+            v => {
+                return Err(format!(
+                    "--receive-rate '{v}': expected predicted or delivery"
+                ))
+            }
+        },
+        stfrc_loss_filter: match c.loss_filter.as_str() {
+            "all" => LossFilter::All,
+            "spike" => LossFilter::SPIKE,
+            v => return Err(format!("--loss-filter '{v}': expected all or spike")),
+        },
+        stfrc_exclude_hole_delay: c.exclude_hole_delay,
     })
 }
 

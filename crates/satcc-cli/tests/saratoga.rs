@@ -110,6 +110,16 @@ fn put_get_json_and_errors() {
             "--timestamp 'posix16': expected none, posix32",
         ),
         (
+            "--receive-rate",
+            "measured",
+            "--receive-rate 'measured': expected predicted or delivery",
+        ),
+        (
+            "--loss-filter",
+            "none",
+            "--loss-filter 'none': expected all or spike",
+        ),
+        (
             "--progress-timeout",
             "0s",
             "--progress-timeout '0s': expected a non-zero",

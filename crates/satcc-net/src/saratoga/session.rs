@@ -145,6 +145,9 @@ pub(super) fn make_sender(
                     segment_size: sc.payload + 8 + d + 28,
                     // Bounded history per session (memory on a server).
                     max_history: 1 << 16,
+                    receive_rate: cfg.stfrc_receive_rate,
+                    loss_filter: cfg.stfrc_loss_filter,
+                    exclude_hole_delay: cfg.stfrc_exclude_hole_delay,
                     ..StfrcConfig::default()
                 },
                 now,

@@ -64,6 +64,15 @@ pub struct TransferConfig {
     pub progress_timeout: Duration,
     /// The progress timeout in smoothed RTTs (0: the time alone).
     pub progress_timeout_rtts: u32,
+    /// STFRC's X_recv estimate (`StfrcConfig::receive_rate`; paper 000's
+    /// by default).
+    pub stfrc_receive_rate: satcc_proto::stfrc::ReceiveRate,
+    /// Which losses enter STFRC's p (`StfrcConfig::loss_filter`; all by
+    /// default).
+    pub stfrc_loss_filter: satcc_proto::stfrc::LossFilter,
+    /// STFRC leaves the STATUS hole lists' serialization out of the
+    /// equation's R (`StfrcConfig::exclude_hole_delay`; off by default).
+    pub stfrc_exclude_hole_delay: bool,
 }
 
 impl Default for TransferConfig {
@@ -83,6 +92,9 @@ impl Default for TransferConfig {
             timestamp: Some(TimestampType::Posix64_32),
             progress_timeout: Duration::from_secs(30),
             progress_timeout_rtts: 16,
+            stfrc_receive_rate: satcc_proto::stfrc::ReceiveRate::Predicted,
+            stfrc_loss_filter: satcc_proto::stfrc::LossFilter::All,
+            stfrc_exclude_hole_delay: false,
         }
     }
 }

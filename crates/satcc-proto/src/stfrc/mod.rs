@@ -116,6 +116,79 @@ pub struct StfrcConfig {
     /// evaluated). Beyond it the oldest are forgotten unevaluated. Default
     /// 2^18.
     pub max_history: usize,
+    /// How the receiver's throughput X_recv is estimated (see
+    /// [`ReceiveRate`]). Default [`ReceiveRate::Predicted`], paper 000's.
+    pub receive_rate: ReceiveRate,
+    /// Which losses count for p (see [`LossFilter`]). Default
+    /// [`LossFilter::All`], RFC 5348's and paper 000's.
+    pub loss_filter: LossFilter,
+    /// Take out of the equation's RTT samples the time a STATUS's hole
+    /// list adds on the return path (see
+    /// [`StfrcController::hole_delay`]). Default false (paper 000: the
+    /// whole request-to-STATUS time).
+    pub exclude_hole_delay: bool,
+}
+
+/// Which of the losses a STATUS reports enter the loss event rate p.
+/// Every loss is still repaired by the Saratoga sender.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LossFilter {
+    /// Every loss (RFC 5348 §5; paper 000 §3-c step 5).
+    All,
+    /// Only losses of a cycle whose RTT sample says the path was queueing,
+    /// by the "Spike" loss differentiation scheme (Tobe et al. 2000, as
+    /// evaluated for TFRC-like flows by Cen, Cosman and Voelker,
+    /// "End-to-end differentiation of congestion and wireless losses",
+    /// IEEE/ACM ToN 2003, §III): with RTT_min and RTT_max the extremes of
+    /// the samples so far, the path enters the spike state when a sample
+    /// exceeds RTT_min + `start` (RTT_max - RTT_min) and leaves it when a
+    /// sample falls below RTT_min + `end` (RTT_max - RTT_min); losses
+    /// outside the spike state are taken as link errors. Spike works on
+    /// relative one-way delays at the receiver; STFRC has one RTT sample
+    /// per STATUS, so the sample stands in for the delay. `min_spread`
+    /// (our addition) is the least RTT_max - RTT_min used, so that timer
+    /// jitter on an idle path is not taken for a queue.
+    ///
+    /// Not TCP-friendly where a shared bottleneck drops without queueing
+    /// (a small RED queue): such losses are ignored too.
+    Spike {
+        /// The spike state's entry threshold (1/2 in Cen et al.).
+        start: f64,
+        /// Its exit threshold (1/3 in Cen et al.).
+        end: f64,
+        /// The least spread of RTT samples used.
+        min_spread: Duration,
+    },
+}
+
+impl LossFilter {
+    /// Spike with the thresholds Cen et al. used and a 5 ms floor.
+    pub const SPIKE: LossFilter = LossFilter::Spike {
+        start: 0.5,
+        end: 1.0 / 3.0,
+        min_spread: Duration::from_millis(5),
+    };
+}
+
+/// How STFRC estimates X_recv, the rate at which the receiver got the
+/// cycle's bytes (the RFC 5348 §4.3 sender caps X at 2 X_recv, and
+/// §6.3.1 synthesises the first loss interval from it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReceiveRate {
+    /// Paper 000 §3-c(I): each packet is received at its send time plus
+    /// the symmetry ratio times R, so X_recv is the cycle's bytes over the
+    /// span of its send times. Before the first loss this is the sending
+    /// rate, whatever the bottleneck does with it: the 2 X_recv bound of
+    /// slow start does not hold X.
+    #[default]
+    Predicted,
+    /// The cycle's bytes over the longer of that span and the time between
+    /// the STATUS frames that closed this cycle and the previous one: a
+    /// delivery rate as draft-cheng-iccrg-delivery-rate-estimation-02
+    /// §3.3 computes it (delivered / max(send_elapsed, ack_elapsed)).
+    /// Past a bottleneck the STATUS frames come back at the bottleneck's
+    /// pace, so X_recv is its rate and slow start stops at twice that.
+    Delivery,
 }
 
 impl Default for StfrcConfig {
@@ -132,6 +205,9 @@ impl Default for StfrcConfig {
             oscillation_damping: false,
             nofeedback_timer: true,
             max_history: 1 << 18,
+            receive_rate: ReceiveRate::Predicted,
+            loss_filter: LossFilter::All,
+            exclude_hole_delay: false,
         }
     }
 }
@@ -246,6 +322,8 @@ pub struct StfrcStats {
     pub history_runs: usize,
     /// No-feedback timer expiries.
     pub nofeedback_expiries: u64,
+    /// Packets found lost but left out of p by [`LossFilter::Spike`].
+    pub losses_ignored: u64,
 }
 
 /// A STATUS request sent and not yet answered: the end of a period.
@@ -281,6 +359,18 @@ pub struct StfrcController {
     det_seq: u64,
     /// Predicted receive time of the end of the previous cycle.
     last_rx_end: Option<Instant>,
+    /// Arrival time of the STATUS that closed the previous cycle.
+    last_status_at: Option<Instant>,
+    /// Extremes of the RTT samples (for [`LossFilter::Spike`]).
+    rtt_min: Option<Duration>,
+    rtt_max: Duration,
+    /// The spike state of [`LossFilter::Spike`].
+    in_spike: bool,
+    /// Least RTT sample of a STATUS listing no hole.
+    rtt_no_holes: Option<Duration>,
+    /// Least (sample - `rtt_no_holes`) / holes over STATUS frames listing
+    /// holes, seconds per hole.
+    per_hole: Option<f64>,
     x_recv: f64,
     tfrc: TfrcSender,
     last_cycle: Option<CycleReport>,
@@ -331,6 +421,12 @@ impl StfrcController {
             rtt: None,
             det_seq: 0,
             last_rx_end: None,
+            last_status_at: None,
+            rtt_min: None,
+            rtt_max: Duration::ZERO,
+            in_spike: false,
+            rtt_no_holes: None,
+            per_hole: None,
             x_recv: 0.0,
             tfrc,
             last_cycle: None,
@@ -515,6 +611,8 @@ impl StfrcController {
         }
         .max(MIN_RTT);
         self.rtt = Some(r);
+        let congestion = self.classify(sample);
+        let t_delay = self.hole_delay(sample, st.holes.len());
         let fwd = Duration::from_secs_f64(self.sr * r.as_secs_f64());
 
         // Step 3: dummy sequence numbers of the lost packets of the cycle.
@@ -553,7 +651,17 @@ impl StfrcController {
             .filter(|&t| t <= rx_end)
             .or_else(|| pkts.first().map(|p| p.1))
             .unwrap_or(rx_end);
-        let span = rx_end.saturating_since(rx_start);
+        let mut span = rx_end.saturating_since(rx_start);
+        if self.cfg.receive_rate == ReceiveRate::Delivery {
+            // Only when the interval starts at the previous cycle's end,
+            // the same boundary the previous STATUS closed.
+            if let (Some(a), Some(_)) = (
+                self.last_status_at,
+                self.last_rx_end.filter(|&t| t <= rx_end),
+            ) {
+                span = span.max(now.saturating_since(a));
+            }
+        }
         let x_recv = if span > Duration::ZERO {
             bytes as f64 / span.as_secs_f64()
         } else {
@@ -576,12 +684,17 @@ impl StfrcController {
                 n.max(1) as f64
             }
         };
+        let mut ignored = 0u64;
         for &(_, rx, ok) in &pkts {
-            if ok {
+            if !ok && !congestion {
+                ignored += 1;
+            }
+            if ok || !congestion {
                 self.det.on_packet(self.det_seq, rx, r, &mut synth);
             }
             self.det_seq += 1;
         }
+        self.stats.losses_ignored += ignored;
         let p = self.det.p();
 
         // Step 6: the rate, as the RFC 5348 §4.3 sender sets it.
@@ -589,7 +702,7 @@ impl StfrcController {
             now,
             &TfrcFeedback {
                 ts_echo: req.sent,
-                t_delay: Duration::ZERO,
+                t_delay,
                 x_recv,
                 p,
             },
@@ -598,6 +711,7 @@ impl StfrcController {
         self.stats.cycles += 1;
         self.stats.packets_lost += lost.len() as u64;
         self.last_rx_end = Some(rx_end);
+        self.last_status_at = Some(now);
         self.last_cycle = Some(CycleReport {
             first: lo,
             last: hi,
@@ -617,6 +731,60 @@ impl StfrcController {
         true
     }
 
+    /// The part of an RTT sample due to the STATUS's `holes` entries, to
+    /// leave out of the equation's R when
+    /// [`StfrcConfig::exclude_hole_delay`] is set: on a narrow return path
+    /// (`dmc`'s 38.4 kb/s) a STATUS of 64 holes takes 119 ms against
+    /// 12.5 ms for one without, and that would enter R as if the path were
+    /// that long. The cost per hole is learnt as variable-packet-size
+    /// probing learns a link's rate (Downey, "Using pathchar to estimate
+    /// Internet link characteristics", SIGCOMM 1999): the least RTT by
+    /// frame size, here the least sample of a hole-less STATUS and the
+    /// least excess per hole above it; queues only add, so the least is
+    /// the closest to the serialization alone.
+    fn hole_delay(&mut self, sample: Duration, holes: usize) -> Duration {
+        if holes == 0 {
+            self.rtt_no_holes = Some(self.rtt_no_holes.map_or(sample, |m| m.min(sample)));
+            return Duration::ZERO;
+        }
+        let Some(base) = self.rtt_no_holes else {
+            return Duration::ZERO;
+        };
+        let excess = sample - base;
+        let k = excess.as_secs_f64() / holes as f64;
+        let k = self.per_hole.map_or(k, |m| m.min(k));
+        self.per_hole = Some(k);
+        if !self.cfg.exclude_hole_delay {
+            return Duration::ZERO;
+        }
+        Duration::from_secs_f64(k * holes as f64).min(excess)
+    }
+
+    /// Whether the losses of a cycle whose RTT sample is `sample` count as
+    /// congestion ([`LossFilter`]); updates the spike state.
+    fn classify(&mut self, sample: Duration) -> bool {
+        let min = self.rtt_min.map_or(sample, |m| m.min(sample));
+        self.rtt_min = Some(min);
+        self.rtt_max = self.rtt_max.max(sample);
+        let LossFilter::Spike {
+            start,
+            end,
+            min_spread,
+        } = self.cfg.loss_filter
+        else {
+            return true;
+        };
+        let spread = (self.rtt_max - min).max(min_spread);
+        let thr = |k: f64| min.as_secs_f64() + k * spread.as_secs_f64();
+        let x = sample.as_secs_f64();
+        if !self.in_spike && x > thr(start) {
+            self.in_spike = true;
+        } else if self.in_spike && x < thr(end) {
+            self.in_spike = false;
+        }
+        self.in_spike
+    }
+
     /// The allowed sending rate, bytes/s (X, or X_inst with oscillation
     /// damping, RFC 5348 §4.5).
     pub fn rate_bytes_per_s(&self) -> f64 {
@@ -626,15 +794,28 @@ impl StfrcController {
     /// When [`Self::handle_timeout`] wants to run: the no-feedback timer
     /// (RFC 5348 §4.4), if enabled.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.cfg
-            .nofeedback_timer
-            .then(|| self.tfrc.nofeedback_deadline())
+        self.cfg.nofeedback_timer.then(|| {
+            self.tfrc
+                .nofeedback_deadline()
+                .max(self.own_nofeedback_floor())
+        })
+    }
+
+    /// With [`StfrcConfig::exclude_hole_delay`] the equation's R leaves
+    /// out the hole lists' serialization, but the STATUS frames still take
+    /// it: the no-feedback timer (RFC 5348 §4.4: 4 R) waits at least 4 of
+    /// the controller's own, whole, R after the last STATUS.
+    fn own_nofeedback_floor(&self) -> Instant {
+        match (self.cfg.exclude_hole_delay, self.last_status_at, self.rtt) {
+            (true, Some(t), Some(r)) => t + r.saturating_mul(4),
+            _ => Instant::ZERO,
+        }
     }
 
     /// The time asked for has come: the no-feedback timer halves the rate
     /// (RFC 5348 §4.4; paper 000 §2-c step 3).
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.cfg.nofeedback_timer {
+        if self.cfg.nofeedback_timer && now >= self.own_nofeedback_floor() {
             self.tfrc.handle_timeout(now);
         }
     }

@@ -911,3 +911,146 @@ fn closed_loop_is_deterministic() {
     assert_eq!(a.rates, b.rates);
     assert_eq!(a.stats, b.stats);
 }
+
+/// Two cycles of 10 packets sent 1 ms apart; the second STATUS comes
+/// `gap` ms after the first (a bottleneck spreads the packets out).
+fn two_cycles(rr: ReceiveRate, gap: u64) -> f64 {
+    let mut c = StfrcController::new(
+        StfrcConfig {
+            receive_rate: rr,
+            ..cfg()
+        },
+        ms(0),
+    );
+    send_run(&mut c, 0, 0, 10, &[9]);
+    assert!(c.on_status(ms(50), &status(9000, &[])));
+    send_run(&mut c, 50, 10, 20, &[19]);
+    assert!(c.on_status(ms(50 + gap), &status(19_000, &[])));
+    c.last_cycle().unwrap().x_recv
+}
+
+#[test]
+fn delivery_receive_rate_is_bounded_by_the_status_spacing() {
+    // Paper 000: 10 packets over the span of the two requests' predicted
+    // receive times (50 ms apart, plus 0.75 of R's growth: 53.75 ms),
+    // whatever the STATUS frames' spacing.
+    let paper = two_cycles(ReceiveRate::Predicted, 100);
+    assert!((paper - 10_000.0 / 0.05375).abs() < 1.0, "{paper}");
+    // Delivery: over the 100 ms between the STATUS frames.
+    let delivered = two_cycles(ReceiveRate::Delivery, 100);
+    assert!((delivered - 1e5).abs() < 1e-6, "{delivered}");
+    // STATUS frames closer than the requests were sent (compressed on the
+    // way back) do not raise it above the send-time estimate.
+    let close = two_cycles(ReceiveRate::Delivery, 20);
+    assert_eq!(close, two_cycles(ReceiveRate::Predicted, 20));
+}
+
+/// Cycles of 10 packets; cycle `k` loses its packet 5 if `lose[k]` and its
+/// STATUS comes `rtt[k]` ms after its request. Returns p after each.
+fn spike_run(f: LossFilter, rtt: &[u64], lose: &[bool]) -> (Vec<f64>, u64) {
+    let mut c = StfrcController::new(
+        StfrcConfig {
+            loss_filter: f,
+            ..cfg()
+        },
+        ms(0),
+    );
+    let mut t = 0;
+    let mut ps = Vec::new();
+    for (k, (&r, &l)) in rtt.iter().zip(lose).enumerate() {
+        let k = k as u64;
+        send_run(&mut c, t, 10 * k, 10 * k + 10, &[10 * k + 9]);
+        let hole = (10 * k + 5) * u64::from(S);
+        let holes = if l {
+            vec![(hole, hole + u64::from(S))]
+        } else {
+            vec![]
+        };
+        let st = StatusInfo {
+            progress: 10 * k * u64::from(S),
+            ..status((10 * k + 9) * u64::from(S), &holes)
+        };
+        assert!(c.on_status(ms(t + 9 + r), &st));
+        ps.push(c.stats().p);
+        t += 9 + r + 1;
+    }
+    (ps, c.stats().losses_ignored)
+}
+
+#[test]
+fn spike_counts_only_losses_while_the_rtt_says_the_path_queues() {
+    let rtt = [30, 30, 30, 80, 30];
+    let lose = [false, true, false, true, true];
+    // RFC 5348: the loss at the base RTT is a loss event.
+    let (all, ignored) = spike_run(LossFilter::All, &rtt, &lose);
+    assert!(all[1] > 0.0, "{all:?}");
+    assert_eq!(ignored, 0);
+    // Spike: RTT_min 30 ms and no spread yet (5 ms floor): 30 ms is not a
+    // queue, the loss is a link error; at 80 ms (above 30 + 50/2) the
+    // path is in the spike state and the loss counts; back at 30 ms
+    // (below 30 + 50/3) it has left it again.
+    let (spike, ignored) = spike_run(LossFilter::SPIKE, &rtt, &lose);
+    assert_eq!(spike[1], 0.0, "{spike:?}");
+    assert_eq!(spike[2], 0.0, "{spike:?}");
+    assert!(spike[3] > 0.0, "{spike:?}");
+    assert_eq!(ignored, 2);
+}
+
+#[test]
+fn hole_delay_is_the_least_excess_per_hole_over_a_hole_less_status() {
+    let mut on = StfrcController::new(
+        StfrcConfig {
+            exclude_hole_delay: true,
+            ..cfg()
+        },
+        ms(0),
+    );
+    let mut off = StfrcController::new(cfg(), ms(0));
+    let d = |x: u64| Duration::from_millis(x);
+    for c in [&mut on, &mut off] {
+        // Nothing to compare with before a STATUS without holes.
+        assert_eq!(c.hole_delay(d(500), 10), Duration::ZERO);
+        assert_eq!(c.hole_delay(d(30), 0), Duration::ZERO);
+    }
+    // 10 holes, 100 ms above the base: 10 ms per hole.
+    assert_eq!(on.hole_delay(d(130), 10), d(100));
+    // A quicker one lowers the cost per hole (queues only add)...
+    assert_eq!(on.hole_delay(d(90), 10), d(60));
+    // ...which a slower one does not raise again: the rest is queueing.
+    assert_eq!(on.hole_delay(d(200), 10), d(60));
+    // Never more than the excess over the base.
+    assert_eq!(on.hole_delay(d(40), 5), d(10));
+    // Off (paper 000): the whole sample, though the cost is learnt.
+    assert_eq!(off.hole_delay(d(130), 10), Duration::ZERO);
+    assert_eq!(off.per_hole, Some(0.01));
+}
+
+#[test]
+fn without_hole_delay_the_nofeedback_timer_still_waits_four_whole_rtts() {
+    let mut c = StfrcController::new(
+        StfrcConfig {
+            exclude_hole_delay: true,
+            ..cfg()
+        },
+        ms(0),
+    );
+    send_run(&mut c, 0, 0, 10, &[9]);
+    assert!(c.on_status(ms(39), &status(9000, &[])));
+    send_run(&mut c, 40, 10, 20, &[19]);
+    // 64 holes' worth of delay: R_sample 200 ms, the equation's 30 ms.
+    let holes: Vec<(u64, u64)> = (0..10).map(|k| (k * 100 + 10, k * 100 + 20)).collect();
+    let st = StatusInfo {
+        progress: 0,
+        ..status(19_000, &holes)
+    };
+    assert!(c.on_status(ms(249), &st));
+    let r = c.stats().rtt.unwrap();
+    assert!(r > Duration::from_millis(45), "{r}");
+    let t = c.poll_timeout().unwrap();
+    assert!(t >= ms(249) + r.saturating_mul(4), "{t} vs R {r}");
+    // Before it, nothing happens to the rate.
+    let x = c.rate_bytes_per_s();
+    c.handle_timeout(Instant(t.as_nanos() - 1_000_000));
+    assert_eq!(c.rate_bytes_per_s(), x);
+    assert_eq!(c.stats().nofeedback_expiries, 0);
+}

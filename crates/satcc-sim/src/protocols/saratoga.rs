@@ -105,6 +105,9 @@ pub(super) fn config(spec: &FlowSpec, o: &SaratogaOptions) -> ProtocolConfig {
             history_discounting: s.history_discounting,
             oscillation_damping: s.oscillation_damping,
             request_timeout_rtts: s.request_timeout_rtts,
+            receive_rate: s.receive_rate,
+            loss_filter: s.loss_filter,
+            exclude_hole_delay: s.exclude_hole_delay,
             ..StfrcConfig::default()
         }),
         (None, Some(r)) => SaratogaRate::Fixed(r.0),

@@ -1210,6 +1210,21 @@ mod tests {
                 "must be in [0, 1], got 1.5",
             ),
             (
+                "protocol = \"stfrc\"\nreceive_rate = \"measured\"",
+                "receive_rate",
+                "\"measured\": expected \"predicted\" or \"delivery\"",
+            ),
+            (
+                "protocol = \"stfrc\"\nloss_filter = \"none\"",
+                "loss_filter",
+                "\"none\": expected \"all\" or \"spike\"",
+            ),
+            (
+                "protocol = \"saratoga\"\nrate = 1000\nloss_filter = \"spike\"",
+                "loss_filter",
+                "applies to protocol \"stfrc\" only",
+            ),
+            (
                 "protocol = \"stfrc\"\nstatus_per_rtt = 0",
                 "status_per_rtt",
                 "must be a number > 0, got 0",

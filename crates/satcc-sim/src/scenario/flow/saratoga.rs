@@ -62,6 +62,14 @@ pub struct StfrcOptions {
     /// A STATUS request unanswered for this many RTTs counts as lost;
     /// until then at most `ceil(status_per_rtt)` are outstanding (0: off).
     pub request_timeout_rtts: f64,
+    /// How X_recv is estimated: `"predicted"` (paper 000 §3-c(I)) or
+    /// `"delivery"` (from the STATUS frames' arrivals).
+    pub receive_rate: satcc_proto::stfrc::ReceiveRate,
+    /// Which losses enter p: `"all"` (RFC 5348) or `"spike"` (only those
+    /// while the RTT says the path queues).
+    pub loss_filter: satcc_proto::stfrc::LossFilter,
+    /// Leave the STATUS hole lists' serialization out of the equation's R.
+    pub exclude_hole_delay: bool,
 }
 
 /// A Saratoga or STFRC flow's keys as written.
@@ -100,18 +108,50 @@ struct SaratogaFields {
     oscillation_damping: Option<bool>,
     #[serde(default)]
     request_timeout_rtts: Option<f64>,
+    #[serde(default)]
+    receive_rate: Option<String>,
+    #[serde(default)]
+    loss_filter: Option<String>,
+    #[serde(default)]
+    exclude_hole_delay: Option<bool>,
 }
 
 /// Keys of [`SaratogaFields`] that only `stfrc` takes.
-const STFRC_KEYS: [&str; 4] = [
+const STFRC_KEYS: [&str; 7] = [
     "symmetry_ratio",
     "history_discounting",
     "oscillation_damping",
     "request_timeout_rtts",
+    "receive_rate",
+    "loss_filter",
+    "exclude_hole_delay",
 ];
 
 impl SaratogaFields {
     fn into_options(self, protocol: Protocol) -> Result<SaratogaOptions, FieldError> {
+        use satcc_proto::stfrc::ReceiveRate;
+        let receive_rate = match self.receive_rate.as_deref() {
+            None => satcc_proto::stfrc::StfrcConfig::default().receive_rate,
+            Some("predicted") => ReceiveRate::Predicted,
+            Some("delivery") => ReceiveRate::Delivery,
+            Some(v) => {
+                return Err(FieldError::new(
+                    "receive_rate",
+                    format!("{v:?}: expected \"predicted\" or \"delivery\""),
+                ))
+            }
+        };
+        let loss_filter = match self.loss_filter.as_deref() {
+            None => satcc_proto::stfrc::StfrcConfig::default().loss_filter,
+            Some("all") => satcc_proto::stfrc::LossFilter::All,
+            Some("spike") => satcc_proto::stfrc::LossFilter::SPIKE,
+            Some(v) => {
+                return Err(FieldError::new(
+                    "loss_filter",
+                    format!("{v:?}: expected \"all\" or \"spike\""),
+                ))
+            }
+        };
         let stfrc = (protocol == Protocol::Stfrc).then(|| {
             let d = satcc_proto::stfrc::StfrcConfig::default();
             StfrcOptions {
@@ -122,6 +162,9 @@ impl SaratogaFields {
                 // same scenario differ only where the paper makes them.
                 oscillation_damping: self.oscillation_damping.unwrap_or(tfrc::damping_default()),
                 request_timeout_rtts: self.request_timeout_rtts.unwrap_or(d.request_timeout_rtts),
+                receive_rate,
+                loss_filter,
+                exclude_hole_delay: self.exclude_hole_delay.unwrap_or(d.exclude_hole_delay),
             }
         });
         if protocol == Protocol::Saratoga && self.rate.is_none() {
