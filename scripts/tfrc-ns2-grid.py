@@ -13,6 +13,13 @@ over the seeds (from the two samples' spreads) where there are several.
 Usage:
   scripts/tfrc-ns2-grid.py                        # the full grid, 10 seeds
   scripts/tfrc-ns2-grid.py --delays 250 --buffers 2 --pers 0 --seeds 1
+  scripts/tfrc-ns2-grid.py --rate 20 --delays 300 --buffers 2 --pers 0 --perturb 10
+--perturb N also runs every cell at the delays D + 1 us, ..., D + (N-1) us
+and pools those runs as samples of the cell (with a standard error): ns-2's
+double clock breaks slow start's ties at 2 X_recv and the receiver's
+`now - last_report_sent >= rtt_` by the last bits of its sums of delays, so
+on some deep-buffer paths one PER-0 run of ns-2 is one draw of several
+outcomes (docs/validation.md, "TFRC profile ns2 on long-delay paths").
 Needs `ns` (apt-get install -y ns2) and a release build of satcc.
 """
 
@@ -113,6 +120,8 @@ def main():
     ap.add_argument("--profile", default="ns2", help="satcc's TFRC profile (ns2)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
+    ap.add_argument("--perturb", type=int, default=1,
+                    help="runs per seed at D, D + 1 us, ..., pooled as samples (1)")
     ap.add_argument("--json", action="store_true", help="print every cell as JSON instead")
     a = ap.parse_args()
     delays = [float(x) if "." in x else int(x) for x in a.delays.split(",")]
@@ -124,9 +133,13 @@ def main():
         for d in delays:
             for b in bufs:
                 for p in pers:
-                    text = scenario(a.rate, d, b, p, a.duration, a.profile)
-                    for seed in range(1, (a.seeds if p > 0 else 1) + 1):
-                        jobs[ex.submit(run_one, a.satcc, text, seed)] = (d, b, p, seed)
+                    for k in range(max(1, a.perturb)):
+                        # Whole microseconds: the delay stays exact in
+                        # satcc's nanoseconds and in the exported script.
+                        dk = round(d + k / 1000, 3) if k else d
+                        text = scenario(a.rate, dk, b, p, a.duration, a.profile)
+                        for seed in range(1, (a.seeds if p > 0 else 1) + 1):
+                            jobs[ex.submit(run_one, a.satcc, text, seed)] = (d, b, p, (seed, k))
         res = {}
         for fut in cf.as_completed(jobs):
             d, b, p, seed = jobs[fut]
@@ -141,7 +154,8 @@ def main():
         return
     print(f"satcc `profile = \"{a.profile}\"` goodput / ns-2 Agent/TFRC goodput, "
           f"{a.rate:g} Mb/s bottleneck, {a.duration} s, mean of {a.seeds} seeds where "
-          "PER > 0 (± standard error of the ratio)\n")
+          "PER > 0" + (f", each at {a.perturb} delays 1 us apart" if a.perturb > 1 else "")
+          + " (± standard error of the ratio)\n")
     print("| one-way delay | buffer (BDP) | " + " | ".join(f"PER {p:g}" for p in pers) + " |")
     print("|---|---|" + "---|" * len(pers))
     worst = 0.0

@@ -1354,7 +1354,28 @@ impl TcpSender {
                     (w as u64).min(self.rwnd)
                 }
             };
-            self.ssthresh = ((base / 2).max(2)) as f64;
+            let eq4 = ((base / 2).max(2)) as f64;
+            // RFC 5681 §3.1: ssthresh "MUST be set to no more than" eq.
+            // (4). A timeout during RFC 6675 recovery (a retransmission
+            // lost: RFC 6675 has no other way to find one) answers the
+            // congestion that recovery already answered, and FlightSize
+            // then includes the new data recovery sent while pipe < cwnd:
+            // 64 Mb/s 1+1 of the friendliness sweep, RecoveryPoint 1824,
+            // HighData 3522 at the RTO, ssthresh 456 → 1145, three times
+            // what the path holds, so every slow start after a timeout
+            // overshot into the next recovery and timeout (15 of 30
+            // seeds, 66-70 RTOs a run). Keep the smaller, as Linux's
+            // tcp_enter_loss() does ("Reduce ssthresh if it has not yet
+            // been made inside this window": not in TCP_CA_Recovery).
+            self.ssthresh = if self.in_recovery
+                && self.cfg.variant == Variant::Sack
+                && self.cfg.sack_recovery == SackRecovery::Rfc6675
+                && self.cfg.rto_ssthresh == RtoSsthresh::FlightSize
+            {
+                eq4.min(self.ssthresh)
+            } else {
+                eq4
+            };
         }
         if let Some(b) = self.bbr.as_mut() {
             // tcp_enter_loss(): bbr_ssthresh() notes cwnd, then BBR's

@@ -764,3 +764,57 @@ fn ns2_sack1_recovery_delivers_under_loss() {
         assert!(o.s.stats().fast_retransmits > 0, "pattern {pattern}");
     }
 }
+
+/// An RTO during RFC 6675 recovery keeps the ssthresh recovery set: RFC
+/// 5681 §3.1 eq. (4) is an upper bound ("no more than"), and FlightSize
+/// then counts the new data recovery sent while pipe < cwnd. Before, the
+/// timeout raised ssthresh to half of everything sent since the loss
+/// (here 5 → 21), and on a fast path every slow start after a timeout
+/// overshot into the next recovery and timeout (docs/validation.md, "64
+/// Mb/s: a trap of the TCP flow").
+#[test]
+fn rto_in_rfc6675_recovery_does_not_raise_ssthresh() {
+    let run = |rto_ssthresh: RtoSsthresh| {
+        let cfg = SenderConfig {
+            variant: Variant::Sack,
+            initial_window: 10,
+            limited_transmit: false,
+            rto_ssthresh,
+            ..SenderConfig::default()
+        };
+        let mut s = TcpSender::new(cfg, ms(0));
+        s.push_data(1_000_000);
+        assert_eq!(drain(&mut s, ms(0)).len(), 10);
+        // 0 lost, 1-3 arrive: recovery with FlightSize 10, ssthresh 5.
+        for (i, hi) in [2u64, 3, 4].into_iter().enumerate() {
+            s.handle_input(ms(100 + i as u64), &ack(0, ms(0), &[(1, hi)]));
+        }
+        assert_eq!(seqs(&drain(&mut s, ms(102)))[0], (0, true));
+        assert!(s.stats().in_recovery);
+        assert_eq!(s.stats().ssthresh, 5.0);
+        // The retransmission of 0 is lost too; everything else arrives, and
+        // each SACK lets recovery send new data (pipe: the retransmission).
+        let mut t = 103;
+        while s.snd_max() < 41 {
+            s.handle_input(ms(t), &ack(0, ms(0), &[(1, s.snd_max())]));
+            drain(&mut s, ms(t));
+            t += 1;
+        }
+        assert!(
+            s.stats().in_recovery,
+            "RFC 6675 cannot see the lost retransmission"
+        );
+        let deadline = s.poll_timeout().expect("RTO armed");
+        s.handle_timeout(deadline);
+        let st = s.stats();
+        assert_eq!(st.timeouts, 1);
+        assert_eq!(st.cwnd, 1.0);
+        (st.ssthresh, s.snd_max())
+    };
+    let (ss, max) = run(RtoSsthresh::FlightSize);
+    assert!(max >= 41, "recovery sent new data up to {max}");
+    // FlightSize / 2 would be 20 or more: the recovery's 5 stays.
+    assert_eq!(ss, 5.0, "ssthresh after the RTO (HighData {max})");
+    // ns-2's halving of the window is unchanged: min(cwnd, ssthresh) / 2.
+    assert_eq!(run(RtoSsthresh::Window).0, 2.0);
+}
