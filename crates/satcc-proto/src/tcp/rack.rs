@@ -582,7 +582,7 @@ mod walk_tests {
             let mut compared = 0;
             for _ in 0..3000 {
                 // Ties in time are common: bursts leave at one instant.
-                now = now + Duration::from_micros(rng.below(3) * 500);
+                now += Duration::from_micros(rng.below(3) * 500);
                 let n = r.segs.len() as u64;
                 match rng.below(10) {
                     0..=3 => r.on_send(r.end(), now),
