@@ -67,10 +67,6 @@ struct Session {
     reserved: u64,
 }
 
-/// Peers with bytes counted against `--quota-per-peer` at most: a new
-/// address beyond is refused, so the table cannot grow without bound.
-const MAX_QUOTA_PEERS: usize = 65_536;
-
 /// A Saratoga responder: accepts PUTs into a directory and serves GETs
 /// from it, many sessions at once on one socket.
 #[derive(Debug)]
@@ -524,8 +520,8 @@ impl SaratogaServer {
             }
         }
         self.open_session(now, (peer, session), Side::Put(Box::new(side)), name);
-        if self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some() {
-            let size = m.entry.size;
+        let size = m.entry.size;
+        if size > 0 && (self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some()) {
             *self.used.entry(peer.ip()).or_insert(0) += size;
             self.used_total += size;
             if let Some(s) = self.sessions.get_mut(&(peer, session)) {
@@ -537,8 +533,10 @@ impl SaratogaServer {
     /// Whether a PUT of `size` bytes from `ip` fits the quotas.
     fn quota_allows(&self, ip: IpAddr, size: u64) -> bool {
         let mine = self.used.get(&ip).copied();
-        if self.cfg.quota_per_peer.is_some() && mine.is_none() && self.used.len() >= MAX_QUOTA_PEERS
-        {
+        // The table of what each address holds is bounded whichever quota
+        // fills it (a new address past the bound is refused until others
+        // finish), and only addresses holding bytes are in it.
+        if mine.is_none() && size > 0 && self.used.len() >= self.cfg.max_quota_peers {
             return false;
         }
         let fits = |used: u64, q: Option<u64>| q.is_none_or(|q| used.saturating_add(size) <= q);
