@@ -515,7 +515,12 @@ impl SaratogaServer {
                 .to_vec()
                 .unwrap_or_default();
                 self.counters.resume_offers += 1;
-                self.send(&offer, peer);
+                // At once only within the unsolicited-reply bound (one
+                // or two holes, the usual shape): a METADATA's source
+                // address may be spoofed, and an offer lists up to 64
+                // holes (2 KB for 26 bytes). A longer one goes with the
+                // first STATUS, which the peer's own DATA asks for.
+                self.reply(&offer, peer);
                 side.offer = Some((RESUME_OFFER_REPEATS, offer));
             }
         }
