@@ -142,18 +142,28 @@ def fig5(seeds):
     print()
 
 
+# TCP as ns-2 2.35's Agent/TCP/Sack1 runs it (the paper's simulator): one
+# RTT sample per window with Karn's rule instead of timestamps on every
+# ACK, ns-2's SACK recovery, ssthresh from the window on a timeout.
+NS2_TCP = ["flows.0.rtt_timing=karn", "flows.0.sack_recovery=ns2",
+           "flows.0.rto_ssthresh=window"]
+
+
 def cov(seeds):
     print("#### Figs. 9–11: per-flow fairness, 32 + 32 flows, RED, symmetric links "
           f"(seeds 1–{seeds})\n")
     key = ("topology.bottleneck.rate+topology.bottleneck.queue.limit+"
            "topology.bottleneck.queue.min_th+topology.bottleneck.queue.max_th")
     bws = [2, 4, 8, 16, 32, 64]
-    pts = sweep(SYM, [key + "=" + ",".join(bw_point(b) for b in bws)], seeds)
+    vary = [key + "=" + ",".join(bw_point(b) for b in bws)]
+    pts = sweep(SYM, vary, seeds)
+    ns2 = sweep(SYM, vary, seeds, NS2_TCP)
     print("| bottleneck | loss rate | TCP CoV | STFRC CoV | STFRC lower | "
-          "normalized per-flow throughput, TCP (min–max) | STFRC (min–max) |")
-    print("|---|---|---|---|---|---|---|")
-    for p in pts:
-        bw = dict(p["vary"])[key].split(":")[0]
+          "normalized per-flow throughput, TCP (min–max) | STFRC (min–max) | "
+          "loss rate, ns-2's TCP | TCP CoV, ns-2's TCP | STFRC CoV | STFRC lower |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+
+    def stats(p):
         loss, ct, cs, lo_t, hi_t, lo_s, hi_s = [], [], [], [], [], [], []
         for r in p["runs"]:
             bott = next(l for l in r["links"] if l["name"] == "bottleneck")
@@ -164,10 +174,17 @@ def cov(seeds):
                 c.append(statistics.pstdev(g) / statistics.mean(g))
                 lo.append(min(g) / share)
                 hi.append(max(g) / share)
-        t, s = statistics.mean(ct), statistics.mean(cs)
-        print(f"| {bw} | {statistics.mean(loss) * 100:.1f} % | {t:.3f} | {s:.3f} | "
-              f"{'yes' if s < t else 'no'} | {min(lo_t):.2f}–{max(hi_t):.2f} | "
-              f"{min(lo_s):.2f}–{max(hi_s):.2f} |")
+        return (statistics.mean(loss), statistics.mean(ct), statistics.mean(cs),
+                min(lo_t), max(hi_t), min(lo_s), max(hi_s))
+
+    for p, q in zip(pts, ns2):
+        bw = dict(p["vary"])[key].split(":")[0]
+        loss, t, s, lo_t, hi_t, lo_s, hi_s = stats(p)
+        loss2, t2, s2 = stats(q)[:3]
+        print(f"| {bw} | {loss * 100:.1f} % | {t:.3f} | {s:.3f} | "
+              f"{'yes' if s < t else 'no'} | {lo_t:.2f}–{hi_t:.2f} | "
+              f"{lo_s:.2f}–{hi_s:.2f} | {loss2 * 100:.1f} % | {t2:.3f} | {s2:.3f} | "
+              f"{'yes' if s2 < t2 else 'no'} |")
     print()
 
 

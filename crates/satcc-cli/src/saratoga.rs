@@ -533,6 +533,9 @@ fn finish(
             if json {
                 let mut v = serde_json::to_value(&rep).unwrap_or_default();
                 v["ok"] = true.into();
+                // With checksum "none" the bytes arrived but nothing
+                // checked them: a script must be able to tell.
+                v["verified"] = (rep.checksum != "none").into();
                 println!("{v}");
             } else {
                 let p = rep.loss_event_rate.map_or(String::new(), |p| {
@@ -547,14 +550,18 @@ fn finish(
                 } else {
                     String::new()
                 };
+                let verified = if rep.checksum == "none" {
+                    "not verified: no checksum".to_string()
+                } else {
+                    format!("{} verified", rep.checksum)
+                };
                 println!(
-                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {} verified{resumed})",
+                    "{what}: {} in {:.2} s, {} ({} retransmitted, {} STATUS{p}, {verified}{resumed})",
                     size(rep.bytes),
                     rep.duration_s,
                     mbps(rep.goodput_bps),
                     size(rep.retransmitted_bytes),
                     rep.status_frames,
-                    rep.checksum
                 );
             }
             Ok(())

@@ -141,6 +141,12 @@ struct DirSummary {
     not_ip: u64,
     /// Frames over the MTU (should be 0: offloads are off).
     oversize: u64,
+    /// Packets of flows past the first 8192 of the direction, counted
+    /// together rather than per flow (`flows` lists the first 8192).
+    other_flows_arrived: u64,
+    /// Frames a peer's `--peer-delay` line dropped for want of room (it
+    /// holds 64 MiB).
+    delay_dropped: u64,
     /// ACKs entering this direction whose window REFWA lowered (only
     /// with `--refwa`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -582,6 +588,8 @@ fn summarize(
             max_late_s: s.max_late_ns as f64 * 1e-9,
             not_ip: rep[k].not_ip,
             oversize: rep[k].oversize,
+            other_flows_arrived: rep[k].other.arrived,
+            delay_dropped: rep[k].delay_dropped,
             refwa_acks_rewritten: (a.refwa.is_some() || link.refwa.is_some())
                 .then_some(rep[k].refwa_rewritten),
         });
@@ -653,6 +661,19 @@ fn print_summary(s: &Summary) {
                 String::new()
             }
         );
+        if d.other_flows_arrived > 0 {
+            eprintln!(
+                "           {} packets of flows past the first {} counted together, not listed",
+                d.other_flows_arrived,
+                satcc_net::shell::MAX_FLOWS
+            );
+        }
+        if d.delay_dropped > 0 {
+            eprintln!(
+                "           {} frames dropped by a full --peer-delay line (64 MiB)",
+                d.delay_dropped
+            );
+        }
     }
     if !s.flows.is_empty() {
         eprintln!(

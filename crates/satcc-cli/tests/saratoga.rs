@@ -60,6 +60,7 @@ fn put_get_json_and_errors() {
     assert_eq!(v["ok"], true);
     assert_eq!(v["bytes"], 300_000);
     assert_eq!(v["checksum"], "sha1");
+    assert_eq!(v["verified"], true);
     assert!(v["goodput_bps"].as_f64().unwrap() > 0.0);
     assert!(v["status_frames"].as_u64().unwrap() > 0);
     assert!(std::fs::read(inbox.join("data.bin")).unwrap() == body);
@@ -78,6 +79,36 @@ fn put_get_json_and_errors() {
         "{line}"
     );
     assert!(std::fs::read(&dest).unwrap() == body);
+
+    // Without a checksum the bytes arrive but nothing checked them: the
+    // report says so, in words and in JSON.
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([&addr, "--as", "unchecked.bin", "--checksum", "none"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(line.contains("not verified: no checksum"), "{line}");
+    let o = satcc()
+        .args(["saratoga", "put"])
+        .arg(&src)
+        .args([
+            &addr,
+            "--as",
+            "unchecked2.bin",
+            "--checksum",
+            "none",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].clone(), v["verified"].clone()),
+        (true.into(), false.into())
+    );
 
     // Refused: the name exists on the server; unknown file; bad name;
     // bad option value. One line each, naming the problem.

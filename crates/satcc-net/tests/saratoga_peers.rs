@@ -546,6 +546,68 @@ fn allow_list_read_only_and_write_only() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Empty PUTs (one unanswered datagram each, from any source address)
+/// take no place in the quota table, and the table is bounded: with room
+/// for two addresses, two empty files from two addresses leave room for
+/// two that send bytes, and a third such address is refused.
+#[test]
+fn quota_table_holds_only_addresses_with_bytes_and_is_bounded() {
+    let _g = serial();
+    let dir = tempdir("quota-table");
+    let inbox = dir.join("inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    let mut sc = ServeConfig::new(inbox.clone());
+    sc.quota_total = Some(1_000_000);
+    sc.max_quota_peers = 2;
+    let server = serve(sc);
+    let md = |session: u32, name: &[u8], size: u64| {
+        Repr::Metadata(wire::Metadata {
+            descriptor: DescriptorSize::D16,
+            session,
+            transfer: TransferType::File,
+            terminated: false,
+            udp_lite: false,
+            checksum: Checksum::None,
+            entry: DirEntry {
+                properties: Properties::File,
+                descriptor: DescriptorSize::D16,
+                size,
+                mtime: 0,
+                ctime: 0,
+                path: name.to_vec(),
+            },
+        })
+        .to_vec()
+        .unwrap()
+    };
+    let from = |last: u8| {
+        let s = UdpSocket::bind(format!("127.0.0.{last}:0")).unwrap();
+        s.connect(server.addr).unwrap();
+        s
+    };
+    for (k, last) in [(0u32, 12u8), (1, 13)] {
+        let s = from(last);
+        s.send(&md(40 + k, format!("empty{k}").as_bytes(), 0))
+            .unwrap();
+        let st = recv_status(&s).expect("the empty PUT's STATUS");
+        assert_eq!(st.error, 0, "{st:?}");
+    }
+    // Two addresses with bytes fit; a third does not.
+    let (a, b, c) = (from(14), from(15), from(16));
+    a.send(&md(50, b"big-a", 10_000)).unwrap();
+    b.send(&md(51, b"big-b", 10_000)).unwrap();
+    c.send(&md(52, b"big-c", 10_000)).unwrap();
+    let refused = recv_status(&c).expect("refusal");
+    assert_eq!(
+        (refused.session, refused.error),
+        (52, error_code::FILE_TOO_BIG)
+    );
+    let (counters, _) = server.stop();
+    assert_eq!(counters.over_quota, 1, "{counters:?}");
+    assert!(inbox.join("empty0").exists() && inbox.join("empty1").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn byte_quotas_per_peer_and_in_total() {
     let _g = serial();

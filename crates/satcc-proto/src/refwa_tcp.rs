@@ -66,7 +66,15 @@ pub struct TcpRefwaStats {
     pub segments: u64,
     /// ACKs whose window was lowered.
     pub rewritten: u64,
+    /// Connections not followed because [`MAX_CONNS`] were (their
+    /// segments pass unchanged).
+    pub untracked: u64,
 }
+
+/// Connections followed at once: one entry per SYN seen, until both FINs
+/// or a RST, so a stream of SYNs (a scan, spoofed sources) cannot grow
+/// the table without bound.
+pub const MAX_CONNS: usize = 16_384;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Conn {
@@ -77,6 +85,8 @@ struct Conn {
     syn_at: Option<Instant>,
     /// The RTT measured at the router.
     rtt: Option<Duration>,
+    /// A FIN was seen from each side (index as `shift`).
+    fin: [bool; 2],
 }
 
 /// The REFWA controller of one guarded link, reading real TCP.
@@ -227,7 +237,17 @@ impl TcpRefwa {
             proto: 6,
         };
         let syn = repr.flags.contains(Flags::SYN);
+        if repr.flags.contains(Flags::RST) {
+            // The connection is gone (either side's RST): forget it.
+            self.conns.remove(&key);
+            self.conns.remove(&reverse(&key));
+            return Verdict::Passed;
+        }
         if syn && !repr.flags.contains(Flags::ACK) {
+            if self.conns.len() >= MAX_CONNS && !self.conns.contains_key(&key) {
+                self.stats.untracked += 1;
+                return Verdict::Passed;
+            }
             // A new connection (or a retransmitted SYN: the RTT is timed
             // from the first).
             let c = self.conns.entry(key).or_default();
@@ -240,6 +260,11 @@ impl TcpRefwa {
             // shift to read the window by: left alone.
             return Verdict::Passed;
         };
+        if self.closed(&key) {
+            // Both FINs seen: what follows is the last ACK; forget it.
+            self.conns.remove(&key);
+            self.conns.remove(&reverse(&key));
+        }
         let Some(rtt) = rtt else {
             return Verdict::Passed;
         };
@@ -283,6 +308,19 @@ impl TcpRefwa {
         Verdict::Rewritten { old, new }
     }
 
+    /// Both sides of the connection of `key` (either direction) sent FIN.
+    fn closed(&self, key: &FlowKey) -> bool {
+        self.conns
+            .get(key)
+            .or_else(|| self.conns.get(&reverse(key)))
+            .is_some_and(|c| c.fin == [true, true])
+    }
+
+    /// Connections followed now.
+    pub fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
     /// Updates the connection of a non-SYN segment (or the SYN-ACK):
     /// returns this direction's shift and the RTT, `None` if the router did
     /// not see the connection's SYN.
@@ -300,6 +338,9 @@ impl TcpRefwa {
         };
         if synack && side == 1 {
             c.shift[1] = Some(repr.window_shift());
+        }
+        if repr.flags.contains(Flags::FIN) {
+            c.fin[side] = true;
         }
         if side == 0 && c.rtt.is_none() && repr.flags.contains(Flags::ACK) {
             // The SYN sender's first ACK: SYN → server → SYN-ACK → client →
@@ -463,6 +504,37 @@ mod tests {
         }
         assert!(rewritten[0].1 < rewritten[1].1);
         assert!(t.stats().rewritten > 0);
+    }
+
+    /// A connection is forgotten after both FINs or a RST, and SYNs past
+    /// `MAX_CONNS` open connections are passed without being followed.
+    #[test]
+    fn connections_end_with_fin_or_rst_and_the_table_is_bounded() {
+        let mut t = TcpRefwa::new(cfg(), Instant::ZERO);
+        let rtt = Duration::from_millis(80);
+        let now = handshake(&mut t, 1, 40000, Instant::ZERO, rtt);
+        let now = handshake(&mut t, 3, 40001, now, rtt);
+        assert_eq!(t.connections(), 2);
+        // Client 1 closes, the server closes: forgotten.
+        let mut f = ip(1, 200, (40000, 5001), Flags::ACK | Flags::FIN, 502, None, 0);
+        assert_eq!(t.on_packet(now, &mut f, 0, 0), Verdict::Passed);
+        assert_eq!(t.connections(), 2);
+        let mut f = ip(200, 1, (5001, 40000), Flags::ACK | Flags::FIN, 502, None, 0);
+        t.on_packet(now, &mut f, 0, 0);
+        assert_eq!(t.connections(), 1);
+        // The server resets client 3's connection.
+        let mut r = ip(200, 3, (5001, 40001), Flags::RST, 0, None, 0);
+        assert_eq!(t.on_packet(now, &mut r, 0, 0), Verdict::Passed);
+        assert_eq!(t.connections(), 0);
+        // A flood of SYNs from distinct ports fills the table and no more.
+        for port in 0..(MAX_CONNS + 50) as u32 {
+            let p = 1024 + (port % 60_000) as u16;
+            let c = 10 + (port / 60_000) as u8;
+            let mut syn = ip(c, 200, (p, 5001), Flags::SYN, 0xFFFF, Some(7), 0);
+            t.on_packet(now, &mut syn, 0, 0);
+        }
+        assert_eq!(t.connections(), MAX_CONNS);
+        assert_eq!(t.stats().untracked, 50);
     }
 
     #[test]

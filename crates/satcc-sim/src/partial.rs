@@ -92,6 +92,23 @@ impl Partial {
         renamed
     }
 
+    /// As [`Partial::commit`], then syncs the directory, so that the
+    /// rename itself survives a crash: without it the new name lives in
+    /// the directory's unsynced metadata, and a power loss after a peer
+    /// was told "complete" can bring back the partial name (which a
+    /// restart then sweeps away). The file's own contents must have been
+    /// synced by the caller (`File::sync_all`) before. For what is
+    /// promised to someone else (Saratoga's received files); run outputs
+    /// only need [`Partial::commit`]'s atomicity.
+    pub fn commit_durable(self) -> io::Result<()> {
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        self.commit()?;
+        File::open(&dir)?.sync_all()
+    }
+
     /// Gives up: removes the partial file (as dropping does), leaving the
     /// final path as it was.
     pub fn abandon(mut self) {
@@ -213,6 +230,21 @@ mod tests {
         part.keep();
         assert_eq!(names(&d), [".f.bin.partial"]);
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn durable_commit_renames_into_place_and_syncs_the_directory() {
+        let d = dir("durable");
+        let path = d.join("f.bin");
+        let p = Partial::beside(&path);
+        let mut f = p.create().unwrap();
+        io::Write::write_all(&mut f, b"abc").unwrap();
+        f.sync_all().unwrap();
+        drop(f);
+        p.commit_durable().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"abc");
+        assert_eq!(names(&d), vec!["f.bin".to_string()]);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

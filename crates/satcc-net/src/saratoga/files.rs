@@ -372,7 +372,8 @@ impl TempFile {
         // Renamed or not, the resume record goes: the file is complete
         // (or, if the rename failed, removed with its partial).
         let renamed = match self.part.take() {
-            Some(part) => part.commit(),
+            // Durable: the peer is told "complete" once this returns.
+            Some(part) => part.commit_durable(),
             None => Err(io::ErrorKind::NotFound.into()),
         };
         if let Some(r) = resume_path(&self.dest) {

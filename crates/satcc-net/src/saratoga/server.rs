@@ -67,10 +67,6 @@ struct Session {
     reserved: u64,
 }
 
-/// Peers with bytes counted against `--quota-per-peer` at most: a new
-/// address beyond is refused, so the table cannot grow without bound.
-const MAX_QUOTA_PEERS: usize = 65_536;
-
 /// A Saratoga responder: accepts PUTs into a directory and serves GETs
 /// from it, many sessions at once on one socket.
 #[derive(Debug)]
@@ -519,13 +515,18 @@ impl SaratogaServer {
                 .to_vec()
                 .unwrap_or_default();
                 self.counters.resume_offers += 1;
-                self.send(&offer, peer);
+                // At once only within the unsolicited-reply bound (one
+                // or two holes, the usual shape): a METADATA's source
+                // address may be spoofed, and an offer lists up to 64
+                // holes (2 KB for 26 bytes). A longer one goes with the
+                // first STATUS, which the peer's own DATA asks for.
+                self.reply(&offer, peer);
                 side.offer = Some((RESUME_OFFER_REPEATS, offer));
             }
         }
         self.open_session(now, (peer, session), Side::Put(Box::new(side)), name);
-        if self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some() {
-            let size = m.entry.size;
+        let size = m.entry.size;
+        if size > 0 && (self.cfg.quota_per_peer.is_some() || self.cfg.quota_total.is_some()) {
             *self.used.entry(peer.ip()).or_insert(0) += size;
             self.used_total += size;
             if let Some(s) = self.sessions.get_mut(&(peer, session)) {
@@ -537,8 +538,10 @@ impl SaratogaServer {
     /// Whether a PUT of `size` bytes from `ip` fits the quotas.
     fn quota_allows(&self, ip: IpAddr, size: u64) -> bool {
         let mine = self.used.get(&ip).copied();
-        if self.cfg.quota_per_peer.is_some() && mine.is_none() && self.used.len() >= MAX_QUOTA_PEERS
-        {
+        // The table of what each address holds is bounded whichever quota
+        // fills it (a new address past the bound is refused until others
+        // finish), and only addresses holding bytes are in it.
+        if mine.is_none() && size > 0 && self.used.len() >= self.cfg.max_quota_peers {
             return false;
         }
         let fits = |used: u64, q: Option<u64>| q.is_none_or(|q| used.saturating_add(size) <= q);

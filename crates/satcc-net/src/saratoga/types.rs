@@ -359,6 +359,11 @@ pub struct ServeConfig {
     pub quota_per_peer: Option<u64>,
     /// The same for all peers together.
     pub quota_total: Option<u64>,
+    /// With a quota, addresses holding bytes against it at most: a PUT
+    /// from a new address beyond is refused as over quota, so a flood of
+    /// (spoofable) source addresses cannot grow the table without bound.
+    /// Empty files hold nothing and take no place in it.
+    pub max_quota_peers: usize,
 }
 
 impl ServeConfig {
@@ -377,6 +382,7 @@ impl ServeConfig {
             access: Access::ReadWrite,
             quota_per_peer: None,
             quota_total: None,
+            max_quota_peers: 65_536,
         }
     }
 }

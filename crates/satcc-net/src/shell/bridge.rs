@@ -23,6 +23,16 @@ use crate::emu::{DirStats, LinkConfig, LinkDir, Params};
 /// Bytes of an Ethernet header: on the veth devices only, not charged to
 /// the emulated link.
 const ETH_HEADER: usize = 14;
+/// Flows (5-tuples) counted one by one per direction; packets of flows
+/// beyond go to [`DirReport::other`]. A port scan or a flood of spoofed
+/// sources would otherwise grow the table (and the copy of it published
+/// every [`PUBLISH`]) without bound.
+pub const MAX_FLOWS: usize = 8192;
+/// Bytes a peer's delay line holds at most: it has no rate, so a peer
+/// sending faster than the link would otherwise fill memory at its rate
+/// times its delay before the link's own queue limit is reached. Frames
+/// beyond are dropped and counted ([`DirReport::delay_dropped`]).
+const MAX_DELAY_BYTES: usize = 64 << 20;
 
 /// A flow as the per-flow summary names it: protocol and both ends
 /// (ports 0 for protocols without them, ICMP included).
@@ -146,6 +156,23 @@ pub struct DirReport {
     /// ACKs entering this direction whose window REFWA lowered
     /// (`--refwa`).
     pub refwa_rewritten: u64,
+    /// Packets of flows beyond the first [`MAX_FLOWS`], together.
+    pub other: FlowCount,
+    /// Frames a peer's delay line dropped for want of room
+    /// (`MAX_DELAY_BYTES`, 64 MiB).
+    pub delay_dropped: u64,
+}
+
+impl DirReport {
+    /// The counters of flow `k`: its own while the table has room (or
+    /// already holds it), else the shared [`DirReport::other`].
+    pub fn flow(&mut self, k: FlowKey) -> &mut FlowCount {
+        if self.flows.len() < MAX_FLOWS || self.flows.contains_key(&k) {
+            self.flows.entry(k).or_default()
+        } else {
+            &mut self.other
+        }
+    }
 }
 
 /// The capture of delivered packets: the writer and the file it is
@@ -259,13 +286,17 @@ struct Dir {
 struct DelayLine {
     delay: Duration,
     frames: VecDeque<(Instant, Vec<u8>)>,
+    /// Bytes held.
+    bytes: usize,
+    /// Frames dropped because `MAX_DELAY_BYTES` were held.
+    dropped: u64,
 }
 
 impl DelayLine {
     fn new(delay: Duration) -> DelayLine {
         DelayLine {
             delay,
-            frames: VecDeque::new(),
+            ..DelayLine::default()
         }
     }
 
@@ -275,13 +306,20 @@ impl DelayLine {
         if self.delay == Duration::ZERO {
             return Some(frame);
         }
+        if self.bytes + frame.len() > MAX_DELAY_BYTES {
+            self.dropped += 1;
+            return None;
+        }
+        self.bytes += frame.len();
         self.frames.push_back((now + self.delay, frame));
         None
     }
 
     fn pop_due(&mut self, now: Instant) -> Option<Vec<u8>> {
         if self.frames.front().is_some_and(|(t, _)| *t <= now) {
-            return self.frames.pop_front().map(|(_, f)| f);
+            let f = self.frames.pop_front().map(|(_, f)| f)?;
+            self.bytes -= f.len();
+            return Some(f);
         }
         None
     }
@@ -347,13 +385,15 @@ impl Dir {
     fn count_drops(&mut self) {
         for d in self.link.take_dropped() {
             if let Some(k) = ip_of_frame(&d).and_then(FlowKey::of_ip) {
-                self.report.flows.entry(k).or_default().dropped += 1;
+                self.report.flow(k).dropped += 1;
             }
         }
     }
 
     fn publish(&mut self) {
         self.report.link = self.link.stats();
+        self.report.delay_dropped = self.inputs.iter().map(|i| i.1.dropped).sum::<u64>()
+            + self.outputs.iter().map(|o| o.1.dropped).sum::<u64>();
         let mut s = self.shared.lock().unwrap_or_else(|p| p.into_inner());
         s.dirs[self.index].clone_from(&self.report);
     }
@@ -402,7 +442,7 @@ impl Dir {
     /// any): counted for its flow, seen by REFWA, queued.
     fn enter_link(&mut self, now: Instant, mut frame: Vec<u8>) {
         if let Some(k) = ip_of_frame(&frame).and_then(FlowKey::of_ip) {
-            let c = self.report.flows.entry(k).or_default();
+            let c = self.report.flow(k);
             c.arrived += 1;
             c.arrived_bytes += (frame.len() - ETH_HEADER) as u64;
         }
@@ -442,7 +482,7 @@ impl Dir {
             while let Some(frame) = self.link.poll(now) {
                 if let Some(ip) = ip_of_frame(&frame) {
                     if let Some(k) = FlowKey::of_ip(ip) {
-                        let c = self.report.flows.entry(k).or_default();
+                        let c = self.report.flow(k);
                         c.delivered += 1;
                         c.delivered_bytes += ip.len() as u64;
                     }
@@ -700,6 +740,48 @@ mod tests {
         assert_eq!(l.pop_due(ms(45)), Some(vec![2]));
         assert_eq!(l.pop_due(ms(100)), None);
         assert_eq!(l.next_due(), None);
+    }
+
+    /// The delay line drops (and counts) what would take it past its
+    /// bytes, and has room again once frames leave.
+    #[test]
+    fn delay_line_is_bounded_in_bytes() {
+        let ms = |m| Instant::ZERO + Duration::from_millis(m);
+        let mut l = DelayLine::new(Duration::from_millis(40));
+        let frame = vec![0u8; 1 << 20];
+        for _ in 0..MAX_DELAY_BYTES >> 20 {
+            assert_eq!(l.push(ms(0), frame.clone()), None);
+        }
+        assert_eq!(l.dropped, 0);
+        assert_eq!(l.push(ms(1), frame.clone()), None);
+        assert_eq!((l.dropped, l.frames.len()), (1, MAX_DELAY_BYTES >> 20));
+        assert!(l.pop_due(ms(40)).is_some());
+        assert_eq!(l.push(ms(41), frame), None);
+        assert_eq!((l.dropped, l.frames.len()), (1, MAX_DELAY_BYTES >> 20));
+    }
+
+    /// Past `MAX_FLOWS` distinct 5-tuples, new flows share one counter;
+    /// flows already in the table keep theirs.
+    #[test]
+    fn flow_table_is_bounded() {
+        let key = |port: u16| {
+            let mut p = vec![0u8; 40];
+            p[0] = 0x45;
+            p[9] = 17;
+            p[12..16].copy_from_slice(&[100, 64, 0, 1]);
+            p[16..20].copy_from_slice(&[100, 64, 0, 2]);
+            p[20..22].copy_from_slice(&port.to_be_bytes());
+            p[22..24].copy_from_slice(&9u16.to_be_bytes());
+            FlowKey::of_ip(&p).unwrap()
+        };
+        let mut r = DirReport::default();
+        for port in 0..(MAX_FLOWS + 100) as u16 {
+            r.flow(key(port)).arrived += 1;
+        }
+        r.flow(key(0)).arrived += 1;
+        assert_eq!(r.flows.len(), MAX_FLOWS);
+        assert_eq!(r.other.arrived, 100);
+        assert_eq!(r.flows[&key(0)].arrived, 2);
     }
 
     #[test]

@@ -30,7 +30,9 @@
 mod bridge;
 pub(crate) mod sys;
 
-pub use bridge::{is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, PeerEnd, DSCP_LE};
+pub use bridge::{
+    is_lower_effort, Bridge, DirReport, FlowCount, FlowKey, PeerEnd, DSCP_LE, MAX_FLOWS,
+};
 pub(crate) use sys::{recv_frame, send_frame, wait_readable_any};
 
 use std::io;

@@ -680,12 +680,21 @@ impl SaratogaSender {
         // Without an echo (a voluntary STATUS, or timestamps off) there is
         // no telling, and the holes are taken as they are: a duplicate
         // costs a frame, a hole never re-sent would stall the transfer.
+        // Merged into disjoint ranges in order, so that taking them out of
+        // the holes is one pass over both lists: a STATUS may list
+        // thousands of holes and `recent_retx` hold thousands of ranges,
+        // and a range-by-range removal per hole made one STATUS cost
+        // their product (tens of millions of steps a datagram).
         let in_flight: Vec<(u64, u64)> = match echo {
             Some(t) => {
                 while self.recent_retx.front().is_some_and(|r| r.0 < t) {
                     self.recent_retx.pop_front();
                 }
-                self.recent_retx.iter().map(|r| (r.1, r.2)).collect()
+                let mut set = RangeSet::new(usize::MAX);
+                for r in &self.recent_retx {
+                    let _ = set.insert(r.1, r.2);
+                }
+                set.iter().collect()
             }
             None => {
                 if !self.echo_usable() {
@@ -703,18 +712,26 @@ impl SaratogaSender {
             s.in_response_to.max(holes.last().map_or(0, |h| h.1))
         };
         self.retx.remove(self.acked, span_end);
+        // Holes come in order (checked), as do the in-flight ranges: the
+        // first in-flight range that may still meet a hole only moves on.
+        let mut first = 0;
         for &(a, b) in holes {
             let a = a.max(self.acked);
             if a >= b {
                 continue;
             }
-            let mut piece = RangeSet::new(usize::MAX);
-            piece.insert(a, b);
-            for &(x, y) in &in_flight {
-                piece.remove(x, y);
+            while in_flight.get(first).is_some_and(|r| r.1 <= a) {
+                first += 1;
             }
-            for (x, y) in piece.iter() {
-                let _ = self.retx.insert(x, y);
+            let mut at = a;
+            for &(x, y) in in_flight[first..].iter().take_while(|r| r.0 < b) {
+                if x > at {
+                    let _ = self.retx.insert(at, x);
+                }
+                at = at.max(y);
+            }
+            if at < b {
+                let _ = self.retx.insert(at, b);
             }
         }
         let info = StatusInfo {

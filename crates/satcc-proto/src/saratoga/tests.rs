@@ -633,6 +633,50 @@ fn holes_are_retransmitted_first_and_not_twice() {
     assert_eq!((d.offset, s.sender_stats().retransmits), (5000, 4));
 }
 
+/// Holes minus what was re-sent since the echoed DATA, where re-sent
+/// ranges straddle holes and holes straddle re-sent ranges: exactly the
+/// parts never re-sent go out again, in order (the single pass over both
+/// sorted lists that replaced a removal per hole and range).
+#[test]
+fn holes_less_ranges_in_flight_where_they_straddle() {
+    let (mut s, _) = sender_with_sent(40);
+    let t_req = at_ms(2);
+    let stamp = |st: &mut SaraStatus, t: Instant| {
+        st.set_timestamp(Some(msg::ts_encode(TimestampType::Posix64_32, t, 0)));
+    };
+    // (A simulated STATUS carries two holes inline.)
+    let mut st = status(1000, 39_000, &[(1000, 2000), (3000, 6000)]);
+    stamp(&mut st, t_req);
+    s.handle_input(at_ms(100), &Message::SaraStatus(st));
+    let mut now = at_ms(100);
+    let mut next = |s: &mut SaratogaSender| loop {
+        match s.poll_message(now) {
+            Some(Message::SaraData(d)) => return (d.offset, d.len),
+            Some(m) => panic!("{m:?}"),
+            None => now = s.poll_timeout().expect("pacing"),
+        }
+    };
+    let first: Vec<_> = (0..5).map(|_| next(&mut s)).collect();
+    assert_eq!(
+        first,
+        vec![
+            (1000, 1000),
+            (3000, 1000),
+            (4000, 1000),
+            (5000, 1000),
+            (40_000, 1000)
+        ]
+    );
+    // In flight now: [1000, 2000) and [3000, 6000). The first hole
+    // straddles both, the second starts inside the one the first ended
+    // in: only [2000, 3000) and [6000, 7000) were never re-sent.
+    let mut st = status(1000, 39_000, &[(1500, 3500), (5500, 7000)]);
+    stamp(&mut st, t_req);
+    s.handle_input(at_ms(150), &Message::SaraStatus(st));
+    let again: Vec<_> = (0..3).map(|_| next(&mut s)).collect();
+    assert_eq!(again, vec![(2000, 1000), (6000, 1000), (41_000, 1000)]);
+}
+
 #[test]
 fn receiver_range_set_is_bounded_and_data_outside_the_file_rejected() {
     let c = SaratogaConfig {

@@ -66,17 +66,26 @@ const RETRANS: u8 = 2;
 /// Segment.retransmitted; Linux's TCPCB_EVER_RETRANS).
 const EVER_RETRANS: u8 = 4;
 const SACKED: u8 = 8;
+/// The segment is in the time-ordered list of segments in flight
+/// ([`Rack::head`]).
+const LISTED: u8 = 16;
+/// End of the time-ordered list.
+const NIL: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     /// Segment.xmit_ts: the time of its latest transmission.
     xmit_ts: Instant,
     flags: u8,
+    /// Neighbours in the time-ordered list (sequence numbers), `NIL` at
+    /// its ends; meaningful while `LISTED` is set.
+    prev: u64,
+    next: u64,
 }
 
 /// RACK's per-connection and per-segment state (RFC 8985 §5.2, §5.3) and
 /// TLP's (§7.1).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Rack {
     tlp: bool,
     una: u64,
@@ -87,9 +96,6 @@ pub(crate) struct Rack {
     /// RACK.xmit_ts and RACK.end_seq (as one past the segment): the most
     /// recently sent segment delivered so far. `None` before any.
     rack: Option<(Instant, u64)>,
-    /// That segment was a retransmission (then segments above it may have
-    /// been sent before it, and the loss walk must look at all of them).
-    rack_retx: bool,
     /// RACK.rtt: the RTT of the most recently delivered segment.
     rtt: Duration,
     /// RACK.fack: one past the highest segment delivered.
@@ -116,6 +122,16 @@ pub(crate) struct Rack {
     pub(crate) probes: u64,
     /// Per-segment steps of the loss walks (a measure of per-ACK work).
     pub(crate) steps: u64,
+    /// The segments that RACK_detect_loss() can mark, oldest transmission
+    /// first: in flight (neither SACKed nor marked lost and left
+    /// unretransmitted), ordered by (xmit_ts, seq), the order of
+    /// RACK_sent_after(). Linux keeps the same list (`tsorted_sent_queue`:
+    /// a segment moves to its tail when retransmitted and leaves it when
+    /// SACKed), so that the loss walk stops at the first segment sent
+    /// after RACK's (`tcp_rack_detect_loss()`) instead of visiting every
+    /// SACKed segment of a large window on every ACK.
+    head: u64,
+    tail: u64,
 }
 
 impl Rack {
@@ -128,7 +144,6 @@ impl Rack {
             lost_out: 0,
             retrans_out: 0,
             rack: None,
-            rack_retx: false,
             rtt: Duration::ZERO,
             fack: 0,
             reordering_seen: false,
@@ -141,6 +156,59 @@ impl Rack {
             lost_retransmits: 0,
             probes: 0,
             steps: 0,
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    /// Puts segment `seq` into the time-ordered list at its place by
+    /// (xmit_ts, seq): at the tail but for segments sent at the same
+    /// instant with a higher sequence number.
+    fn link(&mut self, seq: u64) {
+        let (ts, una) = (self.segs[(seq - self.una) as usize].xmit_ts, self.una);
+        let mut after = self.tail;
+        while after != NIL {
+            let a = &self.segs[(after - una) as usize];
+            if (a.xmit_ts, after) < (ts, seq) {
+                break;
+            }
+            after = a.prev;
+        }
+        let before = if after == NIL {
+            self.head
+        } else {
+            self.segs[(after - una) as usize].next
+        };
+        let s = &mut self.segs[(seq - una) as usize];
+        s.prev = after;
+        s.next = before;
+        s.flags |= LISTED;
+        match after {
+            NIL => self.head = seq,
+            a => self.segs[(a - una) as usize].next = seq,
+        }
+        match before {
+            NIL => self.tail = seq,
+            b => self.segs[(b - una) as usize].prev = seq,
+        }
+    }
+
+    /// Takes segment `seq` out of the time-ordered list, if it is there.
+    fn unlink(&mut self, seq: u64) {
+        let una = self.una;
+        let s = &mut self.segs[(seq - una) as usize];
+        if s.flags & LISTED == 0 {
+            return;
+        }
+        s.flags &= !LISTED;
+        let (prev, next) = (s.prev, s.next);
+        match prev {
+            NIL => self.head = next,
+            p => self.segs[(p - una) as usize].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            n => self.segs[(n - una) as usize].prev = prev,
         }
     }
 
@@ -177,17 +245,26 @@ impl Rack {
             self.segs.push_back(Seg {
                 xmit_ts: now,
                 flags: 0,
+                prev: NIL,
+                next: NIL,
             });
+            self.link(seq);
             return;
         }
-        let Some(s) = self.seg(seq) else {
+        if self.seg(seq).is_none() {
             return;
-        };
+        }
+        self.unlink(seq);
+        let s = self.seg(seq).expect("checked above");
         s.xmit_ts = now;
         let counted = s.flags & RETRANS == 0;
         s.flags |= RETRANS | EVER_RETRANS;
+        let in_flight = s.flags & SACKED == 0;
         if counted {
             self.retrans_out += 1;
+        }
+        if in_flight {
+            self.link(seq);
         }
         if seq == self.rxt_hint {
             self.rxt_hint += 1;
@@ -225,7 +302,6 @@ impl Rack {
             .is_none_or(|(ts, end)| sent_after(s.xmit_ts, seq + 1, ts, end))
         {
             self.rack = Some((s.xmit_ts, seq + 1));
-            self.rack_retx = retx;
         }
     }
 
@@ -249,6 +325,7 @@ impl Rack {
             }
         }
         while self.una < new_una {
+            self.unlink(self.una);
             self.clear_marks(0);
             if self.segs[0].flags & SACKED != 0 {
                 self.sacked -= 1;
@@ -269,6 +346,7 @@ impl Rack {
             return;
         }
         self.delivered(seq, now, min_rtt);
+        self.unlink(seq);
         self.clear_marks(i);
         self.segs[i].flags |= SACKED;
         self.sacked += 1;
@@ -310,20 +388,20 @@ impl Rack {
         let reo = self.reo_wnd(recovering, dupthresh, min_rtt, srtt);
         let mut newly = 0;
         let mut timeout = 0u64;
-        // Original transmissions leave in sequence order, so when RACK's
-        // segment is one, none at or above it was sent before it.
-        let stop = if self.rack_retx { self.end() } else { rend };
-        for seq in self.una..stop.min(self.end()) {
+        // The list holds exactly the segments the RFC's walk does not skip
+        // (not SACKed, not lost and left unretransmitted), oldest
+        // transmission first: the walk ends at the first one RACK's
+        // segment was not sent after, as `tcp_rack_detect_loss()` does.
+        // Marks and the timer are a count, a minimum and a maximum over
+        // the same segments as a walk in sequence order, so they come out
+        // the same.
+        let mut cur = self.head;
+        while cur != NIL {
             self.steps += 1;
-            let i = (seq - self.una) as usize;
+            let i = (cur - self.una) as usize;
             let s = self.segs[i];
-            // SACKed, or already lost and not retransmitted since
-            // (RFC 8985 sets its xmit_ts to INFINITE_TS).
-            if s.flags & SACKED != 0 || (s.flags & (LOST | RETRANS)) == LOST {
-                continue;
-            }
-            if !sent_after(rts, rend, s.xmit_ts, seq + 1) {
-                continue;
+            if !sent_after(rts, rend, s.xmit_ts, cur + 1) {
+                break;
             }
             let due = s.xmit_ts + self.rtt + reo;
             if due <= now {
@@ -332,6 +410,7 @@ impl Rack {
             } else {
                 timeout = timeout.max(due.0 - now.0);
             }
+            cur = s.next;
         }
         if timeout > 0 {
             self.reo_deadline = Some(now + Duration(timeout));
@@ -350,9 +429,10 @@ impl Rack {
         if f & LOST == 0 {
             self.lost_out += 1;
         }
-        self.segs[i].flags = (f & !RETRANS) | LOST;
-        self.marked_lost += 1;
         let seq = self.una + i as u64;
+        self.unlink(seq);
+        self.segs[i].flags = (self.segs[i].flags & !RETRANS) | LOST;
+        self.marked_lost += 1;
         self.rxt_hint = self.rxt_hint.min(seq);
     }
 
@@ -430,4 +510,138 @@ impl Rack {
 /// the same time with a higher sequence number.
 fn sent_after(t1: Instant, seq1: u64, t2: Instant, seq2: u64) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// RACK_detect_loss() as RFC 8985 §6.2 step 5 writes it: every
+    /// outstanding segment in sequence order. Returns the segments it
+    /// marks and the reordering timeout, without changing `r`.
+    fn reference(r: &Rack, now: Instant, reo: Duration) -> (Vec<u64>, u64) {
+        let Some((rts, rend)) = r.rack else {
+            return (Vec::new(), 0);
+        };
+        let (mut marked, mut timeout) = (Vec::new(), 0u64);
+        for (i, s) in r.segs.iter().enumerate() {
+            let seq = r.una + i as u64;
+            if s.flags & SACKED != 0 || (s.flags & (LOST | RETRANS)) == LOST {
+                continue;
+            }
+            if !sent_after(rts, rend, s.xmit_ts, seq + 1) {
+                continue;
+            }
+            let due = s.xmit_ts + r.rtt + reo;
+            if due <= now {
+                marked.push(seq);
+            } else {
+                timeout = timeout.max(due.0 - now.0);
+            }
+        }
+        (marked, timeout)
+    }
+
+    /// The list holds exactly the segments in flight, in (xmit_ts, seq)
+    /// order, linked both ways.
+    fn check_list(r: &Rack) {
+        let mut listed = Vec::new();
+        let (mut cur, mut prev) = (r.head, NIL);
+        while cur != NIL {
+            let s = &r.segs[(cur - r.una) as usize];
+            assert_eq!(s.prev, prev, "back link of {cur}");
+            assert!(s.flags & LISTED != 0);
+            listed.push((s.xmit_ts, cur));
+            prev = cur;
+            cur = s.next;
+        }
+        assert_eq!(r.tail, prev);
+        assert!(listed.windows(2).all(|w| w[0] < w[1]), "not in send order");
+        let mut want: Vec<_> = r
+            .segs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.flags & SACKED == 0 && (s.flags & (LOST | RETRANS)) != LOST)
+            .map(|(i, s)| (s.xmit_ts, r.una + i as u64))
+            .collect();
+        want.sort();
+        assert_eq!(listed, want);
+    }
+
+    /// Random sends, retransmissions, SACKs, cumulative ACKs and RTOs:
+    /// the walk over the time-ordered list marks the same segments and
+    /// arms the same timer as the RFC's walk over the whole window.
+    #[test]
+    fn list_walk_marks_what_the_full_walk_marks() {
+        let min_rtt = Some(Duration::from_millis(40));
+        for seed in 1..=40 {
+            let mut rng = Rng::new(seed);
+            let mut r = Rack::new(true);
+            let mut now = Instant::ZERO;
+            let mut compared = 0;
+            for _ in 0..3000 {
+                // Ties in time are common: bursts leave at one instant.
+                now += Duration::from_micros(rng.below(3) * 500);
+                let n = r.segs.len() as u64;
+                match rng.below(10) {
+                    0..=3 => r.on_send(r.end(), now),
+                    4 if n > 0 => r.on_send(r.una + rng.below(n), now),
+                    5 | 6 if n > 0 => r.on_sacked(r.una + rng.below(n), now, min_rtt),
+                    7 if n > 0 => r.advance(r.una + rng.below(n.min(4) + 1), now, min_rtt),
+                    8 if rng.below(20) == 0 => r.mark_losses_on_rto(now, min_rtt, min_rtt),
+                    _ => {
+                        let recovering = rng.below(2) == 0;
+                        let reo = r.reo_wnd(recovering, 3, min_rtt, min_rtt);
+                        let (want, timeout) = reference(&r, now, reo);
+                        let before = r.clone();
+                        let newly = r.detect_loss(now, recovering, 3, min_rtt, min_rtt);
+                        let got: Vec<u64> = (0..before.segs.len())
+                            .filter(|&i| {
+                                before.segs[i].flags & LOST == 0 && r.segs[i].flags & LOST != 0
+                                    || before.segs[i].flags & (LOST | RETRANS) == LOST | RETRANS
+                                        && r.segs[i].flags & RETRANS == 0
+                            })
+                            .map(|i| before.una + i as u64)
+                            .collect();
+                        assert_eq!(got, want, "seed {seed}");
+                        assert_eq!(newly, want.len() as u64);
+                        let deadline = (timeout > 0).then(|| now + Duration(timeout));
+                        assert_eq!(r.reo_deadline, deadline, "seed {seed}");
+                        compared += 1;
+                    }
+                }
+                check_list(&r);
+            }
+            assert!(compared > 100);
+        }
+    }
+
+    /// A hole at the left edge of a 10 000-segment window, every segment
+    /// above it SACKed one ACK at a time: each loss walk visits the hole
+    /// and stops at the first segment sent after RACK's, a few steps per
+    /// ACK; a walk in sequence order visits every SACKed segment below
+    /// RACK's on every ACK (about 50 million steps here).
+    #[test]
+    fn loss_walk_per_ack_does_not_grow_with_the_window() {
+        let mut r = Rack::new(false);
+        let t0 = Instant::ZERO;
+        for seq in 0..10_000 {
+            r.on_send(seq, t0 + Duration::from_micros(seq));
+        }
+        let rtt = Some(Duration::from_millis(500));
+        let mut worst = 0;
+        for seq in 1..10_000 {
+            let now = t0 + Duration::from_millis(500) + Duration::from_micros(seq);
+            r.on_sacked(seq, now, rtt);
+            let before = r.steps;
+            r.detect_loss(now, true, 3, rtt, rtt);
+            worst = worst.max(r.steps - before);
+        }
+        // Segment 0 is marked lost on the first walk (reo_wnd is 0 with
+        // DupThresh SACKs); from then on the walk meets segment 1's
+        // successors only.
+        assert!(worst <= 3, "{worst} steps in one walk");
+        assert_eq!(r.lost_out(), 1);
+    }
 }
