@@ -54,7 +54,11 @@ def friendliness(sets):
             tcp_g = sum(f["goodput_bps"] for f in tcp)
             # Normalized TCP throughput: TCP's aggregate over its fair half.
             norms.append(tcp_g / (all_g / 2))
-            windows.append(sum(f["goodput_bps"] * f["mean_rtt_s"] / 8000 for f in tcp) / len(tcp))
+            # A flow that never had an RTT sample (at 1 Mb/s with 32 + 32 a
+            # TCP flow can spend the whole run in timeout backoff) delivered
+            # nothing: its window is 0.
+            windows.append(sum(f["goodput_bps"] * (f["mean_rtt_s"] or 0) / 8000
+                               for f in tcp) / len(tcp))
         mean = sum(norms) / len(norms)
         ok = "yes" if 0.7 <= mean <= 1.3 else "no"
         print(f"| {rate} | {n}+{n} | {sum(windows) / len(windows):.1f} | "
