@@ -268,7 +268,7 @@ impl Sim {
             }
         }
         if let Some(rec) = f.recovery.as_deref_mut() {
-            if let Some(r) = f.sender.stats().rate {
+            if let Some(r) = f.sender.rate() {
                 rec.observe(now, r.x_bps / 8.0, r.x_recv_bps / 8.0, r.p);
             }
         }
