@@ -175,12 +175,15 @@ impl TfrcReceiver {
         // 0.5/R packets per second as the minimum value for X_target";
         // find the p for which the equation (t_RTO = 4R, §3.1) gives
         // X_target, and use 1/p.
-        let basis = match self.cfg.first_loss_target {
-            FirstLossTarget::MaxXRecv => self.max_x_recv,
-            // The rate the next report would carry, this packet included.
-            FirstLossTarget::Recent => self.win.measure(now, len, self.obs).0,
-        };
-        let x_target = first_loss_target(basis, self.cfg.s, rtt);
+        // (Computed in the closure below, which runs once per connection,
+        // rather than on every packet: the inputs are copies, so the same
+        // value.)
+        let (target, max_x_recv, win, obs) = (
+            self.cfg.first_loss_target,
+            self.max_x_recv,
+            self.win,
+            self.obs,
+        );
         let (s, b) = (self.cfg.s, self.cfg.b);
         let ns2_p = if self.cfg.profile == Profile::Ns2 {
             Some(self.ns2_first_loss(now, rtt, d))
@@ -196,6 +199,12 @@ impl TfrcReceiver {
                     f64::MAX
                 };
             }
+            let basis = match target {
+                FirstLossTarget::MaxXRecv => max_x_recv,
+                // The rate the next report would carry, this packet included.
+                FirstLossTarget::Recent => win.measure(now, len, obs).0,
+            };
+            let x_target = first_loss_target(basis, s, rtt);
             let r = rtt.as_secs_f64();
             1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
         };
