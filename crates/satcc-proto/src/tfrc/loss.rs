@@ -318,6 +318,13 @@ impl LossDetector {
             }
             self.set_seen(seq);
             self.max_seq = Some(seq);
+            if jump == 1 && self.pending.len() == 1 {
+                // The next packet in order with no hole open (most
+                // arrivals): `resolve` would find no hole and keep only
+                // this packet as the anchor.
+                self.pending[0] = (seq, arrival);
+                return PacketClass::New;
+            }
             self.pending.push_back((seq, arrival));
         } else {
             if max - seq >= DEDUP_WINDOW {
