@@ -102,6 +102,7 @@ impl LossIntervals {
     /// folded into the older intervals' factors and the new I_1 starts
     /// undiscounted (§5.5: DF_i = DF * DF_i, then shift, DF_1 = 1 — with
     /// the RFC 3448 erratum 1459 initialisation from i = 0).
+    #[allow(clippy::needless_range_loop)] // indices follow the RFC's I_i, w_i
     pub fn push(&mut self, interval: f64) {
         let interval = if interval.is_finite() && interval > 0.0 {
             interval
