@@ -547,6 +547,7 @@ mod tests {
     /// with and without discounting, for every history length and open
     /// intervals on both sides of 2*I_mean (DF = 1 and DF < 1).
     #[test]
+    #[allow(clippy::needless_range_loop)] // indices follow the RFC's I_i, w_i
     fn mean_is_bit_identical_to_the_written_out_sums() {
         fn reference(h: &LossIntervals, i0: f64) -> Option<f64> {
             if h.len == 0 {

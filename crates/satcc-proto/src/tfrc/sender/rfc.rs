@@ -544,7 +544,7 @@ mod tests {
             let mut now = Instant::ZERO;
             let (mut last, mut changes) = (None, 0);
             for _ in 0..5000 {
-                now = now + Duration::from_micros(1 + rng.below(300_000));
+                now += Duration::from_micros(1 + rng.below(300_000));
                 match rng.below(4) {
                     0 => {
                         let echo =
