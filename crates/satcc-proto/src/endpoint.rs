@@ -235,6 +235,13 @@ pub trait Endpoint: fmt::Debug + Send {
     }
     /// The statistics view.
     fn stats(&self) -> Stats;
+    /// Rate-based senders: [`Stats::rate`] alone. A driver that follows
+    /// the rate after every event (the simulator's loss-recovery metric)
+    /// asks this instead of building the whole view; an endpoint that
+    /// overrides it returns the same values as `stats().rate`.
+    fn rate(&self) -> Option<RateStats> {
+        self.stats().rate
+    }
 }
 
 /// The application side of a sending endpoint.

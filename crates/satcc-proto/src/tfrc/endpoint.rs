@@ -55,6 +55,16 @@ impl Endpoint for TfrcSender {
             ..Stats::default()
         }
     }
+
+    fn rate(&self) -> Option<RateStats> {
+        // The same values as `stats().rate`, without copying the counters.
+        let (x, x_recv, p) = self.rate_state();
+        Some(RateStats {
+            x_bps: x * 8.0,
+            x_recv_bps: x_recv * 8.0,
+            p,
+        })
+    }
 }
 
 impl Sender for TfrcSender {

@@ -62,6 +62,14 @@ pub struct LossIntervals {
     /// twice with discounting, and the history changes once per loss
     /// event. The same operations in the same order, so the same bits.
     closed_mean: Option<f64>,
+    /// For an open interval that is not discounted (DF = 1, §5.5: every
+    /// I_0 without discounting, and with it while I_0 <= 2*I_mean), the
+    /// terms of I_tot0 after w_0*I_0, I_i * w_i * DF_i for i = 1..k-1,
+    /// and W_tot0: computed in `push` by `mean`'s operations in `mean`'s
+    /// order (a factor DF of 1 changes no bit), so `mean` adds k-1
+    /// numbers per data packet instead of recomputing the products.
+    terms: [f64; N_INTERVALS],
+    w_tot0: f64,
 }
 
 impl LossIntervals {
@@ -73,6 +81,8 @@ impl LossIntervals {
             len: 0,
             discounting,
             closed_mean: None,
+            terms: [0.0; N_INTERVALS],
+            w_tot0: WEIGHTS[0],
         }
     }
 
@@ -92,6 +102,7 @@ impl LossIntervals {
     /// folded into the older intervals' factors and the new I_1 starts
     /// undiscounted (§5.5: DF_i = DF * DF_i, then shift, DF_1 = 1 — with
     /// the RFC 3448 erratum 1459 initialisation from i = 0).
+    #[allow(clippy::needless_range_loop)] // indices follow the RFC's I_i, w_i
     pub fn push(&mut self, interval: f64) {
         let interval = if interval.is_finite() && interval > 0.0 {
             interval
@@ -111,6 +122,13 @@ impl LossIntervals {
         self.df[0] = 1.0;
         self.len = (self.len + 1).min(N_INTERVALS);
         self.closed_mean = self.compute_closed_mean();
+        let mut w_tot0 = WEIGHTS[0];
+        for i in 1..self.len {
+            let w = WEIGHTS[i] * self.df[i - 1];
+            self.terms[i - 1] = self.closed[i - 1] * w;
+            w_tot0 += w;
+        }
+        self.w_tot0 = w_tot0;
     }
 
     /// The weighted mean of the closed intervals alone,
@@ -170,10 +188,18 @@ impl LossIntervals {
         let df = self.discount_factor(i0);
         // RFC 5348 §5.4 (and §5.5 weights).
         let (mut i_tot0, mut w_tot0) = (i0 * WEIGHTS[0], WEIGHTS[0]);
-        for i in 1..self.len {
-            let w = WEIGHTS[i] * self.df[i - 1] * df;
-            i_tot0 += self.closed[i - 1] * w;
-            w_tot0 += w;
+        if df == 1.0 {
+            // The products and W_tot0 of the loop below, kept by `push`.
+            for t in &self.terms[..self.len - 1] {
+                i_tot0 += t;
+            }
+            w_tot0 = self.w_tot0;
+        } else {
+            for i in 1..self.len {
+                let w = WEIGHTS[i] * self.df[i - 1] * df;
+                i_tot0 += self.closed[i - 1] * w;
+                w_tot0 += w;
+            }
         }
         // I_tot1 / W_tot1 is the closed intervals' mean.
         let closed = self.closed_mean?;
@@ -293,6 +319,13 @@ impl LossDetector {
             }
             self.set_seen(seq);
             self.max_seq = Some(seq);
+            if jump == 1 && self.pending.len() == 1 {
+                // The next packet in order with no hole open (most
+                // arrivals): `resolve` would find no hole and keep only
+                // this packet as the anchor.
+                self.pending[0] = (seq, arrival);
+                return PacketClass::New;
+            }
             self.pending.push_back((seq, arrival));
         } else {
             if max - seq >= DEDUP_WINDOW {
@@ -507,6 +540,59 @@ mod tests {
         // I_0 = 0: I_tot0 = 0*w_0 + 50*w_1 + 100*(w_2..w_7) = 50 + 400 = 450
         //   -> I_mean = 550/6.
         assert!(close(h.mean(0.0).unwrap(), 550.0 / 6.0));
+    }
+
+    /// `mean` with the products kept by `push` gives the bits of the
+    /// RFC 5348 §5.4/§5.5 loop written out (the code before the cache),
+    /// with and without discounting, for every history length and open
+    /// intervals on both sides of 2*I_mean (DF = 1 and DF < 1).
+    #[test]
+    #[allow(clippy::needless_range_loop)] // indices follow the RFC's I_i, w_i
+    fn mean_is_bit_identical_to_the_written_out_sums() {
+        fn reference(h: &LossIntervals, i0: f64) -> Option<f64> {
+            if h.len == 0 {
+                return None;
+            }
+            let i0 = if i0.is_finite() { i0.max(0.0) } else { 0.0 };
+            let df = h.discount_factor(i0);
+            let (mut i_tot0, mut w_tot0) = (i0 * WEIGHTS[0], WEIGHTS[0]);
+            for i in 1..h.len {
+                let w = WEIGHTS[i] * h.df[i - 1] * df;
+                i_tot0 += h.closed[i - 1] * w;
+                w_tot0 += w;
+            }
+            let (mut i_tot1, mut w_tot1) = (0.0, 0.0);
+            for i in 1..=h.len {
+                let w = WEIGHTS[i - 1] * h.df[i - 1];
+                i_tot1 += h.closed[i - 1] * w;
+                w_tot1 += w;
+            }
+            Some((i_tot0 / w_tot0).max(i_tot1 / w_tot1))
+        }
+        let mut rng = crate::rng::Rng::new(11);
+        for discounting in [false, true] {
+            let mut h = LossIntervals::new(discounting);
+            let (mut discounted, mut plain) = (0, 0);
+            for _ in 0..400 {
+                for _ in 0..50 {
+                    let i0 = rng.next_f64() * 400.0;
+                    if h.discount_factor(i0) == 1.0 {
+                        plain += 1;
+                    } else {
+                        discounted += 1;
+                    }
+                    let (got, want) = (h.mean(i0), reference(&h, i0));
+                    assert_eq!(
+                        got.map(f64::to_bits),
+                        want.map(f64::to_bits),
+                        "{got:?} {want:?}"
+                    );
+                }
+                h.push(1.0 + rng.next_f64() * 100.0);
+            }
+            assert!(plain > 1000, "{plain}");
+            assert_eq!(discounted > 1000, discounting, "{discounted}");
+        }
     }
 
     #[test]

@@ -169,37 +169,20 @@ impl TfrcReceiver {
         let rtt = self.r_m.unwrap_or(FALLBACK_FEEDBACK_INTERVAL);
         let first = self.det.max_seq().is_none();
         let len = u64::from(d.len);
-        // §6.3.1: when the first loss event is detected, synthesise the
-        // first loss interval: "TFRC approximates this target rate,
-        // X_target, by the maximum value of X_recv so far", and "uses
-        // 0.5/R packets per second as the minimum value for X_target";
-        // find the p for which the equation (t_RTO = 4R, §3.1) gives
-        // X_target, and use 1/p.
-        let basis = match self.cfg.first_loss_target {
-            FirstLossTarget::MaxXRecv => self.max_x_recv,
-            // The rate the next report would carry, this packet included.
-            FirstLossTarget::Recent => self.win.measure(now, len, self.obs).0,
-        };
-        let x_target = first_loss_target(basis, self.cfg.s, rtt);
-        let (s, b) = (self.cfg.s, self.cfg.b);
         let ns2_p = if self.cfg.profile == Profile::Ns2 {
             Some(self.ns2_first_loss(now, rtt, d))
         } else {
             None
         };
-        let mut synth = |_actual: u64| -> f64 {
-            if let Some(p) = ns2_p {
-                // (Not used for p under the ns2 profile: `ns2_sink` is.)
-                return if p > 0.0 {
-                    (1.0 / p).trunc().max(1.0)
-                } else {
-                    f64::MAX
-                };
-            }
-            let r = rtt.as_secs_f64();
-            1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
+        // The synthesis runs once per connection, at the first loss event;
+        // after that event the detector never calls it, and no closure is
+        // built on every packet.
+        let class = if self.det.loss_events() > 0 {
+            self.det.on_packet(d.seq, now, rtt, &mut |n| n as f64)
+        } else {
+            self.on_packet_before_first_loss(now, d, rtt, ns2_p)
         };
-        match self.det.on_packet(d.seq, now, rtt, &mut synth) {
+        match class {
             PacketClass::New => {}
             PacketClass::Duplicate => {
                 self.stats.duplicates += 1;
@@ -271,6 +254,52 @@ impl TfrcReceiver {
             // (Without an RTT, §6.3 answers every data packet.)
             self.send_feedback(now);
         }
+    }
+
+    /// [`LossDetector::on_packet`] before the first loss event, with the
+    /// closure that synthesises the first loss interval if this packet
+    /// reveals it (RFC 5348 §6.3.1, or ns-2's first interval under
+    /// the `ns2` profile, `ns2_p`).
+    fn on_packet_before_first_loss(
+        &mut self,
+        now: Instant,
+        d: &TfrcData,
+        rtt: Duration,
+        ns2_p: Option<f64>,
+    ) -> PacketClass {
+        let len = u64::from(d.len);
+        let (target, max_x_recv, win, obs) = (
+            self.cfg.first_loss_target,
+            self.max_x_recv,
+            self.win,
+            self.obs,
+        );
+        let (s, b) = (self.cfg.s, self.cfg.b);
+        // §6.3.1: when the first loss event is detected, synthesise the
+        // first loss interval: "TFRC approximates this target rate,
+        // X_target, by the maximum value of X_recv so far", and "uses
+        // 0.5/R packets per second as the minimum value for X_target";
+        // find the p for which the equation (t_RTO = 4R, §3.1) gives
+        // X_target, and use 1/p.
+        let mut synth = |_actual: u64| -> f64 {
+            if let Some(p) = ns2_p {
+                // (Not used for p under the ns2 profile: `ns2_sink` is.)
+                return if p > 0.0 {
+                    (1.0 / p).trunc().max(1.0)
+                } else {
+                    f64::MAX
+                };
+            }
+            let basis = match target {
+                FirstLossTarget::MaxXRecv => max_x_recv,
+                // The rate the next report would carry, this packet included.
+                FirstLossTarget::Recent => win.measure(now, len, obs).0,
+            };
+            let x_target = first_loss_target(basis, s, rtt);
+            let r = rtt.as_secs_f64();
+            1.0 / tfrc_loss_rate_for(f64::from(s.max(1)), r, x_target, b, 4.0 * r)
+        };
+        self.det.on_packet(d.seq, now, rtt, &mut synth)
     }
 
     /// The p of the `ns2` profile's first loss interval, computed as each

@@ -251,6 +251,14 @@ impl TfrcSender {
         }
     }
 
+    /// (X, X_recv, p) as [`Self::stats`] reports them.
+    pub fn rate_state(&self) -> (f64, f64, f64) {
+        match self {
+            TfrcSender::Rfc(e) => e.rate_state(),
+            TfrcSender::Ns2(e) => e.rate_state(),
+        }
+    }
+
     /// The loss event rate p as last reported.
     pub fn p(&self) -> f64 {
         match self {

@@ -178,6 +178,51 @@ fn drain(s: &mut TfrcSender, t: Instant) {
     while s.poll_transmit(t).is_some() {}
 }
 
+/// `Endpoint::rate`, which the simulator asks after every event, is
+/// `stats().rate` under both profiles, before and after feedback, in slow
+/// start and with a loss event rate.
+#[test]
+fn rate_is_the_rate_of_the_statistics_view() {
+    use crate::endpoint::Endpoint;
+    for profile in [Profile::Rfc5348, Profile::Ns2] {
+        let cfg = SenderConfig {
+            profile,
+            ..SenderConfig::default()
+        };
+        let mut s = TfrcSender::new(cfg, Instant::ZERO);
+        s.set_unlimited();
+        let check = |s: &TfrcSender| {
+            let want = Endpoint::stats(s).rate;
+            assert!(want.is_some());
+            assert_eq!(Endpoint::rate(s), want, "{profile:?}");
+        };
+        check(&s);
+        drain(&mut s, Instant::ZERO);
+        let mut seen = Vec::new();
+        for (i, p) in [0.0, 0.0, 0.01, 0.02, 0.02, 0.005].into_iter().enumerate() {
+            let t = at_ms(400 * (i as u64 + 1));
+            s.handle_input(
+                t,
+                &fb(
+                    at_ms(400 * i as u64),
+                    ms(10),
+                    20_000.0 * (i as f64 + 1.0),
+                    p,
+                ),
+            );
+            drain(&mut s, t);
+            check(&s);
+            seen.push(Endpoint::rate(&s).unwrap());
+        }
+        // The values moved, so the comparison is not between two constants.
+        assert!(
+            seen.windows(2).any(|w| w[0].x_bps != w[1].x_bps),
+            "{profile:?}"
+        );
+        assert!(seen.windows(2).any(|w| w[0].p != w[1].p), "{profile:?}");
+    }
+}
+
 /// A sender in congestion avoidance: the first feedback at 400 ms (R =
 /// 400 ms) and a second at 1300 ms, both reporting (x_recv, p). By then
 /// the initial Infinity of X_recv_set is older than 2R and gone (§4.3,

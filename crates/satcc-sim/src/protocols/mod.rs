@@ -21,7 +21,7 @@ mod tfrc;
 mod tfrcp;
 
 use satcc_proto::cbr::{CbrConfig, CbrSource, Sink};
-use satcc_proto::endpoint::{Endpoint, Event, Message, Sender, Stats, Transmit};
+use satcc_proto::endpoint::{Endpoint, Event, Message, RateStats, Sender, Stats, Transmit};
 use satcc_proto::rng::Rng;
 use satcc_proto::saratoga::{SaratogaConfig, SaratogaReceiver, SaratogaSender};
 use satcc_proto::tcp::{self as tcp_proto, TcpReceiver, TcpSender};
@@ -269,6 +269,10 @@ impl Endpoint for AnySender {
     }
     fn stats(&self) -> Stats {
         each_sender!(self, e => Endpoint::stats(e.as_ref()))
+    }
+    #[inline]
+    fn rate(&self) -> Option<RateStats> {
+        each_sender!(self, e => Endpoint::rate(e.as_ref()))
     }
 }
 

@@ -64,6 +64,17 @@ impl LossRecovery {
 
     /// The sender's X, X_recv (bytes/s) and p at `now`, after an event.
     pub fn observe(&mut self, now: Instant, x: f64, x_recv: f64, p: f64) {
+        // The same (X, X_recv, p), bit for bit, as the last call (most
+        // calls: the rate moves on feedback, not on every packet): p did
+        // not rise, and every interval still open stayed open at this X,
+        // so nothing below would change.
+        if let Some((x0, xr0, p0)) = self.last {
+            if (x0.to_bits(), xr0.to_bits(), p0.to_bits())
+                == (x.to_bits(), x_recv.to_bits(), p.to_bits())
+            {
+                return;
+            }
+        }
         let rose = match self.last {
             Some((_, _, p0)) => p > p0,
             None => p > 0.0,
@@ -161,5 +172,39 @@ mod tests {
         let s = r.summary().unwrap();
         assert_eq!((s.events, s.recovered), (3, 3));
         assert_eq!(s.mean_s, Some(11.5 / 3.0));
+    }
+
+    /// Observing the same (X, X_recv, p) again, later, changes nothing
+    /// (the early return): a run with repeats ends in the state of the
+    /// same run without them. X, X_recv and p move one at a time too, so
+    /// a shortcut that looked at only part of the triple would miss a
+    /// rise of p or a recovery.
+    #[test]
+    fn a_repeated_observation_changes_nothing() {
+        let mut rng = satcc_proto::rng::Rng::new(3);
+        let (mut with, mut without) = (LossRecovery::new(), LossRecovery::new());
+        let (mut x, mut xr, mut p) = (1000.0, 1000.0, 0.0);
+        let mut now = 0.0;
+        for _ in 0..20_000 {
+            match rng.below(3) {
+                0 => x = 500.0 + rng.below(1000) as f64,
+                1 => xr = 500.0 + rng.below(1000) as f64,
+                _ => p = rng.below(20) as f64 / 1000.0,
+            }
+            now += 0.01;
+            with.observe(t(now), x, xr, p);
+            without.observe(t(now), x, xr, p);
+            for _ in 0..rng.below(3) {
+                now += 0.01;
+                with.observe(t(now), x, xr, p);
+            }
+        }
+        assert_eq!(with.summary(), without.summary());
+        let s = with.summary().unwrap();
+        assert!(s.events > 100 && s.recovered > 100, "{s:?}");
+        assert_eq!(
+            (with.open, with.sum, with.recovered),
+            (without.open, without.sum, without.recovered)
+        );
     }
 }

@@ -237,9 +237,17 @@ impl Sim {
     /// arms its timer.
     pub(super) fn drive_sender(&mut self, fi: usize) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.outbox);
-        let f = &mut self.flows[fi];
-        while let Some(t) = f.sender.poll_transmit(now) {
+        // Each packet is built in the store and sent as soon as the sender
+        // gives it (no outbox): uids are given in the same order, a link
+        // sees the flow's packets in the same order, and the link code
+        // never touches an endpoint, so polling on afterwards gives the
+        // same answers; the events it schedules are ordered by rank, not
+        // by when they were pushed.
+        loop {
+            let f = &mut self.flows[fi];
+            let Some(t) = f.sender.poll_transmit(now) else {
+                break;
+            };
             let p = f.packet(false, t.payload_len, t.low_priority, t.message);
             if t.overhead {
                 f.tx.dummy_packets += 1;
@@ -248,14 +256,12 @@ impl Sim {
                 f.packets_sent += 1;
                 f.tx.data_bytes += u64::from(p.size);
             }
-            // Stored now, sent below: built in place in the store rather
-            // than copied through the outbox (uids are given in the same
-            // order, and no event runs in between).
-            out.push(
-                self.packets
-                    .admit(p, &mut self.totals.sent, &mut self.next_uid),
-            );
+            let idx = self
+                .packets
+                .admit(p, &mut self.totals.sent, &mut self.next_uid);
+            self.send_from_sender(fi, idx);
         }
+        let f = &mut self.flows[fi];
         let mut all_acked = false;
         while let Some(ev) = f.sender.poll_event() {
             match ev {
@@ -268,7 +274,7 @@ impl Sim {
             }
         }
         if let Some(rec) = f.recovery.as_deref_mut() {
-            if let Some(r) = f.sender.stats().rate {
+            if let Some(r) = f.sender.rate() {
                 rec.observe(now, r.x_bps / 8.0, r.x_recv_bps / 8.0, r.p);
             }
         }
@@ -284,64 +290,69 @@ impl Sim {
         if all_acked {
             self.next_sequential_file(fi);
         }
-        let (jitter, src) = (self.flows[fi].send_jitter, self.flows[fi].src);
-        let host_jitter = self.flows[fi].host_jitter;
-        for idx in out.drain(..) {
-            if host_jitter > Duration::ZERO {
-                // A host's send path (scheduler, syscall, NIC queue) adds
-                // a varying delay but keeps the packets in order: entry at
-                // max(previous entry, now + U[0, j]). What this breaks is
-                // RFC 5348 §4.3 step 4's tie (FlowSpec::host_jitter_bound).
-                let f = &mut self.flows[fi];
-                let wait = Duration(f.jitter_rng.below(host_jitter.0 + 1));
-                let at = f.host_last.max(self.now + wait);
-                f.host_last = at;
-                // Same-instant entries keep the emission order: the rank
-                // is the packet's uid, which grows with emission.
-                let uid = self.packets.slots[idx as usize].uid;
-                let ev = Event::Inject(idx);
-                self.events.push_ranked(at, ev, ev.packet_rank(uid));
-            } else if jitter > Duration::ZERO {
-                // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
-                // before it reaches the wire, independently of the others.
-                let f = &mut self.flows[fi];
-                let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
-                // Ranked by the packet's uid, not its store slot (slots
-                // are reused in an order that is the code's, not the run's).
-                let uid = self.packets.slots[idx as usize].uid;
-                let ev = Event::Inject(idx);
-                self.events
-                    .push_ranked(self.now + wait, ev, ev.packet_rank(uid));
-            } else {
-                self.forward(src, idx);
-            }
-        }
-        self.outbox = out;
         self.schedule_wake(fi, Side::Sender, timeout);
+    }
+
+    /// Packet `idx`, just built for flow `fi`'s sender, enters the network:
+    /// after the host's jitter if the flow has one, else at once.
+    #[inline(always)]
+    fn send_from_sender(&mut self, fi: usize, idx: u32) {
+        let f = &mut self.flows[fi];
+        let (jitter, host_jitter) = (f.send_jitter, f.host_jitter);
+        if host_jitter > Duration::ZERO {
+            // A host's send path (scheduler, syscall, NIC queue) adds
+            // a varying delay but keeps the packets in order: entry at
+            // max(previous entry, now + U[0, j]). What this breaks is
+            // RFC 5348 §4.3 step 4's tie (FlowSpec::host_jitter_bound).
+            let wait = Duration(f.jitter_rng.below(host_jitter.0 + 1));
+            let at = f.host_last.max(self.now + wait);
+            f.host_last = at;
+            // Same-instant entries keep the emission order: the rank
+            // is the packet's uid, which grows with emission.
+            let uid = self.packets.slots[idx as usize].uid;
+            let ev = Event::Inject(idx);
+            self.events.push_ranked(at, ev, ev.packet_rank(uid));
+        } else if jitter > Duration::ZERO {
+            // ns-2's Agent `overhead_`: each packet waits U[0, jitter]
+            // before it reaches the wire, independently of the others.
+            let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
+            // Ranked by the packet's uid, not its store slot (slots
+            // are reused in an order that is the code's, not the run's).
+            let uid = self.packets.slots[idx as usize].uid;
+            let ev = Event::Inject(idx);
+            self.events
+                .push_ranked(self.now + wait, ev, ev.packet_rank(uid));
+        } else {
+            let src = f.src;
+            self.forward(src, idx);
+        }
     }
 
     /// Sends what the receiver has (ACKs, feedback) and arms its timer.
     fn drive_receiver(&mut self, fi: usize) {
         let now = self.now;
-        let mut out = std::mem::take(&mut self.outbox);
-        let f = &mut self.flows[fi];
-        while let Some(t) = f.receiver.poll_transmit(now) {
+        // Sent as they come, as in `drive_sender`. (`Sim::outbox`, the
+        // buffer the drives used before, is now always empty; it goes
+        // when `sim/mod.rs`, which the simulator-core work is changing,
+        // drops the field.)
+        debug_assert!(self.outbox.is_empty());
+        loop {
+            let f = &mut self.flows[fi];
+            let Some(t) = f.receiver.poll_transmit(now) else {
+                break;
+            };
             let p = f.packet(true, t.payload_len, t.low_priority, t.message);
             f.tx.ack_bytes += u64::from(p.size);
             if p.low_priority {
                 f.tx.dummy_ack_bytes += u64::from(p.size);
             }
-            out.push(
-                self.packets
-                    .admit(p, &mut self.totals.sent, &mut self.next_uid),
-            );
-        }
-        let timeout = f.receiver.poll_timeout();
-        let node = f.dst;
-        for idx in out.drain(..) {
+            let node = f.dst;
+            let idx = self
+                .packets
+                .admit(p, &mut self.totals.sent, &mut self.next_uid);
             self.forward(node, idx);
         }
-        self.outbox = out;
+        let timeout = self.flows[fi].receiver.poll_timeout();
         self.schedule_wake(fi, Side::Receiver, timeout);
     }
 

@@ -532,6 +532,11 @@ impl Ns2Engine {
             .report(self.x, self.x_recv, self.p, self.r, self.x_calc)
     }
 
+    /// (X, X_recv, p) of [`Self::stats`].
+    pub(super) fn rate_state(&self) -> (f64, f64, f64) {
+        (self.x, self.x_recv, self.p)
+    }
+
     pub(super) fn x(&self) -> f64 {
         self.x
     }

@@ -62,6 +62,14 @@ pub struct RfcSender {
     x_recv_set: VecDeque<(f64, Instant)>,
     /// The send schedule (§4.6).
     pacer: Pacer,
+    /// s/t_mbi (§4.3), fixed by the configuration.
+    floor: f64,
+    /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
+    /// in force: they change only on feedback and on the no-feedback
+    /// timer, which end with [`Self::reschedule`], while every poll asks
+    /// for them (computed by the same expressions, so the same bits).
+    ipi: Ipi,
+    t_delta: u64,
     nfb_deadline: Instant,
     /// Nothing sent since the no-feedback timer was last set (§4.4).
     idle_since_nfb: bool,
@@ -83,7 +91,7 @@ impl RfcSender {
     pub(super) fn new(src: Source, now: Instant) -> Self {
         let mut x_recv_set = VecDeque::new();
         x_recv_set.push_back((f64::INFINITY, now));
-        RfcSender {
+        let mut e = RfcSender {
             x: src.s, // §4.2: one packet per second
             src,
             x_recv: 0.0,
@@ -95,6 +103,9 @@ impl RfcSender {
             tld: None,
             x_recv_set,
             pacer: Pacer::new(now),
+            floor: 0.0,
+            ipi: Ipi::from_rate(1.0, 1.0),
+            t_delta: 0,
             nfb_deadline: now + Duration::from_secs(2), // §4.2
             idle_since_nfb: true,
             not_limited: [Instant::ZERO; 2],
@@ -102,12 +113,15 @@ impl RfcSender {
             t_new: Instant::ZERO,
             t_next: Instant::ZERO,
             feedback_seen: false,
-        }
+        };
+        // s/t_mbi (§4.3); t_mbi of zero is treated as 1 ns.
+        e.floor = e.src.s / e.src.cfg.t_mbi.as_secs_f64().max(1e-9);
+        e.refresh_ipi();
+        e
     }
 
     fn t_mbi_floor(&self) -> f64 {
-        // s/t_mbi (§4.3); t_mbi of zero is treated as 1 ns.
-        self.src.s / self.src.cfg.t_mbi.as_secs_f64().max(1e-9)
+        self.floor
     }
 
     /// initial_rate = W_init/R, W_init = min(4s, max(2s, 4380)) (§4.2).
@@ -122,6 +136,13 @@ impl RfcSender {
         Ipi::from_rate(self.src.s, self.x_inst())
     }
 
+    /// Recomputes the cached t_ipi and t_delta after X, X_inst or R
+    /// changed.
+    fn refresh_ipi(&mut self) {
+        self.ipi = self.ipi();
+        self.t_delta = self.t_delta(self.ipi);
+    }
+
     /// t_delta = min(t_ipi, t_gran, rtt)/2 in ns (§8.3: "never to send a
     /// packet more than a round-trip time before its nominal send time").
     fn t_delta(&self, ipi: Ipi) -> u64 {
@@ -132,9 +153,12 @@ impl RfcSender {
     }
 
     /// After X changed: bring the next send forward to one new t_ipi after
-    /// the last send if it lies beyond (see [`Pacer::reschedule`]).
+    /// the last send if it lies beyond (see [`Pacer::reschedule`]). Every
+    /// change of X, X_inst or R ends here, which refreshes the cached
+    /// t_ipi and t_delta.
     fn reschedule(&mut self) {
-        self.pacer.reschedule(self.ipi());
+        self.refresh_ipi();
+        self.pacer.reschedule(self.ipi);
     }
 
     /// The no-feedback interval max(4R, 2s/X) (§4.3 step 6, §4.4 step 2);
@@ -423,8 +447,8 @@ impl RfcSender {
     /// rate is exact; a sender more than one t_ipi late, after an idle
     /// period say, restarts the schedule from now instead of bursting).
     pub(super) fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
-        let ipi = self.ipi();
-        if now.as_nanos().saturating_add(self.t_delta(ipi)) < self.pacer.due().as_nanos() {
+        let ipi = self.ipi;
+        if now.as_nanos().saturating_add(self.t_delta) < self.pacer.due().as_nanos() {
             return None;
         }
         if !self.src.has_data() {
@@ -451,13 +475,7 @@ impl RfcSender {
     pub(super) fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.nfb_deadline;
         if self.src.has_data() {
-            let ipi = self.ipi();
-            let send = Instant(
-                self.pacer
-                    .due()
-                    .as_nanos()
-                    .saturating_sub(self.t_delta(ipi)),
-            );
+            let send = Instant(self.pacer.due().as_nanos().saturating_sub(self.t_delta));
             t = t.min(send);
         }
         Some(t)
@@ -467,6 +485,11 @@ impl RfcSender {
     pub(super) fn stats(&self) -> TfrcSenderStats {
         self.src
             .report(self.x, self.x_recv, self.p, self.r, self.x_calc)
+    }
+
+    /// (X, X_recv, p) of [`Self::stats`].
+    pub(super) fn rate_state(&self) -> (f64, f64, f64) {
+        (self.x, self.x_recv, self.p)
     }
 
     /// The allowed sending rate X, bytes per second.
@@ -494,5 +517,68 @@ impl RfcSender {
     /// 2*max(X_recv_set) (§4.3).
     pub(super) fn recv_limit(&self) -> f64 {
         2.0 * self.max_x_recv_set()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::{SenderConfig, TfrcFeedback};
+    use super::super::TfrcSender;
+    use crate::rng::Rng;
+    use crate::time::{Duration, Instant};
+
+    /// The cached t_ipi and t_delta equal what X, X_inst and R give at
+    /// every step of a random run of feedback, no-feedback expiries and
+    /// sends (with and without damping): a path that changes one of them
+    /// without refreshing the cache fails here.
+    #[test]
+    fn cached_interval_follows_every_rate_change() {
+        for damping in [false, true] {
+            let cfg = SenderConfig {
+                oscillation_damping: damping,
+                ..SenderConfig::default()
+            };
+            let mut s = TfrcSender::new(cfg, Instant::ZERO);
+            s.set_unlimited();
+            let mut rng = Rng::new(7);
+            let mut now = Instant::ZERO;
+            let (mut last, mut changes) = (None, 0);
+            for _ in 0..5000 {
+                now += Duration::from_micros(1 + rng.below(300_000));
+                match rng.below(4) {
+                    0 => {
+                        let echo =
+                            Instant(now.as_nanos() - rng.below(now.as_nanos().min(2_000_000_000)));
+                        let fb = TfrcFeedback {
+                            ts_echo: echo,
+                            t_delay: Duration::from_micros(rng.below(1000)),
+                            x_recv: rng.next_f64() * 1e6,
+                            p: if rng.chance(0.3) {
+                                0.0
+                            } else {
+                                rng.next_f64() * 0.1
+                            },
+                        };
+                        s.handle_input(now, &fb);
+                    }
+                    1 => {
+                        now = now.max(s.nofeedback_deadline());
+                        s.handle_timeout(now);
+                    }
+                    _ => while s.poll_transmit(now).is_some() {},
+                }
+                let TfrcSender::Rfc(e) = &s else {
+                    unreachable!()
+                };
+                assert_eq!(e.ipi, e.ipi(), "t_ipi at {now:?}");
+                assert_eq!(e.t_delta, e.t_delta(e.ipi()), "t_delta at {now:?}");
+                if last != Some(e.ipi) {
+                    changes += 1;
+                    last = Some(e.ipi);
+                }
+            }
+            // The run moved the rate often enough to mean something.
+            assert!(changes > 500, "{changes} changes of t_ipi");
+        }
     }
 }
