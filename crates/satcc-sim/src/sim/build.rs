@@ -101,7 +101,6 @@ impl Sim {
             nodes: net.nodes.clone(),
             routes,
             packets: PacketStore::default(),
-            outbox: Vec::new(),
             next_uid: 0,
             totals: PacketTotals::default(),
             drop_reasons: DropCounts::default(),

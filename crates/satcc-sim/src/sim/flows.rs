@@ -331,11 +331,7 @@ impl Sim {
     /// Sends what the receiver has (ACKs, feedback) and arms its timer.
     fn drive_receiver(&mut self, fi: usize) {
         let now = self.now;
-        // Sent as they come, as in `drive_sender`. (`Sim::outbox`, the
-        // buffer the drives used before, is now always empty; it goes
-        // when `sim/mod.rs`, which the simulator-core work is changing,
-        // drops the field.)
-        debug_assert!(self.outbox.is_empty());
+        // Sent as they come, as in `drive_sender`.
         loop {
             let f = &mut self.flows[fi];
             let Some(t) = f.receiver.poll_transmit(now) else {

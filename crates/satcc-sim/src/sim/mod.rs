@@ -57,8 +57,6 @@ pub struct Sim {
     /// Per-flow routes (memory grows with what is routed, not nodes²).
     routes: crate::net::routing::Routes,
     packets: links::PacketStore,
-    /// Store indices of the packets an endpoint just sent (reused).
-    outbox: Vec<u32>,
     next_uid: u64,
     totals: PacketTotals,
     drop_reasons: DropCounts,
