@@ -14,6 +14,7 @@
 //!   sender calls it apart from the growth hooks here.
 
 use super::bbr::BbrConfig;
+use super::cubic_v21::{V21Ack, V21Params, V21State};
 use super::hystart::{SlowStart, SlowStartState, SsAck};
 use crate::time::{Duration, Instant};
 
@@ -54,6 +55,27 @@ pub struct CubicConfig {
     /// conservative when the available bandwidth is still unknown"). Not
     /// in RFC 9438 (default off; on with profile `"linux"`).
     pub linux_initial_growth: bool,
+    /// Which CUBIC: RFC 9438 (the default) or the v2.1 of Linux 2.6.22
+    /// that ns-2 2.35 runs ([`CubicVariant`]).
+    pub variant: CubicVariant,
+}
+
+/// Which CUBIC a [`CubicConfig`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CubicVariant {
+    /// RFC 9438.
+    #[default]
+    Rfc9438,
+    /// CUBIC v2.1 as ns-2 2.35 runs it (`tcp/linux/src/tcp_cubic.c`, from
+    /// linux-2.6.22.6, under `Agent/TCP/Linux`): the module's integer
+    /// arithmetic, β = 819/1024 of cwnd, growth above W_max capped at 16
+    /// segments per 100 ms, t measured with the minimum RTT added, `cnt =
+    /// 50` ACKs per segment until the first loss, Reno's estimate with
+    /// α = 8/23, and the delayed-ACK ratio dividing `cnt` (see
+    /// `super::cubic_v21`). For like-for-like checks against ns-2; C and β
+    /// come from [`CubicConfig::c`] and [`CubicConfig::beta`] rounded to the
+    /// module's `bic_scale`/1024·10 and `beta`/1024.
+    Linux2622,
 }
 
 impl Default for CubicConfig {
@@ -65,6 +87,21 @@ impl Default for CubicConfig {
             reno_friendly: true,
             slow_start: SlowStart::Standard,
             linux_initial_growth: false,
+            variant: CubicVariant::Rfc9438,
+        }
+    }
+}
+
+impl CubicConfig {
+    /// ns-2 2.35's `select_ca cubic` at its module defaults (tcp_cubic.c
+    /// v2.1: `beta = 819`, `bic_scale = 41`, i.e. C = 410/1024,
+    /// `fast_convergence = 1`, `tcp_friendliness = 1`).
+    pub fn linux_2_6_22() -> Self {
+        CubicConfig {
+            c: 410.0 / 1024.0,
+            beta: 819.0 / 1024.0,
+            variant: CubicVariant::Linux2622,
+            ..CubicConfig::default()
         }
     }
 }
@@ -113,6 +150,9 @@ pub(crate) struct AckInfo {
     pub snd_nxt: u64,
     /// Payload bytes of a segment.
     pub mss: u64,
+    /// Not in fast or timeout recovery (Linux's `TCP_CA_Open`; CUBIC
+    /// v2.1 tracks its ACK ratio only then).
+    pub open: bool,
 }
 
 /// The state of a [`Growth`].
@@ -155,6 +195,8 @@ pub(crate) struct CubicState {
     /// A fast recovery has set W_max since the start or the last timeout
     /// (tcp_cubic.c `last_max_cwnd != 0`).
     pub reduced: bool,
+    /// CUBIC v2.1's own state, for [`CubicVariant::Linux2622`].
+    pub v21: Option<V21State>,
 }
 
 impl CubicState {
@@ -184,6 +226,14 @@ impl GrowthState {
             Growth::Cubic(cfg) => GrowthState::Cubic(CubicState {
                 cfg,
                 ss: SlowStartState::new(cfg.slow_start),
+                v21: (cfg.variant == CubicVariant::Linux2622).then(|| {
+                    V21State::new(V21Params::new(
+                        cfg.c,
+                        cfg.beta,
+                        cfg.fast_convergence,
+                        cfg.reno_friendly,
+                    ))
+                }),
                 ..CubicState::default()
             }),
             Growth::Hybla(cfg) => GrowthState::Hybla(HyblaState {
@@ -253,6 +303,18 @@ impl GrowthState {
                 }
             }
             GrowthState::Cubic(s) => {
+                if let Some(v) = s.v21.as_mut() {
+                    return v.on_ack(
+                        cwnd,
+                        ssthresh,
+                        V21Ack {
+                            now: a.now,
+                            acked: a.acked,
+                            rtt: a.rtt,
+                            open: a.open,
+                        },
+                    );
+                }
                 if cwnd < ssthresh {
                     // RFC 9438 §4.10: slow start as RFC 5681, or HyStart++
                     // (RFC 9406) or Linux's HyStart, which only decide
@@ -299,6 +361,10 @@ impl GrowthState {
             GrowthState::Cubic(s) => {
                 s.ss.on_congestion();
                 s.reduced = true;
+                if let Some(v) = s.v21.as_mut() {
+                    // v2.1 scales cwnd, not FlightSize.
+                    return Some(v.ssthresh(cwnd));
+                }
                 Some(s.reduce(flight, cwnd))
             }
         }
@@ -310,6 +376,10 @@ impl GrowthState {
         match self {
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
+                if let Some(v) = s.v21.as_mut() {
+                    s.ss.on_rto();
+                    return Some(v.on_rto(cwnd));
+                }
                 let ss = s.reduce(flight, cwnd);
                 s.after_rto = true;
                 s.ss.on_rto();

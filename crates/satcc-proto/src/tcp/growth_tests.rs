@@ -18,6 +18,7 @@ fn info(now: Instant, srtt_ms: u64) -> AckInfo {
         snd_una: 0,
         snd_nxt: 0,
         mss: 1000,
+        open: true,
     }
 }
 

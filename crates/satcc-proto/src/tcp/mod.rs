@@ -11,6 +11,9 @@
 mod bbr;
 #[cfg(test)]
 mod bbr_tests;
+mod cubic_v21;
+#[cfg(test)]
+mod cubic_v21_tests;
 mod endpoint;
 mod growth;
 #[cfg(test)]
@@ -33,7 +36,7 @@ mod tests;
 
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use bbr::{BbrConfig, BbrMode};
-pub use growth::{CubicConfig, Growth, HyblaConfig};
+pub use growth::{CubicConfig, CubicVariant, Growth, HyblaConfig};
 pub use hystart::{HystartConfig, HystartPpConfig, SlowStart};
 pub use peach::PeachConfig;
 pub use rack::LossDetection;
