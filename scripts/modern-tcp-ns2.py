@@ -16,14 +16,16 @@ and seed run in satcc (`satcc run`) and ns-2 (`satcc ns2`).
 
     cargo build --release -p satcc-cli
     scripts/modern-tcp-ns2.py [--satcc PATH] [--seeds 10] [--sack-ns2]
-                              [--cubic-variant linux-2.6.22] [--links terrestrial]
+                              [--cubic-variant linux-2.6.22] [--hybla-variant linux-2.6.22]
+                              [--links terrestrial] [--protos hybla]
 
 `--sack-ns2` gives satcc's sack flows ns-2's Sack1 configuration
 (`sack_recovery = "ns2"`, `rto_ssthresh = "window"`, `rtt_timing =
 "karn"`) instead of RFC 6675. `--cubic-variant linux-2.6.22` gives the
 cubic flows ns-2's own CUBIC v2.1 (`cubic_variant`; `satcc ns2` exports
 it as the same `select_ca cubic`, so the ns-2 column does not change).
-`--links` and `--protos` restrict the dumbbells (comma-separated).
+`--hybla-variant linux-2.6.22` likewise gives the hybla flows ns-2's
+tcp_hybla.c (`hybla_variant`). `--links` and `--protos` restrict the dumbbells (comma-separated).
 """
 
 import argparse
@@ -93,6 +95,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sack-ns2", action="store_true")
     ap.add_argument("--cubic-variant", choices=["rfc9438", "linux-2.6.22"], default=None)
+    ap.add_argument("--hybla-variant", choices=["caini2004", "linux-2.6.22"], default=None)
     ap.add_argument("--links", default=",".join(LINKS))
     ap.add_argument("--protos", default="cubic,hybla")
     a = ap.parse_args()
@@ -106,6 +109,8 @@ def main():
                 extra = ""
                 if proto == "cubic" and a.cubic_variant:
                     extra = f'cubic_variant = "{a.cubic_variant}"'
+                if proto == "hybla" and a.hybla_variant:
+                    extra = f'hybla_variant = "{a.hybla_variant}"'
                 path = os.path.join(d, f"{link}-{proto}.toml")
                 with open(path, "w") as f:
                     f.write(SCENARIO.format(delay=delay, queue=queue, proto=proto,

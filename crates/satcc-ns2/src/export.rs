@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use satcc_proto::tcp::{
-    self, CubicConfig, Growth, HyblaConfig, RtoSsthresh, RttTiming, SackRecovery, SlowStart,
-    Variant,
+    self, CubicConfig, Growth, HyblaConfig, HyblaVariant, RtoSsthresh, RttTiming, SackRecovery,
+    SlowStart, Variant,
 };
 use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
@@ -1046,7 +1046,14 @@ fn write_tcp(
                     .to_string(),
             ));
         }
-        Growth::Hybla(h) if h != HyblaConfig::default() => {
+        // Likewise `hybla_variant = "linux-2.6.22"`.
+        Growth::Hybla(h)
+            if h != HyblaConfig::default()
+                && h != (HyblaConfig {
+                    variant: HyblaVariant::Linux2622,
+                    ..HyblaConfig::default()
+                }) =>
+        {
             return Err(Ns2Error::unsupported(
                 at("hybla_rtt0"),
                 "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's tcp_hybla.c at its default \

@@ -649,6 +649,14 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
         .unwrap(),
         tcp_variant("protocol = \"cubic\"\n", "").unwrap()
     );
+    assert_eq!(
+        tcp_variant(
+            "protocol = \"hybla\"\nhybla_variant = \"linux-2.6.22\"\n",
+            ""
+        )
+        .unwrap(),
+        tcp_variant("protocol = \"hybla\"\n", "").unwrap()
+    );
     // ns-2's modules (Linux 2.6.22) run at their defaults and have no
     // HyStart: other parameters are refused, naming the key.
     for (extra, field) in [

@@ -1,5 +1,6 @@
 //! CUBIC v2.1 (`cubic_variant = "linux-2.6.22"`) against ns-2 2.35's
-//! `tcp/linux/src/tcp_cubic.c` and its `Agent/TCP/Linux` shim
+//! `tcp/linux/src/tcp_cubic.c` (and TCP Hybla against its
+//! `tcp_hybla.c`) under its `Agent/TCP/Linux` shim
 //! (`tcp/tcp-linux.cc`), function by function.
 
 use super::growth::{AckInfo, GrowthState};
@@ -164,4 +165,64 @@ fn v21_caps_growth_far_above_the_origin_by_max_increment() {
     for d in &late {
         assert!((28.0..=34.0).contains(d), "growth per round {d}; {late:?}");
     }
+}
+
+// TCP Hybla as ns-2 2.35 runs it (`hybla_variant = "linux-2.6.22"`):
+// `tcp/linux/src/tcp_hybla.c` under tcp-linux.cc.
+
+fn hybla_linux() -> GrowthState {
+    GrowthState::new(Growth::Hybla(HyblaConfig {
+        variant: HyblaVariant::Linux2622,
+        ..HyblaConfig::default()
+    }))
+}
+
+#[test]
+fn hybla_linux_slow_start_in_eighths_of_rho_from_cwnd_rho() {
+    // SRTT 45 ms: rho_3ls = (45 << 3) / 25 = 14 (ρ = 1.75, truncated
+    // from 1.8); rho = 1, fraction 6: 2^ρ − 1 = (2 · 215 − 128)/128 =
+    // 2 + 46/128 per ACK. hybla_init() on the first ACK sets cwnd = rho.
+    let mut g = hybla_linux();
+    let mut cwnd = 10.0;
+    let mut seen = Vec::new();
+    for i in 0..4 {
+        cwnd = g.on_ack(cwnd, 100.0, false, ack(at(100 + i), 45, 1, true));
+        seen.push(cwnd);
+    }
+    // 1 + 2 (+46), 5 (+92), 7 (+138 → 8, +10), 10 (+56).
+    assert_eq!(seen, vec![3.0, 5.0, 8.0, 10.0]);
+    // Clamped at ssthresh.
+    assert_eq!(g.on_ack(cwnd, 11.0, false, ack(at(200), 45, 1, true)), 11.0);
+}
+
+#[test]
+fn hybla_linux_congestion_avoidance_in_128ths_and_reno_outside_open() {
+    let mut g = hybla_linux();
+    // Initialise at 45 ms (cwnd becomes rho = 1), then stand at 60.
+    g.on_ack(1.0, 1.0, false, ack(at(100), 45, 1, true));
+    // INC = rho2_7ls / W = (14² << 1) / 60 = 392 / 60 = 6/128 per ACK: 60
+    // ACKs give 360/128, two segments (the paper's ρ² = 3.24 would give
+    // three).
+    let mut cwnd = 60.0;
+    for i in 0..60 {
+        cwnd = g.on_ack(cwnd, 2.0, false, ack(at(200 + i), 45, 1, true));
+    }
+    assert_eq!(cwnd, 62.0);
+    // Outside TCP_CA_Open (after a timeout, hybla_state() clears
+    // hybla_en): tcp_reno_cong_avoid(), a segment when snd_cwnd_cnt
+    // reaches cwnd. The counter is shared: Hybla's own ACKs below 1/128
+    // counted it up since its last whole segment (ACKs 43-60 above: 18),
+    // so the first Reno segment comes after 62 − 18 + 1 = 45 ACKs.
+    let mut n = 0;
+    while cwnd == 62.0 {
+        cwnd = g.on_ack(cwnd, 2.0, false, ack(at(300 + n), 45, 1, false));
+        n += 1;
+        assert!(n < 200);
+    }
+    assert_eq!((cwnd, n), (63.0, 45));
+    // tcp_reno_ssthresh(): half of cwnd, not of FlightSize.
+    assert_eq!(g.on_congestion(10, 63.0), Some(31.0));
+    // The default Hybla keeps the sender's own rules.
+    let mut d = GrowthState::new(Growth::Hybla(HyblaConfig::default()));
+    assert_eq!(d.on_congestion(10, 63.0), None);
 }

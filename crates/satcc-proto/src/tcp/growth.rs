@@ -15,6 +15,7 @@
 
 use super::bbr::BbrConfig;
 use super::cubic_v21::{V21Ack, V21Params, V21State};
+use super::hybla_linux::HyblaLinux;
 use super::hystart::{SlowStart, SlowStartState, SsAck};
 use crate::time::{Duration, Instant};
 
@@ -121,6 +122,25 @@ pub struct HyblaConfig {
     /// Without it one ACK after a timeout, at ρ = 20, would open cwnd
     /// from 1 to the receiver's window in one step.
     pub clamp_slow_start: bool,
+    /// Which Hybla: the paper's rules in real numbers (the default) or
+    /// Linux 2.6.22's tcp_hybla.c as ns-2 2.35 runs it ([`HyblaVariant`]).
+    pub variant: HyblaVariant,
+}
+
+/// Which TCP Hybla a [`HyblaConfig`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyblaVariant {
+    /// Caini & Firrincieli 2004 in real numbers, with
+    /// [`HyblaConfig::max_ss_exponent`] and
+    /// [`HyblaConfig::clamp_slow_start`].
+    #[default]
+    Caini2004,
+    /// ns-2 2.35's `tcp/linux/src/tcp_hybla.c` (from linux-2.6.22.6):
+    /// ρ in truncated steps of 1/8, increments in 1/128 of a segment, no
+    /// cap on the exponent, Reno's growth outside `TCP_CA_Open`, ssthresh
+    /// = cwnd/2 (see `super::hybla_linux`). For like-for-like checks
+    /// against ns-2.
+    Linux2622,
 }
 
 impl Default for HyblaConfig {
@@ -129,6 +149,7 @@ impl Default for HyblaConfig {
             rtt0: Duration::from_millis(25),
             max_ss_exponent: 16.0,
             clamp_slow_start: true,
+            variant: HyblaVariant::Caini2004,
         }
     }
 }
@@ -170,6 +191,8 @@ pub(crate) struct HyblaState {
     /// The smallest SRTT seen (Linux `minrtt_us`): ρ follows the path's
     /// propagation delay, not the queue the flow builds.
     pub min_srtt: Option<Duration>,
+    /// tcp_hybla.c's state, for [`HyblaVariant::Linux2622`].
+    pub linux: Option<HyblaLinux>,
 }
 
 /// RFC 9438 §4.1.2 variables.
@@ -239,6 +262,7 @@ impl GrowthState {
             Growth::Hybla(cfg) => GrowthState::Hybla(HyblaState {
                 cfg,
                 min_srtt: None,
+                linux: (cfg.variant == HyblaVariant::Linux2622).then(|| HyblaLinux::new(cfg.rtt0)),
             }),
         }
     }
@@ -282,6 +306,9 @@ impl GrowthState {
                 cwnd + inc
             }
             GrowthState::Hybla(h) => {
+                if let Some(l) = h.linux.as_mut() {
+                    return l.on_ack(cwnd, ssthresh, a.srtt, a.open);
+                }
                 if let Some(r) = a.srtt {
                     h.min_srtt = Some(h.min_srtt.map_or(r, |m| m.min(r)));
                 }
@@ -357,6 +384,8 @@ impl GrowthState {
     /// Reno's own rules are the sender's; this answers only for the others.
     pub fn on_congestion(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
         match self {
+            // tcp_reno_ssthresh(): half of cwnd, not of FlightSize.
+            GrowthState::Hybla(HyblaState { linux: Some(l), .. }) => Some(l.ssthresh(cwnd)),
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
                 s.ss.on_congestion();
@@ -374,6 +403,7 @@ impl GrowthState {
     /// §4.6, and the next stage starts over with K = 0).
     pub fn on_rto(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
         match self {
+            GrowthState::Hybla(HyblaState { linux: Some(l), .. }) => Some(l.ssthresh(cwnd)),
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
                 if let Some(v) = s.v21.as_mut() {

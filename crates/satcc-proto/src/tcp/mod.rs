@@ -18,6 +18,7 @@ mod endpoint;
 mod growth;
 #[cfg(test)]
 mod growth_tests;
+mod hybla_linux;
 mod hystart;
 #[cfg(test)]
 mod hystart_tests;
@@ -36,7 +37,7 @@ mod tests;
 
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use bbr::{BbrConfig, BbrMode};
-pub use growth::{CubicConfig, CubicVariant, Growth, HyblaConfig};
+pub use growth::{CubicConfig, CubicVariant, Growth, HyblaConfig, HyblaVariant};
 pub use hystart::{HystartConfig, HystartPpConfig, SlowStart};
 pub use peach::PeachConfig;
 pub use rack::LossDetection;

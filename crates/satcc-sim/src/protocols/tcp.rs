@@ -11,8 +11,8 @@ use satcc_proto::{Duration, Instant};
 use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
 use crate::scenario::flow::{tcp_growth, tcp_variant};
 use crate::scenario::{
-    CubicVariantSpec, FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec,
-    SlowStartSpec, TcpOptions, TcpProfileSpec,
+    CubicVariantSpec, FlowSpec, HyblaVariantSpec, Protocol, RtoSsthreshSpec, RttTimingSpec,
+    SackRecoverySpec, SlowStartSpec, TcpOptions, TcpProfileSpec,
 };
 
 /// What [`Protocol::wire_protocol`] answers: none, satcc's TCP runs in
@@ -181,6 +181,10 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
             let h = o.hybla.clone().unwrap_or_default();
             tcp::Growth::Hybla(tcp::HyblaConfig {
                 rtt0: h.hybla_rtt0.map_or(d.rtt0, |x| x.0),
+                variant: match h.hybla_variant {
+                    Some(HyblaVariantSpec::Linux2622) => tcp::HyblaVariant::Linux2622,
+                    _ => tcp::HyblaVariant::Caini2004,
+                },
                 ..d
             })
         }

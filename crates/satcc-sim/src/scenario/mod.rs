@@ -22,9 +22,9 @@ use serde::{Deserialize, Deserializer};
 
 pub use flow::{
     BbrOptions, CbrOptions, CubicOptions, CubicVariantSpec, FeedbackSpec, FlowSpec, HyblaOptions,
-    LossDetectionSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions, RtoSsthreshSpec,
-    RttTimingSpec, SackRecoverySpec, SaratogaOptions, SlowStartSpec, StfrcOptions, StrategySpec,
-    TcpOptions, TcpProfileSpec, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
+    HyblaVariantSpec, LossDetectionSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
+    RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SaratogaOptions, SlowStartSpec, StfrcOptions,
+    StrategySpec, TcpOptions, TcpProfileSpec, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
 };
 
 use crate::error::join_path;

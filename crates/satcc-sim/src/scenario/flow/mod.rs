@@ -29,8 +29,9 @@ pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
-    BbrOptions, CubicOptions, CubicVariantSpec, HyblaOptions, LossDetectionSpec, PeachOptions,
-    RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SlowStartSpec, TcpOptions, TcpProfileSpec,
+    BbrOptions, CubicOptions, CubicVariantSpec, HyblaOptions, HyblaVariantSpec, LossDetectionSpec,
+    PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SlowStartSpec, TcpOptions,
+    TcpProfileSpec,
 };
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -911,6 +912,12 @@ mod tests {
         );
         match tcp_sender("protocol = \"hybla\"\nhybla_rtt0 = \"50ms\"").growth {
             Growth::Hybla(h) => assert_eq!(h.rtt0, Duration::from_millis(50)),
+            g => panic!("{g:?}"),
+        }
+        match tcp_sender("protocol = \"hybla\"\nhybla_variant = \"linux-2.6.22\"").growth {
+            Growth::Hybla(h) => {
+                assert_eq!(h.variant, satcc_proto::tcp::HyblaVariant::Linux2622)
+            }
             g => panic!("{g:?}"),
         }
         match tcp_sender("protocol = \"bbr\"\nbbr_probe_rtt = false\nbbr_cwnd_gain = 3").growth {

@@ -230,6 +230,23 @@ pub struct HyblaOptions {
     /// RTT0, the reference RTT (the paper's and Linux's 25 ms).
     #[serde(default)]
     pub hybla_rtt0: Option<Dur>,
+    /// Which Hybla: `"caini2004"` (the paper's rules in real numbers, the
+    /// default) or `"linux-2.6.22"`, the tcp_hybla.c that ns-2 2.35's
+    /// `Agent/TCP/Linux` runs (`select_ca hybla`), for like-for-like
+    /// checks against it.
+    #[serde(default)]
+    pub hybla_variant: Option<HyblaVariantSpec>,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::HyblaVariant`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum HyblaVariantSpec {
+    /// Caini & Firrincieli 2004.
+    #[serde(rename = "caini2004")]
+    Caini2004,
+    /// Linux 2.6.22's tcp_hybla.c as ns-2 2.35 runs it.
+    #[serde(rename = "linux-2.6.22")]
+    Linux2622,
 }
 
 /// Options of a BBR flow; unset keys take tcp_bbr.c's values
