@@ -16,10 +16,16 @@ and seed run in satcc (`satcc run`) and ns-2 (`satcc ns2`).
 
     cargo build --release -p satcc-cli
     scripts/modern-tcp-ns2.py [--satcc PATH] [--seeds 10] [--sack-ns2]
+                              [--cubic-variant linux-2.6.22] [--hybla-variant linux-2.6.22]
+                              [--links terrestrial] [--protos hybla]
 
 `--sack-ns2` gives satcc's sack flows ns-2's Sack1 configuration
 (`sack_recovery = "ns2"`, `rto_ssthresh = "window"`, `rtt_timing =
-"karn"`) instead of RFC 6675.
+"karn"`) instead of RFC 6675. `--cubic-variant linux-2.6.22` gives the
+cubic flows ns-2's own CUBIC v2.1 (`cubic_variant`; `satcc ns2` exports
+it as the same `select_ca cubic`, so the ns-2 column does not change).
+`--hybla-variant linux-2.6.22` likewise gives the hybla flows ns-2's
+tcp_hybla.c (`hybla_variant`). `--links` and `--protos` restrict the dumbbells (comma-separated).
 """
 
 import argparse
@@ -49,6 +55,7 @@ count = 4
 rwnd = 2000
 min_rto = "200ms"
 start_spread = "2s"
+{proto_extra}
 [[flows]]
 protocol = "sack"
 count = 4
@@ -87,16 +94,27 @@ def main():
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sack-ns2", action="store_true")
+    ap.add_argument("--cubic-variant", choices=["rfc9438", "linux-2.6.22"], default=None)
+    ap.add_argument("--hybla-variant", choices=["caini2004", "linux-2.6.22"], default=None)
+    ap.add_argument("--links", default=",".join(LINKS))
+    ap.add_argument("--protos", default="cubic,hybla")
     a = ap.parse_args()
     print(f"seeds 1-{a.seeds}; normalized throughput mean (sd); timeouts per run, all 8 flows\n")
     print("| dumbbell | protocol | ns-2 | satcc | difference | timeouts ns-2 / satcc |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
-        for link, (delay, queue) in LINKS.items():
-            for proto in ["cubic", "hybla"]:
+        for link in a.links.split(","):
+            delay, queue = LINKS[link]
+            for proto in a.protos.split(","):
+                extra = ""
+                if proto == "cubic" and a.cubic_variant:
+                    extra = f'cubic_variant = "{a.cubic_variant}"'
+                if proto == "hybla" and a.hybla_variant:
+                    extra = f'hybla_variant = "{a.hybla_variant}"'
                 path = os.path.join(d, f"{link}-{proto}.toml")
                 with open(path, "w") as f:
                     f.write(SCENARIO.format(delay=delay, queue=queue, proto=proto,
+                                            proto_extra=extra,
                                             sack_extra=SACK_NS2 if a.sack_ns2 else ""))
                 res = {}
                 for tool in ["ns2", "run"]:

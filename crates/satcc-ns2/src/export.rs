@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use satcc_proto::tcp::{
-    self, CubicConfig, Growth, HyblaConfig, RtoSsthresh, RttTiming, SackRecovery, SlowStart,
-    Variant,
+    self, CubicConfig, Growth, HyblaConfig, HyblaVariant, RtoSsthresh, RttTiming, SackRecovery,
+    SlowStart, Variant,
 };
 use satcc_proto::tfrc::{self, FeedbackPolicy};
 use satcc_proto::tfrcp::{self, Pacing, Strategy};
@@ -1031,7 +1031,9 @@ fn write_tcp(
         // script cannot set module parameters), and ns-2 2.35's
         // tcp_cubic.c predates HyStart (Linux 2.6.29): other values
         // would model another sender.
-        Growth::Cubic(c) if c != CubicConfig::default() => {
+        // `cubic_variant = "linux-2.6.22"` at its defaults is the module
+        // ns-2 runs, so it exports the same way.
+        Growth::Cubic(c) if c != CubicConfig::default() && c != CubicConfig::linux_2_6_22() => {
             return Err(Ns2Error::unsupported(
                 at(if c.slow_start != SlowStart::Standard {
                     "slow_start"
@@ -1040,11 +1042,18 @@ fn write_tcp(
                 }),
                 "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's tcp_cubic.c (CUBIC v2.1) \
                  at its defaults, which no key changes (it has no HyStart): leave slow_start \
-                 and the cubic_* keys unset (and profile = \"rfc\")"
+                 and the cubic_* keys unset but cubic_variant (and profile = \"rfc\")"
                     .to_string(),
             ));
         }
-        Growth::Hybla(h) if h != HyblaConfig::default() => {
+        // Likewise `hybla_variant = "linux-2.6.22"`.
+        Growth::Hybla(h)
+            if h != HyblaConfig::default()
+                && h != (HyblaConfig {
+                    variant: HyblaVariant::Linux2622,
+                    ..HyblaConfig::default()
+                }) =>
+        {
             return Err(Ns2Error::unsupported(
                 at("hybla_rtt0"),
                 "ns-2 2.35's Agent/TCP/Linux runs Linux 2.6.22's tcp_hybla.c at its default \

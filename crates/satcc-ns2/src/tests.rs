@@ -640,6 +640,23 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
     }
     let base = to_tcl(&sample()).unwrap();
     assert!(!base.contains("Agent/TCP/Linux") && !base.contains("ts_echo_rfc1323_"));
+    // satcc's model of ns-2's own CUBIC v2.1 exports as the same module.
+    assert_eq!(
+        tcp_variant(
+            "protocol = \"cubic\"\ncubic_variant = \"linux-2.6.22\"\n",
+            ""
+        )
+        .unwrap(),
+        tcp_variant("protocol = \"cubic\"\n", "").unwrap()
+    );
+    assert_eq!(
+        tcp_variant(
+            "protocol = \"hybla\"\nhybla_variant = \"linux-2.6.22\"\n",
+            ""
+        )
+        .unwrap(),
+        tcp_variant("protocol = \"hybla\"\n", "").unwrap()
+    );
     // ns-2's modules (Linux 2.6.22) run at their defaults and have no
     // HyStart: other parameters are refused, naming the key.
     for (extra, field) in [
@@ -648,6 +665,10 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
             "slow_start",
         ),
         ("protocol = \"cubic\"\ncubic_beta = 0.8", "protocol"),
+        (
+            "protocol = \"cubic\"\ncubic_variant = \"linux-2.6.22\"\ncubic_beta = 0.7",
+            "protocol",
+        ),
         ("protocol = \"hybla\"\nhybla_rtt0 = \"50ms\"", "hybla_rtt0"),
     ] {
         let e = tcp_variant(extra, "").unwrap_err().to_string();

@@ -14,6 +14,8 @@
 //!   sender calls it apart from the growth hooks here.
 
 use super::bbr::BbrConfig;
+use super::cubic_v21::{V21Ack, V21Params, V21State};
+use super::hybla_linux::HyblaLinux;
 use super::hystart::{SlowStart, SlowStartState, SsAck};
 use crate::time::{Duration, Instant};
 
@@ -54,6 +56,27 @@ pub struct CubicConfig {
     /// conservative when the available bandwidth is still unknown"). Not
     /// in RFC 9438 (default off; on with profile `"linux"`).
     pub linux_initial_growth: bool,
+    /// Which CUBIC: RFC 9438 (the default) or the v2.1 of Linux 2.6.22
+    /// that ns-2 2.35 runs ([`CubicVariant`]).
+    pub variant: CubicVariant,
+}
+
+/// Which CUBIC a [`CubicConfig`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CubicVariant {
+    /// RFC 9438.
+    #[default]
+    Rfc9438,
+    /// CUBIC v2.1 as ns-2 2.35 runs it (`tcp/linux/src/tcp_cubic.c`, from
+    /// linux-2.6.22.6, under `Agent/TCP/Linux`): the module's integer
+    /// arithmetic, β = 819/1024 of cwnd, growth above W_max capped at 16
+    /// segments per 100 ms, t measured with the minimum RTT added, `cnt =
+    /// 50` ACKs per segment until the first loss, Reno's estimate with
+    /// α = 8/23, and the delayed-ACK ratio dividing `cnt` (see
+    /// `super::cubic_v21`). For like-for-like checks against ns-2; C and β
+    /// come from [`CubicConfig::c`] and [`CubicConfig::beta`] rounded to the
+    /// module's `bic_scale`/1024·10 and `beta`/1024.
+    Linux2622,
 }
 
 impl Default for CubicConfig {
@@ -65,6 +88,21 @@ impl Default for CubicConfig {
             reno_friendly: true,
             slow_start: SlowStart::Standard,
             linux_initial_growth: false,
+            variant: CubicVariant::Rfc9438,
+        }
+    }
+}
+
+impl CubicConfig {
+    /// ns-2 2.35's `select_ca cubic` at its module defaults (tcp_cubic.c
+    /// v2.1: `beta = 819`, `bic_scale = 41`, i.e. C = 410/1024,
+    /// `fast_convergence = 1`, `tcp_friendliness = 1`).
+    pub fn linux_2_6_22() -> Self {
+        CubicConfig {
+            c: 410.0 / 1024.0,
+            beta: 819.0 / 1024.0,
+            variant: CubicVariant::Linux2622,
+            ..CubicConfig::default()
         }
     }
 }
@@ -84,6 +122,25 @@ pub struct HyblaConfig {
     /// Without it one ACK after a timeout, at ρ = 20, would open cwnd
     /// from 1 to the receiver's window in one step.
     pub clamp_slow_start: bool,
+    /// Which Hybla: the paper's rules in real numbers (the default) or
+    /// Linux 2.6.22's tcp_hybla.c as ns-2 2.35 runs it ([`HyblaVariant`]).
+    pub variant: HyblaVariant,
+}
+
+/// Which TCP Hybla a [`HyblaConfig`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyblaVariant {
+    /// Caini & Firrincieli 2004 in real numbers, with
+    /// [`HyblaConfig::max_ss_exponent`] and
+    /// [`HyblaConfig::clamp_slow_start`].
+    #[default]
+    Caini2004,
+    /// ns-2 2.35's `tcp/linux/src/tcp_hybla.c` (from linux-2.6.22.6):
+    /// ρ in truncated steps of 1/8, increments in 1/128 of a segment, no
+    /// cap on the exponent, Reno's growth outside `TCP_CA_Open`, ssthresh
+    /// = cwnd/2 (see `super::hybla_linux`). For like-for-like checks
+    /// against ns-2.
+    Linux2622,
 }
 
 impl Default for HyblaConfig {
@@ -92,6 +149,7 @@ impl Default for HyblaConfig {
             rtt0: Duration::from_millis(25),
             max_ss_exponent: 16.0,
             clamp_slow_start: true,
+            variant: HyblaVariant::Caini2004,
         }
     }
 }
@@ -113,6 +171,9 @@ pub(crate) struct AckInfo {
     pub snd_nxt: u64,
     /// Payload bytes of a segment.
     pub mss: u64,
+    /// Not in fast or timeout recovery (Linux's `TCP_CA_Open`; CUBIC
+    /// v2.1 tracks its ACK ratio only then).
+    pub open: bool,
 }
 
 /// The state of a [`Growth`].
@@ -130,6 +191,8 @@ pub(crate) struct HyblaState {
     /// The smallest SRTT seen (Linux `minrtt_us`): ρ follows the path's
     /// propagation delay, not the queue the flow builds.
     pub min_srtt: Option<Duration>,
+    /// tcp_hybla.c's state, for [`HyblaVariant::Linux2622`].
+    pub linux: Option<HyblaLinux>,
 }
 
 /// RFC 9438 §4.1.2 variables.
@@ -155,6 +218,8 @@ pub(crate) struct CubicState {
     /// A fast recovery has set W_max since the start or the last timeout
     /// (tcp_cubic.c `last_max_cwnd != 0`).
     pub reduced: bool,
+    /// CUBIC v2.1's own state, for [`CubicVariant::Linux2622`].
+    pub v21: Option<V21State>,
 }
 
 impl CubicState {
@@ -184,11 +249,20 @@ impl GrowthState {
             Growth::Cubic(cfg) => GrowthState::Cubic(CubicState {
                 cfg,
                 ss: SlowStartState::new(cfg.slow_start),
+                v21: (cfg.variant == CubicVariant::Linux2622).then(|| {
+                    V21State::new(V21Params::new(
+                        cfg.c,
+                        cfg.beta,
+                        cfg.fast_convergence,
+                        cfg.reno_friendly,
+                    ))
+                }),
                 ..CubicState::default()
             }),
             Growth::Hybla(cfg) => GrowthState::Hybla(HyblaState {
                 cfg,
                 min_srtt: None,
+                linux: (cfg.variant == HyblaVariant::Linux2622).then(|| HyblaLinux::new(cfg.rtt0)),
             }),
         }
     }
@@ -232,6 +306,9 @@ impl GrowthState {
                 cwnd + inc
             }
             GrowthState::Hybla(h) => {
+                if let Some(l) = h.linux.as_mut() {
+                    return l.on_ack(cwnd, ssthresh, a.srtt, a.open);
+                }
                 if let Some(r) = a.srtt {
                     h.min_srtt = Some(h.min_srtt.map_or(r, |m| m.min(r)));
                 }
@@ -253,6 +330,18 @@ impl GrowthState {
                 }
             }
             GrowthState::Cubic(s) => {
+                if let Some(v) = s.v21.as_mut() {
+                    return v.on_ack(
+                        cwnd,
+                        ssthresh,
+                        V21Ack {
+                            now: a.now,
+                            acked: a.acked,
+                            rtt: a.rtt,
+                            open: a.open,
+                        },
+                    );
+                }
                 if cwnd < ssthresh {
                     // RFC 9438 §4.10: slow start as RFC 5681, or HyStart++
                     // (RFC 9406) or Linux's HyStart, which only decide
@@ -295,10 +384,16 @@ impl GrowthState {
     /// Reno's own rules are the sender's; this answers only for the others.
     pub fn on_congestion(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
         match self {
+            // tcp_reno_ssthresh(): half of cwnd, not of FlightSize.
+            GrowthState::Hybla(HyblaState { linux: Some(l), .. }) => Some(l.ssthresh(cwnd)),
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
                 s.ss.on_congestion();
                 s.reduced = true;
+                if let Some(v) = s.v21.as_mut() {
+                    // v2.1 scales cwnd, not FlightSize.
+                    return Some(v.ssthresh(cwnd));
+                }
                 Some(s.reduce(flight, cwnd))
             }
         }
@@ -308,8 +403,13 @@ impl GrowthState {
     /// §4.6, and the next stage starts over with K = 0).
     pub fn on_rto(&mut self, flight: u64, cwnd: f64) -> Option<f64> {
         match self {
+            GrowthState::Hybla(HyblaState { linux: Some(l), .. }) => Some(l.ssthresh(cwnd)),
             GrowthState::Reno | GrowthState::Hybla(_) => None,
             GrowthState::Cubic(s) => {
+                if let Some(v) = s.v21.as_mut() {
+                    s.ss.on_rto();
+                    return Some(v.on_rto(cwnd));
+                }
                 let ss = s.reduce(flight, cwnd);
                 s.after_rto = true;
                 s.ss.on_rto();

@@ -18,6 +18,7 @@ fn info(now: Instant, srtt_ms: u64) -> AckInfo {
         snd_una: 0,
         snd_nxt: 0,
         mss: 1000,
+        open: true,
     }
 }
 
@@ -252,6 +253,7 @@ fn hybla_slow_start_exponent_is_capped() {
     let h = HyblaState {
         cfg: HyblaConfig::default(),
         min_srtt: None,
+        linux: None,
     };
     let mut g = GrowthState::Hybla(h);
     assert_eq!(g.on_ack(576.0, 1.0, false, info(at(0), 600)), 577.0);

@@ -354,6 +354,7 @@ fn linux_initial_growth_floors_cubic_at_one_twentieth_per_ack_before_a_loss() {
         snd_una: 0,
         snd_nxt: 0,
         mss: 1000,
+        open: true,
     };
     let cfg = |on: bool| {
         Growth::Cubic(CubicConfig {

@@ -11,10 +11,14 @@
 mod bbr;
 #[cfg(test)]
 mod bbr_tests;
+mod cubic_v21;
+#[cfg(test)]
+mod cubic_v21_tests;
 mod endpoint;
 mod growth;
 #[cfg(test)]
 mod growth_tests;
+mod hybla_linux;
 mod hystart;
 #[cfg(test)]
 mod hystart_tests;
@@ -33,7 +37,7 @@ mod tests;
 
 pub use crate::messages::tcp::{SackBlock, TcpAck, TcpData, MAX_SACK_BLOCKS};
 pub use bbr::{BbrConfig, BbrMode};
-pub use growth::{CubicConfig, Growth, HyblaConfig};
+pub use growth::{CubicConfig, CubicVariant, Growth, HyblaConfig, HyblaVariant};
 pub use hystart::{HystartConfig, HystartPpConfig, SlowStart};
 pub use peach::PeachConfig;
 pub use rack::LossDetection;

@@ -988,6 +988,7 @@ impl TcpSender {
             snd_una: self.snd_una,
             snd_nxt: self.snd_max,
             mss: self.mss,
+            open: !self.in_rto_recovery(),
         };
         if let Some(ss) = self.growth.slow_start_exit(self.cwnd, self.ssthresh, info) {
             self.ssthresh = ss;

@@ -11,8 +11,8 @@ use satcc_proto::{Duration, Instant};
 use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
 use crate::scenario::flow::{tcp_growth, tcp_variant};
 use crate::scenario::{
-    FlowSpec, Protocol, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SlowStartSpec,
-    TcpOptions, TcpProfileSpec,
+    CubicVariantSpec, FlowSpec, HyblaVariantSpec, Protocol, RtoSsthreshSpec, RttTimingSpec,
+    SackRecoverySpec, SlowStartSpec, TcpOptions, TcpProfileSpec,
 };
 
 /// What [`Protocol::wire_protocol`] answers: none, satcc's TCP runs in
@@ -147,6 +147,12 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
     match tcp_growth(p) {
         tcp::Growth::Cubic(d) => {
             let c = o.cubic.clone().unwrap_or_default();
+            // The variant picks the defaults of C and β (v2.1's module
+            // parameters for "linux-2.6.22").
+            let d = match c.cubic_variant {
+                Some(CubicVariantSpec::Linux2622) => tcp::CubicConfig::linux_2_6_22(),
+                _ => d,
+            };
             tcp::Growth::Cubic(tcp::CubicConfig {
                 c: c.cubic_c.unwrap_or(d.c),
                 beta: c.cubic_beta.unwrap_or(d.beta),
@@ -168,12 +174,17 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
                 // Linux's floor of cwnd/20 per RTT before any loss
                 // (tcp_cubic.c bictcp_update()).
                 linux_initial_growth: linux,
+                variant: d.variant,
             })
         }
         tcp::Growth::Hybla(d) => {
             let h = o.hybla.clone().unwrap_or_default();
             tcp::Growth::Hybla(tcp::HyblaConfig {
                 rtt0: h.hybla_rtt0.map_or(d.rtt0, |x| x.0),
+                variant: match h.hybla_variant {
+                    Some(HyblaVariantSpec::Linux2622) => tcp::HyblaVariant::Linux2622,
+                    _ => tcp::HyblaVariant::Caini2004,
+                },
                 ..d
             })
         }

@@ -21,10 +21,10 @@ use satcc_proto::Duration;
 use serde::{Deserialize, Deserializer};
 
 pub use flow::{
-    BbrOptions, CbrOptions, CubicOptions, FeedbackSpec, FlowSpec, HyblaOptions, LossDetectionSpec,
-    PacingSpec, PeachOptions, Protocol, ProtocolOptions, RtoSsthreshSpec, RttTimingSpec,
-    SackRecoverySpec, SaratogaOptions, SlowStartSpec, StfrcOptions, StrategySpec, TcpOptions,
-    TcpProfileSpec, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
+    BbrOptions, CbrOptions, CubicOptions, CubicVariantSpec, FeedbackSpec, FlowSpec, HyblaOptions,
+    HyblaVariantSpec, LossDetectionSpec, PacingSpec, PeachOptions, Protocol, ProtocolOptions,
+    RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SaratogaOptions, SlowStartSpec, StfrcOptions,
+    StrategySpec, TcpOptions, TcpProfileSpec, TfrcOptions, TfrcProfileSpec, TfrcpOptions,
 };
 
 use crate::error::join_path;

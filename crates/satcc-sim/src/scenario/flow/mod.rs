@@ -29,8 +29,9 @@ pub use cbr::CbrOptions;
 pub use saratoga::{SaratogaOptions, StfrcOptions};
 pub(crate) use tcp::{growth as tcp_growth, variant as tcp_variant};
 pub use tcp::{
-    BbrOptions, CubicOptions, HyblaOptions, LossDetectionSpec, PeachOptions, RtoSsthreshSpec,
-    RttTimingSpec, SackRecoverySpec, SlowStartSpec, TcpOptions, TcpProfileSpec,
+    BbrOptions, CubicOptions, CubicVariantSpec, HyblaOptions, HyblaVariantSpec, LossDetectionSpec,
+    PeachOptions, RtoSsthreshSpec, RttTimingSpec, SackRecoverySpec, SlowStartSpec, TcpOptions,
+    TcpProfileSpec,
 };
 pub use tfrc::{FeedbackSpec, TfrcOptions, TfrcProfileSpec};
 pub use tfrcp::{PacingSpec, StrategySpec, TfrcpOptions};
@@ -897,8 +898,26 @@ mod tests {
         assert!(matches!(c.slow_start, SlowStart::HystartPp(_)), "{c:?}");
         assert_eq!((c.c, c.beta), (0.2, 0.5));
         assert!(!c.fast_convergence && !c.reno_friendly);
+        // ns-2's CUBIC v2.1 takes its module's C and β unless told.
+        let v = cubic("protocol = \"cubic\"\ncubic_variant = \"linux-2.6.22\"");
+        assert_eq!(v, satcc_proto::tcp::CubicConfig::linux_2_6_22());
+        let v = cubic("protocol = \"cubic\"\ncubic_variant = \"linux-2.6.22\"\ncubic_beta = 0.7");
+        assert_eq!(
+            (v.variant, v.beta),
+            (satcc_proto::tcp::CubicVariant::Linux2622, 0.7)
+        );
+        assert_eq!(
+            cubic("protocol = \"cubic\"\ncubic_variant = \"rfc9438\""),
+            satcc_proto::tcp::CubicConfig::default()
+        );
         match tcp_sender("protocol = \"hybla\"\nhybla_rtt0 = \"50ms\"").growth {
             Growth::Hybla(h) => assert_eq!(h.rtt0, Duration::from_millis(50)),
+            g => panic!("{g:?}"),
+        }
+        match tcp_sender("protocol = \"hybla\"\nhybla_variant = \"linux-2.6.22\"").growth {
+            Growth::Hybla(h) => {
+                assert_eq!(h.variant, satcc_proto::tcp::HyblaVariant::Linux2622)
+            }
             g => panic!("{g:?}"),
         }
         match tcp_sender("protocol = \"bbr\"\nbbr_probe_rtt = false\nbbr_cwnd_gain = 3").growth {
@@ -935,6 +954,16 @@ mod tests {
                 "got 1.5",
             ),
             ("protocol = \"cubic\"\ncubic_c = -1", "cubic_c", "got -1"),
+            (
+                "protocol = \"cubic\"\ncubic_variant = \"linux-2.6.22\"\nslow_start = \"hystart\"",
+                "slow_start",
+                "predates HyStart",
+            ),
+            (
+                "protocol = \"cubic\"\ncubic_variant = \"v2\"",
+                "cubic_variant",
+                "linux-2.6.22",
+            ),
             (
                 "protocol = \"hybla\"\nhybla_rtt0 = 0",
                 "hybla_rtt0",

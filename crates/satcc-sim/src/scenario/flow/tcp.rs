@@ -186,9 +186,27 @@ pub struct CubicOptions {
     /// Fast convergence (RFC 9438 §4.7, default true).
     #[serde(default)]
     pub cubic_fast_convergence: Option<bool>,
-    /// The Reno-friendly region (RFC 9438 §4.3, default true).
+    /// The Reno-friendly region (RFC 9438 §4.3, default true; with
+    /// `cubic_variant = "linux-2.6.22"` the module's `tcp_friendliness`).
     #[serde(default)]
     pub cubic_reno_friendly: Option<bool>,
+    /// Which CUBIC: `"rfc9438"` (the default) or `"linux-2.6.22"`, the
+    /// CUBIC v2.1 that ns-2 2.35's `Agent/TCP/Linux` runs (`select_ca
+    /// cubic`), for like-for-like checks against it; its C and β default
+    /// to the module's 410/1024 and 819/1024.
+    #[serde(default)]
+    pub cubic_variant: Option<CubicVariantSpec>,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::CubicVariant`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum CubicVariantSpec {
+    /// RFC 9438.
+    #[serde(rename = "rfc9438")]
+    Rfc9438,
+    /// Linux 2.6.22's tcp_cubic.c v2.1 as ns-2 2.35 runs it.
+    #[serde(rename = "linux-2.6.22")]
+    Linux2622,
 }
 
 /// Scenario spelling of [`satcc_proto::tcp::SlowStart`].
@@ -212,6 +230,23 @@ pub struct HyblaOptions {
     /// RTT0, the reference RTT (the paper's and Linux's 25 ms).
     #[serde(default)]
     pub hybla_rtt0: Option<Dur>,
+    /// Which Hybla: `"caini2004"` (the paper's rules in real numbers, the
+    /// default) or `"linux-2.6.22"`, the tcp_hybla.c that ns-2 2.35's
+    /// `Agent/TCP/Linux` runs (`select_ca hybla`), for like-for-like
+    /// checks against it.
+    #[serde(default)]
+    pub hybla_variant: Option<HyblaVariantSpec>,
+}
+
+/// Scenario spelling of [`satcc_proto::tcp::HyblaVariant`].
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+pub enum HyblaVariantSpec {
+    /// Caini & Firrincieli 2004.
+    #[serde(rename = "caini2004")]
+    Caini2004,
+    /// Linux 2.6.22's tcp_hybla.c as ns-2 2.35 runs it.
+    #[serde(rename = "linux-2.6.22")]
+    Linux2622,
 }
 
 /// Options of a BBR flow; unset keys take tcp_bbr.c's values
@@ -518,6 +553,21 @@ impl FamilyOptions for TcpOptions {
                     "cubic_beta",
                     format!("must be between 0 and 1 (exclusive), got {v}"),
                 ));
+            }
+            if c.cubic_variant == Some(CubicVariantSpec::Linux2622) {
+                if let Some(ss) = c.slow_start.filter(|s| *s != SlowStartSpec::Standard) {
+                    let name = match ss {
+                        SlowStartSpec::HystartPp => "hystart++",
+                        _ => "hystart",
+                    };
+                    return Err(FieldError::new(
+                        "slow_start",
+                        format!(
+                            "\"{name}\" does not apply with cubic_variant = \"linux-2.6.22\" \
+                             (its tcp_cubic.c predates HyStart): leave it unset or \"standard\""
+                        ),
+                    ));
+                }
             }
         }
         if let Some(h) = &self.hybla {
