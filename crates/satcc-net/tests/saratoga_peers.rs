@@ -560,26 +560,7 @@ fn quota_table_holds_only_addresses_with_bytes_and_is_bounded() {
     sc.quota_total = Some(1_000_000);
     sc.max_quota_peers = 2;
     let server = serve(sc);
-    let md = |session: u32, name: &[u8], size: u64| {
-        Repr::Metadata(wire::Metadata {
-            descriptor: DescriptorSize::D16,
-            session,
-            transfer: TransferType::File,
-            terminated: false,
-            udp_lite: false,
-            checksum: Checksum::None,
-            entry: DirEntry {
-                properties: Properties::File,
-                descriptor: DescriptorSize::D16,
-                size,
-                mtime: 0,
-                ctime: 0,
-                path: name.to_vec(),
-            },
-        })
-        .to_vec()
-        .unwrap()
-    };
+    let md = metadata_frame;
     let from = |last: u8| {
         let s = UdpSocket::bind(format!("127.0.0.{last}:0")).unwrap();
         s.connect(server.addr).unwrap();

@@ -112,6 +112,20 @@ pub(crate) struct V21Ack {
     pub open: bool,
 }
 
+/// ns-2's tcp_cong.c `tcp_slow_start()` (`sysctl_tcp_abc` 0), shared by
+/// the 2.6.22 modules: `snd_cwnd_cnt += snd_cwnd`, then a segment per
+/// `snd_cwnd` of it. Returns the new window.
+pub(super) fn slow_start(snd_cwnd_cnt: &mut u16, w: u64) -> u64 {
+    let mut c = (u64::from(*snd_cwnd_cnt) + w) & 0xffff;
+    let mut w2 = w;
+    while c >= w2 {
+        c -= w2;
+        w2 += 1;
+    }
+    *snd_cwnd_cnt = c as u16;
+    w2
+}
+
 fn jiffies(t: Instant) -> u64 {
     // tcp-linux.cc recv(): `tcp_time_stamp = trunc(clock * JIFFY_RATIO)`.
     t.0 / (1_000_000_000 / HZ)
@@ -119,7 +133,14 @@ fn jiffies(t: Instant) -> u64 {
 
 impl V21State {
     pub fn new(p: V21Params) -> Self {
-        let mut s = V21State {
+        let mut s = V21State::zero(p);
+        s.reset();
+        s
+    }
+
+    /// Every counter at 0 (what `bictcp_reset()` starts from).
+    fn zero(p: V21Params) -> Self {
+        V21State {
             p,
             cnt: 0,
             last_max_cwnd: 0,
@@ -134,29 +155,15 @@ impl V21State {
             tcp_cwnd: 0,
             delayed_ack: 0,
             snd_cwnd_cnt: 0,
-        };
-        s.reset();
-        s
+        }
     }
 
     /// `bictcp_reset()` (init, and `bictcp_state(TCP_CA_Loss)`).
     fn reset(&mut self) {
-        let p = self.p;
         *self = V21State {
-            p,
-            cnt: 0,
-            last_max_cwnd: 0,
-            loss_cwnd: 0,
-            last_cwnd: 0,
-            last_time: 0,
-            bic_origin_point: 0,
-            bic_k: 0,
-            delay_min: 0,
-            epoch_start: 0,
-            ack_cnt: 0,
-            tcp_cwnd: 0,
             delayed_ack: 2 << ACK_RATIO_SHIFT,
             snd_cwnd_cnt: self.snd_cwnd_cnt,
+            ..V21State::zero(self.p)
         };
     }
 
@@ -180,16 +187,7 @@ impl V21State {
         let w = (cwnd.floor() as u64).max(1);
         // `if (tp->snd_cwnd <= tp->snd_ssthresh) tcp_slow_start(tp)`.
         if w as f64 <= ssthresh.floor() {
-            // ns-2's tcp_cong.c tcp_slow_start() (sysctl_tcp_abc 0):
-            // snd_cwnd_cnt += snd_cwnd, then a segment per snd_cwnd of it.
-            let mut c = (self.snd_cwnd_cnt as u64 + w) & 0xffff;
-            let mut w2 = w;
-            while c >= w2 {
-                c -= w2;
-                w2 += 1;
-            }
-            self.snd_cwnd_cnt = c as u16;
-            return w2 as f64;
+            return slow_start(&mut self.snd_cwnd_cnt, w) as f64;
         }
         self.update(w, now);
         // "In dangerous area, increase slowly."

@@ -116,15 +116,7 @@ impl HyblaLinux {
     /// ns-2's tcp_cong.c `tcp_reno_cong_avoid()` (`sysctl_tcp_abc` 0).
     fn reno(&mut self, w: u64, ssthresh: u64) -> u64 {
         if w <= ssthresh {
-            // tcp_slow_start(): a segment per snd_cwnd counted.
-            let mut c = (self.snd_cwnd_cnt as u64 + w) & 0xffff;
-            let mut w2 = w;
-            while c >= w2 {
-                c -= w2;
-                w2 += 1;
-            }
-            self.snd_cwnd_cnt = c as u16;
-            w2
+            super::cubic_v21::slow_start(&mut self.snd_cwnd_cnt, w)
         } else if self.snd_cwnd_cnt as u64 >= w {
             self.snd_cwnd_cnt = 0;
             w + 1
