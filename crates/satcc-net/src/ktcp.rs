@@ -45,6 +45,15 @@ pub struct TcpInfo {
     pub total_rto: u32,
 }
 
+/// An error a socket read or write with a timeout (or a non-blocking
+/// one) returns when there is nothing to do yet: try again.
+pub(crate) fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
 /// Reads `TCP_INFO` of a connected socket. Offsets are those of
 /// `struct tcp_info` (linux/tcp.h), which only grows at its end; fields
 /// beyond what this kernel returns stay zero.
@@ -233,13 +242,7 @@ pub fn run_tcp_client(
         while StdInstant::now() < t1 {
             match w.write(&chunk) {
                 Ok(n) => written += n as u64,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if is_transient(&e) => {}
                 Err(e) => return Err(PerfError::Io(format!("sending to {server}: {e}"))),
             }
         }

@@ -231,13 +231,7 @@ pub(crate) fn run_sender(
             if clock.now() < stop && !closed {
                 match (&s).write(&chunk) {
                     Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            io::ErrorKind::WouldBlock
-                                | io::ErrorKind::TimedOut
-                                | io::ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if ktcp::is_transient(&e) => {}
                     Err(e) => {
                         rep.error = Some(format!("sending: {e}"));
                         closed = true;
@@ -303,13 +297,7 @@ pub(crate) fn run_receiver(
                 Some(c) => match (&*c).read(&mut buf) {
                     Ok(0) => eof = true,
                     Ok(n) => delivered += n as u64,
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            io::ErrorKind::WouldBlock
-                                | io::ErrorKind::TimedOut
-                                | io::ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if ktcp::is_transient(&e) => {}
                     Err(e) => {
                         rep.error = Some(format!("receiving: {e}"));
                         eof = true;
