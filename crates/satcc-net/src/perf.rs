@@ -215,7 +215,9 @@ pub struct ClientReport {
     pub feedback_packets: u64,
     /// Datagrams refused: undecodable, or from another address.
     pub malformed: u64,
-    /// Datagrams from an address other than the server's.
+    /// Datagrams from an address other than the server's (for the
+    /// userspace TCP sender also RSTs whose sequence number is not the
+    /// one expected, RFC 5961 §3.2).
     pub unknown_peer: u64,
     /// Sends the socket refused.
     pub send_errors: u64,

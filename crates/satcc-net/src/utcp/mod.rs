@@ -33,7 +33,10 @@
 //! * Bounded everywhere: ARP and SYN retries end after the handshake
 //!   timeout, the transfer after as long without the cumulative ACK
 //!   advancing (then a RST), the FIN after the same; malformed frames are
-//!   counted and dropped; the dummies awaiting a D-SACK are capped.
+//!   counted and dropped; the dummies awaiting a D-SACK are capped. A RST
+//!   ends the transfer only if it carries exactly the sequence number
+//!   expected; one elsewhere in the window earns a (rate-limited)
+//!   challenge ACK (RFC 5961 §3.2, §7).
 
 mod frame;
 pub mod seqmap;
@@ -243,6 +246,20 @@ impl Link {
 }
 
 /// The connection's TCP state around the sans-IO sender.
+/// The receive window we advertise, in bytes (see [`Tcp::repr`]).
+const RCV_WINDOW: u32 = 512 << OUR_WSCALE;
+
+/// [`Tcp::rst_check`]'s verdict.
+#[derive(Debug, PartialEq, Eq)]
+enum RstCheck {
+    /// The exact sequence number: the peer reset the connection.
+    Accept,
+    /// In the window but not exact: answer with a challenge ACK.
+    Challenge,
+    /// Outside the window: drop it.
+    Drop,
+}
+
 struct Tcp {
     sport: u16,
     dport: u16,
@@ -267,9 +284,9 @@ impl Tcp {
             seq_number: seq,
             ack_number: self.rcv_nxt,
             flags,
-            // 64 KB << 7: we take no data, so the window only needs to
-            // be open for the peer's FIN.
-            window: 512,
+            // 64 KB (512 << 7): we take no data, so the window only
+            // needs to be open for the peer's FIN.
+            window: (RCV_WINDOW >> OUR_WSCALE) as u16,
             urgent: 0,
             mss: None,
             window_scale: None,
@@ -277,6 +294,21 @@ impl Tcp {
             sack: [None; satcc_proto::wire::tcp::MAX_SACK_BLOCKS],
             timestamps: self.ts_ok.then_some((Self::tsval(now), self.ts_recent)),
             payload_len,
+        }
+    }
+
+    /// What a RST from the peer's port is worth (RFC 5961 §3.2, blind
+    /// reset attacks): only a RST whose sequence number is exactly the
+    /// next one expected ends the connection; one elsewhere in our
+    /// receive window earns a challenge ACK (a genuine peer answers it
+    /// with a RST carrying the exact number), and one outside the window
+    /// is dropped. Without this anyone on the link who guessed the ports
+    /// could end a transfer with a single forged segment.
+    fn rst_check(&self, seq: u32) -> RstCheck {
+        match seq.wrapping_sub(self.rcv_nxt) {
+            0 => RstCheck::Accept,
+            off if off < RCV_WINDOW => RstCheck::Challenge,
+            _ => RstCheck::Drop,
         }
     }
 
@@ -471,6 +503,8 @@ pub fn run_utcp_client(
     let mut intervals = Vec::new();
     let mut closed = o.bytes.is_some();
     let mut last_progress = start;
+    // When the next RFC 5961 challenge ACK may go out.
+    let mut next_challenge = Instant::ZERO;
     let mut at_time: Option<(u64, Instant)> = None;
     let mut payload = vec![0u8; mss as usize];
 
@@ -562,6 +596,22 @@ pub fn run_utcp_client(
             }
             let now = clock.now();
             if r.flags.contains(Flags::RST) {
+                match tcp.rst_check(r.seq_number) {
+                    RstCheck::Accept => {}
+                    verdict => {
+                        link.unknown_peer += 1;
+                        // RFC 5961 §7: challenge ACKs are rate-limited, so
+                        // a flood of forged RSTs cannot turn us into an
+                        // amplifier; one per 100 ms is plenty for a
+                        // genuine peer to answer.
+                        if verdict == RstCheck::Challenge && now >= next_challenge {
+                            let a = tcp.repr(now, map.seq_of(st.highest), Flags::ACK, 0);
+                            link.segment(&a, &[], 0);
+                            next_challenge = now + Duration::from_millis(100);
+                        }
+                        continue;
+                    }
+                }
                 return Err(io(format!(
                     "{} reset the connection after {:.1} s ({} bytes acknowledged)",
                     o.server,
@@ -786,6 +836,35 @@ fn on_ack(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_exact_sequence_number_resets() {
+        // rcv_nxt near the wrap, so the window check must wrap too.
+        let tcp = Tcp {
+            sport: 40000,
+            dport: 5201,
+            isn: 1,
+            rcv_nxt: u32::MAX - 10,
+            ts_ok: false,
+            ts_recent: 0,
+            peer_wshift: 0,
+        };
+        assert_eq!(tcp.rst_check(u32::MAX - 10), RstCheck::Accept);
+        assert_eq!(tcp.rst_check(u32::MAX - 9), RstCheck::Challenge);
+        // Past the wrap, still inside the 64 KB window.
+        assert_eq!(tcp.rst_check(100), RstCheck::Challenge);
+        assert_eq!(
+            tcp.rst_check((u32::MAX - 10).wrapping_add(RCV_WINDOW - 1)),
+            RstCheck::Challenge
+        );
+        assert_eq!(
+            tcp.rst_check((u32::MAX - 10).wrapping_add(RCV_WINDOW)),
+            RstCheck::Drop
+        );
+        // Below rcv_nxt: outside the window.
+        assert_eq!(tcp.rst_check(u32::MAX - 11), RstCheck::Drop);
+        assert_eq!(RCV_WINDOW >> OUR_WSCALE, 512);
+    }
 
     #[test]
     fn payload_differs_one_segment_apart() {
