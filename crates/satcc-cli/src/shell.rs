@@ -139,6 +139,8 @@ struct DirSummary {
     max_late_s: f64,
     /// Frames passed outside the link (ARP).
     not_ip: u64,
+    /// Frames neither IP nor ARP (VLAN-tagged, LLDP, ...), dropped.
+    other_dropped: u64,
     /// Frames over the MTU (should be 0: offloads are off).
     oversize: u64,
     /// Packets of flows past the first 8192 of the direction, counted
@@ -587,6 +589,7 @@ fn summarize(
             late_1ms: s.late_1ms,
             max_late_s: s.max_late_ns as f64 * 1e-9,
             not_ip: rep[k].not_ip,
+            other_dropped: rep[k].other_dropped,
             oversize: rep[k].oversize,
             other_flows_arrived: rep[k].other.arrived,
             delay_dropped: rep[k].delay_dropped,
@@ -661,6 +664,12 @@ fn print_summary(s: &Summary) {
                 String::new()
             }
         );
+        if d.other_dropped > 0 {
+            eprintln!(
+                "           {} frames neither IP nor ARP (VLAN-tagged?) dropped: only IP crosses the link",
+                d.other_dropped
+            );
+        }
         if d.other_flows_arrived > 0 {
             eprintln!(
                 "           {} packets of flows past the first {} counted together, not listed",

@@ -148,8 +148,13 @@ pub struct DirReport {
     pub link: DirStats,
     /// Per flow.
     pub flows: HashMap<FlowKey, FlowCount>,
-    /// Frames that are not IP (ARP): passed at once, not through the link.
+    /// ARP frames: passed at once, not through the link.
     pub not_ip: u64,
+    /// Frames neither IP nor ARP (802.1Q-tagged, LLDP, ...): dropped, so
+    /// that nothing crosses the shell outside the emulated link (a
+    /// priority-tagged VLAN 0 frame carries IP that the peer's kernel
+    /// would take as untagged).
+    pub other_dropped: u64,
     /// Frames larger than the MTU (an offload left on): carried as one
     /// packet, which the real network would not do.
     pub oversize: u64,
@@ -351,6 +356,12 @@ fn ip_of_frame(frame: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// Whether an Ethernet frame is ARP (EtherType 0x0806), the one kind
+/// of frame the bridge passes outside the link.
+fn is_arp(frame: &[u8]) -> bool {
+    frame.len() > ETH_HEADER && u16::from_be_bytes([frame[12], frame[13]]) == 0x0806
+}
+
 /// RFC 8622 §4: the Lower-Effort per-hop behaviour's DSCP.
 pub const DSCP_LE: u8 = 1;
 
@@ -533,6 +544,8 @@ impl Dir {
                         if let Some(f) = self.inputs[k].1.push(now, frame.to_vec()) {
                             self.enter_link(now, f);
                         }
+                    } else if !is_arp(frame) {
+                        self.report.other_dropped += 1;
                     } else {
                         // ARP: not carried by the emulated link (an IP
                         // link has none), so address resolution costs no
@@ -782,6 +795,20 @@ mod tests {
         assert_eq!(r.flows.len(), MAX_FLOWS);
         assert_eq!(r.other.arrived, 100);
         assert_eq!(r.flows[&key(0)].arrived, 2);
+    }
+
+    #[test]
+    fn only_ip_enters_the_link_and_only_arp_passes_outside_it() {
+        let mut f = vec![0u8; ETH_HEADER + 28];
+        f[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+        assert!(is_arp(&f) && ip_of_frame(&f).is_none());
+        // An 802.1Q priority tag (VLAN 0) around IPv4: neither.
+        f[12..14].copy_from_slice(&0x8100u16.to_be_bytes());
+        f[16..18].copy_from_slice(&0x0800u16.to_be_bytes());
+        assert!(!is_arp(&f) && ip_of_frame(&f).is_none());
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        assert!(!is_arp(&f) && ip_of_frame(&f).is_some());
+        assert!(!is_arp(&f[..ETH_HEADER]));
     }
 
     #[test]
