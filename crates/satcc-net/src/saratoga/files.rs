@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use satcc_proto::saratoga::wire::{Checksum, ChecksumType};
 use satcc_proto::saratoga::RangeSet;
@@ -175,10 +176,35 @@ impl Hasher {
 /// The checksum of the first `len` bytes of `f`, read in 1 MB blocks (the
 /// file is never held in memory whole).
 pub fn checksum_file(f: &File, len: u64, kind: ChecksumType) -> io::Result<Checksum> {
+    checksum_file_until(f, len, kind, &AtomicBool::new(false))
+}
+
+/// [`checksum_file`], giving up (`ErrorKind::Interrupted`) between two
+/// blocks once `cancel` is set: the server's checksum workers stop when
+/// the session that wanted the sum is gone, instead of reading a large
+/// file to its end for nobody.
+pub fn checksum_file_until(
+    f: &File,
+    len: u64,
+    kind: ChecksumType,
+    cancel: &AtomicBool,
+) -> io::Result<Checksum> {
     let Some(mut h) = Hasher::new(kind) else {
         return Ok(Checksum::None);
     };
-    h.feed(f, 0, len, &mut vec![0u8; 1 << 20])?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0;
+    while off < len {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::Interrupted,
+                "checksum cancelled",
+            ));
+        }
+        let to = len.min(off + buf.len() as u64);
+        h.feed(f, off, to, &mut buf)?;
+        off = to;
+    }
     Ok(h.finish())
 }
 

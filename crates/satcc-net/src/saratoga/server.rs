@@ -6,6 +6,7 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use satcc_proto::saratoga::wire::{self, error_code, Checksum, Repr, RequestType};
 use satcc_proto::saratoga::{Failure, SaraRequest, SaratogaReceiver};
@@ -13,8 +14,8 @@ use satcc_proto::{Duration, Endpoint, Instant, Message};
 
 use super::beacon;
 use super::files::{
-    check_name, checksum_file, count_resumable, file_id, partial_path, resume_path, sweep_partials,
-    FileId, ResumeInfo, SumCache, TempFile,
+    check_name, checksum_file, checksum_file_until, count_resumable, file_id, partial_path,
+    resume_path, sweep_partials, FileId, ResumeInfo, SumCache, TempFile,
 };
 use super::frames::{error_status, parse, status_frame};
 use super::session::{rate, sara_config, send_all_from_receiver, RecvSide, SendSide, HASH_AHEAD};
@@ -43,6 +44,22 @@ struct Preparing {
     size: u64,
     id: FileId,
     rx: std::sync::mpsc::Receiver<io::Result<Checksum>>,
+    /// Set when the session goes: the worker stops at its next block.
+    cancel: Arc<AtomicBool>,
+    /// The worker, joined when the session goes, so that no worker
+    /// outlives its session and [`MAX_SUM_WORKERS`] bounds the threads
+    /// alive, not only the sessions waiting.
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Preparing {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        if let Some(w) = self.worker.take() {
+            // At most one 1 MB block's read and hash away.
+            let _ = w.join();
+        }
+    }
 }
 
 /// Files up to this size are checksummed in the server's thread (a few
@@ -633,14 +650,16 @@ impl SaratogaServer {
                 }
                 let (tx, rx) = std::sync::mpsc::channel();
                 let kind = cfg.checksum;
+                let cancel = Arc::new(AtomicBool::new(false));
+                let stop = Arc::clone(&cancel);
                 let spawned = std::thread::Builder::new()
                     .name("satcc-sar-sum".into())
                     .spawn(move || {
-                        let _ = tx.send(checksum_file(&f2, size, kind));
+                        let _ = tx.send(checksum_file_until(&f2, size, kind, &stop));
                     });
-                if spawned.is_err() {
+                let Ok(worker) = spawned else {
                     return self.refuse(peer, session, error_code::CANT_SEND);
-                }
+                };
                 self.counters.checksums_offloaded += 1;
                 Side::Preparing(Box::new(Preparing {
                     file: Some(file),
@@ -648,6 +667,8 @@ impl SaratogaServer {
                     size,
                     id,
                     rx,
+                    cancel,
+                    worker: Some(worker),
                 }))
             }
         };
@@ -910,5 +931,55 @@ fn session_report(
         resumed_bytes,
         duration_s: secs,
         goodput_bps: if ok { rate(bytes, secs) } else { 0.0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use satcc_proto::saratoga::wire::ChecksumType;
+
+    /// A GET's checksum worker stops and is joined when its session
+    /// goes: the worker holds `alive` until it returns, so after the drop
+    /// only the test's reference is left. Without the join the worker
+    /// would still be hashing (2 GiB of SHA-1, seconds); without the
+    /// cancel the drop would wait for all of it and the result would be
+    /// a checksum, not `Interrupted`.
+    #[test]
+    fn a_dropped_preparing_cancels_and_joins_its_worker() {
+        let path = std::env::temp_dir().join(format!("satcc-sum-cancel-{}", std::process::id()));
+        let file = File::create(&path).unwrap();
+        let size = 2u64 << 30;
+        file.set_len(size).unwrap(); // sparse: reads as zeros
+        let f2 = File::open(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&cancel);
+        let alive = Arc::new(());
+        let held = Arc::clone(&alive);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let _held = held;
+            let r = checksum_file_until(&f2, size, ChecksumType::Sha1, &stop);
+            let _ = seen_tx.send(r.as_ref().map_err(io::Error::kind).copied());
+            let _ = tx.send(r);
+        });
+        let p = Preparing {
+            file: Some(file),
+            name: b"big".to_vec(),
+            size,
+            id: FileId::default(),
+            rx,
+            cancel,
+            worker: Some(worker),
+        };
+        drop(p);
+        assert_eq!(
+            Arc::strong_count(&alive),
+            1,
+            "the worker outlived its session"
+        );
+        assert_eq!(seen_rx.recv().unwrap(), Err(io::ErrorKind::Interrupted));
     }
 }
