@@ -1199,3 +1199,94 @@ fn a_large_files_checksum_does_not_stall_other_sessions() {
     assert_eq!(c.checksums_offloaded, 1, "{c:?}");
     assert_eq!(std::fs::read(dir.join("one")).unwrap(), b"1");
 }
+
+/// A PUT whose first segment arrives last makes the whole file the
+/// contiguous prefix at once. The server verifies it `HASH_AHEAD` (4 MB)
+/// a pass and keeps serving other sessions meanwhile, instead of hashing
+/// the whole file inside the commit: a small PUT sent just after that
+/// segment is confirmed before the large one. Ordered by arrival, not
+/// timed; before the change the large file's confirmation came first.
+#[test]
+fn a_late_first_segment_does_not_stall_other_sessions() {
+    let _g = serial();
+    let dir = tempdir("latefirst");
+    let server = serve(ServeConfig::new(dir.clone()));
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    a.connect(server.addr).unwrap();
+    let size: usize = 48 << 20;
+    let chunk: usize = 60_000;
+    let body = pattern(size, 9);
+    let sum = Checksum::compute(ChecksumType::Sha1, &body);
+    let frame = |off: usize, request: bool| {
+        let end = (off + chunk).min(size);
+        data(1, size as u64, off as u64, &body[off..end], request)
+    };
+    a.send(&metadata(1, b"big", size as u64, sum)).unwrap();
+    // All but the first segment, a STATUS awaited every 16 frames (1 MB
+    // in flight at most, so the socket buffer does not overflow).
+    let offsets: Vec<usize> = (chunk..size).step_by(chunk).collect();
+    for (i, &off) in offsets.iter().enumerate() {
+        let ask = i % 16 == 15 || i + 1 == offsets.len();
+        a.send(&frame(off, ask)).unwrap();
+        if ask {
+            let _ = statuses(&a, StdDuration::from_millis(20));
+        }
+    }
+    // Repair whatever loopback dropped, until the first segment is the
+    // only hole (bounded).
+    let mut only_first = false;
+    for _ in 0..20 {
+        a.send(&frame(offsets[offsets.len() - 1], true)).unwrap();
+        let st = statuses(&a, StdDuration::from_millis(100));
+        let Some(s) = st.iter().rev().find(|s| s.session == 1) else {
+            continue;
+        };
+        let holes: Vec<_> = s.holes.iter().filter(|h| h.0 >= chunk as u64).collect();
+        if s.progress == 0 && holes.is_empty() {
+            only_first = true;
+            break;
+        }
+        for &&(from, to) in &holes {
+            for off in (from as usize / chunk * chunk..to as usize).step_by(chunk) {
+                a.send(&frame(off, false)).unwrap();
+            }
+        }
+    }
+    assert!(only_first, "could not deliver all but the first segment");
+    // The first segment, then at once a whole small PUT on another socket.
+    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+    b.connect(server.addr).unwrap();
+    let small = pattern(1500, 4);
+    a.send(&frame(0, true)).unwrap();
+    let small_sum = Checksum::compute(ChecksumType::Sha1, &small);
+    b.send(&metadata(2, b"small", 1500, small_sum)).unwrap();
+    b.send(&data(2, 1500, 0, &small, true)).unwrap();
+    // Which confirmation comes first.
+    a.set_nonblocking(true).unwrap();
+    b.set_nonblocking(true).unwrap();
+    let mut order = Vec::new();
+    let mut buf = [0u8; 2048];
+    let end = StdInstant::now() + StdDuration::from_secs(20);
+    while order.len() < 2 && StdInstant::now() < end {
+        for (sock, session, len) in [(&a, 1, size as u64), (&b, 2, 1500)] {
+            while let Ok(n) = sock.recv(&mut buf) {
+                if let Ok(Repr::Status(s)) =
+                    Frame::new_checked(&buf[..n]).and_then(|f| Repr::parse(&f))
+                {
+                    if s.session == session
+                        && s.error == 0
+                        && s.progress == len
+                        && !order.contains(&session)
+                    {
+                        order.push(session);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(StdDuration::from_millis(1));
+    }
+    assert_eq!(order, vec![2, 1], "confirmations in this order");
+    let (c, _) = server.stop();
+    assert_eq!((c.completed, c.failed), (2, 0), "{c:?}");
+    assert!(std::fs::read(dir.join("big")).unwrap() == body);
+}

@@ -190,6 +190,12 @@ impl SaratogaServer {
             let mut deadline = now + Duration::from_millis(50);
             for s in self.sessions.values() {
                 let t = match &s.side {
+                    // A complete file still being hashed: at once.
+                    Side::Put(r)
+                        if s.ended.is_none() && r.receiver.is_complete() && r.hash_lag() > 0 =>
+                    {
+                        Some(now)
+                    }
                     Side::Put(r) if s.ended.is_none() => r.receiver.poll_timeout(),
                     Side::Get(g) if s.ended.is_none() => g.next_wake(),
                     _ => None,
@@ -851,6 +857,12 @@ fn put_step(
     }
     r.maybe_save(now);
     r.hash_ahead(HASH_AHEAD);
+    if r.receiver.is_complete() && r.hash_lag() > 0 {
+        // Verified over the next passes, HASH_AHEAD each (see
+        // `RecvSide::hash_lag`); no STATUS meanwhile, as none may say
+        // "all received" before the checksum has.
+        return None;
+    }
     match r
         .try_commit()
         .map(|res| res.as_ref().map_err(ToString::to_string))

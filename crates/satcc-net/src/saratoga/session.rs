@@ -564,6 +564,24 @@ impl RecvSide {
         }
     }
 
+    /// Bytes of the contiguous prefix received that the running checksum
+    /// has not read yet (0 without one). A server waits for this to
+    /// reach 0 before committing a complete file, hashing
+    /// [`HASH_AHEAD`] a pass: when the last hole fills late (the first
+    /// segment lost and resent last) the whole file becomes the prefix
+    /// at once, and hashing it in one go inside the commit would stall
+    /// every other session for as long as SHA-1 takes over the file.
+    pub(super) fn hash_lag(&self) -> u64 {
+        let (Some((size, _)), Some((_, at))) = (self.meta, &self.hash) else {
+            return 0;
+        };
+        self.receiver
+            .received()
+            .prefix_end()
+            .min(size)
+            .saturating_sub(*at)
+    }
+
     /// Once every byte is there and METADATA seen: verify and rename.
     pub(super) fn try_commit(&mut self) -> Option<&Result<(), FileError>> {
         if self.result.is_none() && self.receiver.is_complete() {
