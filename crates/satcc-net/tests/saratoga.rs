@@ -1290,3 +1290,50 @@ fn a_late_first_segment_does_not_stall_other_sessions() {
     assert_eq!((c.completed, c.failed), (2, 0), "{c:?}");
     assert!(std::fs::read(dir.join("big")).unwrap() == body);
 }
+
+/// What a stopped server kept of a PUT is resumed only by a transfer from
+/// the address the bytes came from: the same file (name, size, CRC-32)
+/// from another address starts again from nothing, so nobody can plant
+/// bytes for a file another peer will send.
+#[test]
+fn a_kept_partial_is_resumed_only_by_its_own_peer() {
+    let _g = serial();
+    let dir = tempdir("ownpeer");
+    let body = pattern(3000, 11);
+    let crc = Checksum::compute(ChecksumType::Crc32, &body);
+    // Half of the file from `from`, then the server stops (and keeps it).
+    let leave_half = |from: &str| {
+        let server = serve(ServeConfig::new(dir.clone()));
+        let s = UdpSocket::bind(from).unwrap();
+        s.connect(server.addr).unwrap();
+        s.send(&metadata(1, b"f", 3000, crc)).unwrap();
+        s.send(&data(1, 3000, 0, &body[..1500], true)).unwrap();
+        let st = statuses(&s, StdDuration::from_millis(300));
+        assert!(
+            st.iter().any(|s| s.session == 1 && s.progress == 1500),
+            "{st:?}"
+        );
+        server.stop();
+    };
+    // The same file from `from` against a restarted server: how many
+    // sessions resumed, and the file it ends with.
+    let finish = |from: &str| {
+        let server = serve(ServeConfig::new(dir.clone()));
+        let s = UdpSocket::bind(from).unwrap();
+        s.connect(server.addr).unwrap();
+        s.send(&metadata(2, b"f", 3000, crc)).unwrap();
+        s.send(&data(2, 3000, 1500, &body[1500..], true)).unwrap();
+        let st = statuses(&s, StdDuration::from_millis(300));
+        let done = st.iter().any(|s| s.session == 2 && s.progress == 3000);
+        let (c, _) = server.stop();
+        (c.resumed, done)
+    };
+    leave_half("127.0.0.1:0");
+    // Another address: nothing resumed, so the second half alone does
+    // not complete the file.
+    assert_eq!(finish("127.0.0.2:0"), (0, false));
+    assert!(std::fs::symlink_metadata(dir.join("f")).is_err());
+    leave_half("127.0.0.1:0");
+    assert_eq!(finish("127.0.0.1:0"), (1, true));
+    assert!(std::fs::read(dir.join("f")).unwrap() == body);
+}

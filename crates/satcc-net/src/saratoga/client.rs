@@ -153,6 +153,7 @@ pub fn get(
     let session = new_session_id();
     let receiver = SaratogaReceiver::get(sara_config(cfg, session, Checksum::None), 0, link.start);
     let mut side = RecvSide::new(receiver, session, temp, cfg, true);
+    side.peer = Some(link.server.ip());
     let r = get_loop(&mut link, &mut side, kept, name, cfg, progress);
     if let Err(e) = &r {
         // Kept for a retry only when the peer went away or the user
@@ -261,6 +262,7 @@ fn get_loop(
                 if side.meta.is_some() {
                     if let Some(info) = kept.take().filter(|i| {
                         side.meta == Some((i.size, i.checksum))
+                            && i.peer == side.peer
                             && !matches!(i.checksum, Checksum::None)
                     }) {
                         resume_from(link, side, &info, m.descriptor);

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -454,6 +455,12 @@ pub(super) const MAX_RESUME_RECORD: u64 = 16 * 1024;
 pub(super) struct ResumeInfo {
     pub(super) size: u64,
     pub(super) checksum: Checksum,
+    /// The address of the peer the bytes came from (a server's PUT: the
+    /// client; a GET client's: the server): only a transfer with the same
+    /// peer resumes from them. Otherwise anyone could plant bytes for a
+    /// file another will send, and with a CRC-32 (which one can forge)
+    /// have them committed as part of it.
+    pub(super) peer: Option<IpAddr>,
     pub(super) ranges: Vec<(u64, u64)>,
 }
 
@@ -461,7 +468,12 @@ impl ResumeInfo {
     /// At most [`MAX_RESUME_RANGES`] of `received`'s ranges: the largest
     /// ones (bytes of the others are simply received again). Bounded
     /// whatever the peer sent.
-    pub(super) fn from_received(size: u64, checksum: Checksum, received: &RangeSet) -> ResumeInfo {
+    pub(super) fn from_received(
+        size: u64,
+        checksum: Checksum,
+        peer: Option<IpAddr>,
+        received: &RangeSet,
+    ) -> ResumeInfo {
         let mut ranges: Vec<(u64, u64)> = received
             .iter()
             .map(|(a, b)| (a.min(size), b.min(size)))
@@ -475,6 +487,7 @@ impl ResumeInfo {
         ResumeInfo {
             size,
             checksum,
+            peer,
             ranges,
         }
     }
@@ -505,9 +518,10 @@ impl ResumeInfo {
             .map(|b| format!("{b:02x}"))
             .collect();
         let mut s = format!(
-            "satcc-saratoga-resume 1\nsize {}\nchecksum {} {hex}\nranges",
+            "satcc-saratoga-resume 2\nsize {}\nchecksum {} {hex}\npeer {}\nranges",
             self.size,
-            checksum_name(self.checksum.kind())
+            checksum_name(self.checksum.kind()),
+            self.peer.map_or("-".to_string(), |a| a.to_string())
         );
         for (a, b) in &self.ranges {
             s.push_str(&format!(" {a}-{b}"));
@@ -520,7 +534,9 @@ impl ResumeInfo {
     /// [`Self::encode`] (ranges in order, disjoint, within the size).
     pub(super) fn parse(text: &str) -> Option<ResumeInfo> {
         let mut lines = text.lines();
-        if lines.next()? != "satcc-saratoga-resume 1" {
+        // Version 1 had no peer: such a record is not resumed (its file
+        // is received again whole).
+        if lines.next()? != "satcc-saratoga-resume 2" {
             return None;
         }
         let size: u64 = lines.next()?.strip_prefix("size ")?.parse().ok()?;
@@ -535,6 +551,10 @@ impl ResumeInfo {
             .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
             .collect::<Option<_>>()?;
         let checksum = checksum_from(kind, &bytes)?;
+        let peer = match lines.next()?.strip_prefix("peer ")? {
+            "-" => None,
+            a => Some(a.parse().ok()?),
+        };
         let mut ranges = Vec::new();
         let mut at = 0u64;
         for r in lines.next()?.strip_prefix("ranges")?.split_whitespace() {
@@ -549,6 +569,7 @@ impl ResumeInfo {
         Some(ResumeInfo {
             size,
             checksum,
+            peer,
             ranges,
         })
     }
@@ -685,7 +706,7 @@ mod tests {
             let _ = rs.insert(i * 10_000, i * 10_000 + 100 + i);
         }
         let sum = Checksum::Sha1([7; 20]);
-        let info = ResumeInfo::from_received(10_000_000, sum, &rs);
+        let info = ResumeInfo::from_received(10_000_000, sum, Some([10, 0, 0, 7].into()), &rs);
         assert_eq!(info.ranges.len(), MAX_RESUME_RANGES);
         assert_eq!(info.ranges[0], (937 * 10_000, 937 * 10_000 + 1037));
         assert!(info.holes().len() <= MAX_WIRE_HOLES);
@@ -695,22 +716,33 @@ mod tests {
         let crc = ResumeInfo {
             size: 5,
             checksum: Checksum::Crc32(0xdead_beef),
+            peer: None,
             ranges: vec![(0, 2), (3, 5)],
         };
         assert_eq!(ResumeInfo::parse(&crc.encode()), Some(crc.clone()));
+        let v6 = ResumeInfo {
+            peer: Some("::1".parse().unwrap()),
+            ..crc.clone()
+        };
+        assert!(v6.encode().contains("\npeer ::1\n"));
+        assert_eq!(ResumeInfo::parse(&v6.encode()), Some(v6.clone()));
         assert_eq!(crc.holes(), vec![(2, 3)]);
         for bad in [
             "",
+            "satcc-saratoga-resume 3\nsize 5\nchecksum crc32 deadbeef\npeer -\nranges 0-2\n",
+            // Version 1 (no peer): not resumed.
+            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 0-2\n",
             "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\nranges 0-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbe\nranges 0-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum sha1 deadbeef\nranges 0-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 0-6\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 2-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 2-4 0-1\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\nranges 0-3 2-4\n",
-            "satcc-saratoga-resume 1\nsize x\nchecksum crc32 deadbeef\nranges 0-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 zzzzzzzz\nranges 0-2\n",
-            "satcc-saratoga-resume 1\nsize 5\nchecksum crc32 deadbeef\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer 10.0.0.300\nranges 0-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbe\npeer -\nranges 0-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum sha1 deadbeef\npeer -\nranges 0-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer -\nranges 0-6\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer -\nranges 2-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer -\nranges 2-4 0-1\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer -\nranges 0-3 2-4\n",
+            "satcc-saratoga-resume 2\nsize x\nchecksum crc32 deadbeef\npeer -\nranges 0-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 zzzzzzzz\npeer -\nranges 0-2\n",
+            "satcc-saratoga-resume 2\nsize 5\nchecksum crc32 deadbeef\npeer -\n",
         ] {
             assert_eq!(ResumeInfo::parse(bad), None, "{bad:?}");
         }

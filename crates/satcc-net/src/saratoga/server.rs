@@ -482,12 +482,14 @@ impl SaratogaServer {
             return self.refuse(peer, session, error_code::ACCESS_DENIED);
         }
         // An interrupted PUT of the same file (name, size and checksum)
-        // resumes from what it left; anything else left under this name
-        // is replaced (no other transfer of the name is running).
+        // from the same address resumes from what it left; anything else
+        // left under this name is replaced (no other transfer of the name
+        // is running).
         let resume = ResumeInfo::load(&dest).filter(|i| {
             self.cfg.max_resumable > 0
                 && i.size == m.entry.size
                 && i.checksum == m.checksum
+                && i.peer == Some(peer.ip())
                 && !matches!(m.checksum, Checksum::None)
         });
         let reopened = resume.as_ref().and_then(|_| TempFile::reopen(&dest));
@@ -511,6 +513,7 @@ impl SaratogaServer {
         let cfg = &self.cfg.transfer;
         let receiver = SaratogaReceiver::new(sara_config(cfg, session, Checksum::None), now);
         let mut side = RecvSide::new(receiver, session, temp, cfg, self.cfg.max_resumable > 0);
+        side.peer = Some(peer.ip());
         let _ = side.on_metadata(now, m);
         if let Some(info) = resume {
             side.resumed_bytes = side.receiver.restore(&info.ranges);

@@ -401,6 +401,9 @@ pub(super) struct RecvSide {
     /// The checksum of the file's contiguous prefix `[0, n)`, computed as
     /// it arrives, with `n`; bytes below `n` are never written again.
     pub(super) hash: Option<(Hasher, u64)>,
+    /// The peer's address, written into resume records
+    /// ([`ResumeInfo::peer`]).
+    pub(super) peer: Option<std::net::IpAddr>,
 }
 
 impl RecvSide {
@@ -430,6 +433,7 @@ impl RecvSide {
             resumable_fail: false,
             offer: None,
             hash: None,
+            peer: None,
         }
     }
 
@@ -500,6 +504,7 @@ impl RecvSide {
         Some(ResumeInfo::from_received(
             size,
             sum,
+            self.peer,
             self.receiver.received(),
         ))
     }
