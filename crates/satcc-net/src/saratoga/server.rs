@@ -281,7 +281,10 @@ impl SaratogaServer {
     /// "file in use" until its inactivity timeout. Returns whether one was.
     fn supersede(&mut self, peer: SocketAddr, name: &str, file: (u64, Checksum)) -> bool {
         let mut any = false;
-        let room = count_resumable(&self.cfg.dir) < self.cfg.max_resumable;
+        // Counted (a directory scan) only once a session matches: a
+        // METADATA that supersedes nothing costs no disk access.
+        let mut room = None;
+        let (dir, max_resumable) = (&self.cfg.dir, self.cfg.max_resumable);
         for (&(from, _), s) in self.sessions.iter_mut() {
             if from.ip() != peer.ip() || s.ended.is_some() || s.outcome.is_some() || s.name != name
             {
@@ -297,6 +300,7 @@ impl SaratogaServer {
             // them; reported and its quota given back by the next step, as
             // an inactivity timeout is (a second suspend is a no-op).
             r.resumable_fail = true;
+            let room = *room.get_or_insert_with(|| count_resumable(dir) < max_resumable);
             r.suspend_or_discard(room);
             s.outcome = Some(Err((
                 0,
