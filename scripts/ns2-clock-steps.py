@@ -13,7 +13,9 @@ measures one a few 1e-12 higher or lower. In TFRC slow start at the
 2 X_recv cap that decides `slowstart()`'s `rate_ > ss_maxrate_` (halve)
 against `rate_ < ss_maxrate_` (hold): satcc's whole nanoseconds measure
 exactly 1/txt and hold (docs/validation.md, "Where ns-2's clock crosses
-16 s").
+16 s"). A model: it leaves out the rest of ns-2's event chain, and the
+~1e-15 change of the one report whose two ends straddle the crossing can
+come out with the other sign in ns-2.
 
 Usage:
   scripts/ns2-clock-steps.py --rate 20 --delay 300 --start 14.6
