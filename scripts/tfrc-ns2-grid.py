@@ -14,6 +14,14 @@ Usage:
   scripts/tfrc-ns2-grid.py                        # the full grid, 10 seeds
   scripts/tfrc-ns2-grid.py --delays 250 --buffers 2 --pers 0 --seeds 1
   scripts/tfrc-ns2-grid.py --rate 20 --delays 300 --buffers 2 --pers 0 --perturb 10
+--starts 0,0.5,...,9.5 also runs every cell with the flow started that many
+seconds into the run, pooled the same way: ns-2's clock is a double whose
+rounding step doubles at every power of two of seconds, and where a
+saturated slow start straddles one (t = 16 s on the GEO cells) its X_recv
+changes in the last bits and decides the 2 X_recv tie; moving the start
+moves the flow against those boundaries, which moving the delay by
+microseconds does not (docs/validation.md, "Where ns-2's clock crosses
+16 s").
 --perturb N also runs every cell at the delays D + 1 us, ..., D + (N-1) us
 and pools those runs as samples of the cell (with a standard error): ns-2's
 double clock breaks slow start's ties at 2 X_recv and the receiver's
@@ -53,7 +61,7 @@ protocol = "tfrc"
 profile = "{profile}"
 mss = 1000
 header_bytes = 40
-"""
+{start}"""
 
 
 def bdp_packets(rate_mbps, delay_ms):
@@ -61,11 +69,16 @@ def bdp_packets(rate_mbps, delay_ms):
     return rate_mbps * 1e6 * 2 * (delay_ms + 2) / 1000 / 8 / 1040
 
 
-def scenario(rate, delay, buf, per, duration, profile):
+def scenario(rate, delay, buf, per, duration, profile, start=0.0):
+    """The cell's scenario; with `start` > 0 the flow starts then and the
+    run lasts `duration` more (both simulators measure the flow's goodput
+    over its own lifetime)."""
     limit = max(2, round(buf * bdp_packets(rate, delay)))
     error = f'error = {{ kind = "uniform", per = {per:e} }}' if per > 0 else ""
+    total = f"{duration + start:g}"
+    first = f'start = "{start:g}s"\n' if start > 0 else ""
     return SCENARIO.format(rate=rate, delay=delay, limit=limit, error=error,
-                           duration=duration, profile=profile)
+                           duration=total, profile=profile, start=first)
 
 
 def run_one(satcc, text, seed):
@@ -122,11 +135,19 @@ def main():
     ap.add_argument("--satcc", default=os.path.join(ROOT, "target", "release", "satcc"))
     ap.add_argument("--perturb", type=int, default=1,
                     help="runs per seed at D, D + 1 us, ..., pooled as samples (1)")
+    ap.add_argument("--starts", default="0",
+                    help="flow start offsets, s, pooled as samples (0)")
     ap.add_argument("--json", action="store_true", help="print every cell as JSON instead")
     a = ap.parse_args()
     delays = [float(x) if "." in x else int(x) for x in a.delays.split(",")]
     bufs = [float(x) for x in a.buffers.split(",")]
     pers = [float(x) for x in a.pers.split(",")]
+    try:
+        starts = [float(x) for x in a.starts.split(",")]
+    except ValueError:
+        starts = [-1.0]
+    if any(not math.isfinite(st) or st < 0 for st in starts):
+        ap.error(f"--starts: offsets must be >= 0 seconds, got {a.starts!r}")
 
     jobs = {}
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
@@ -137,9 +158,11 @@ def main():
                         # Whole microseconds: the delay stays exact in
                         # satcc's nanoseconds and in the exported script.
                         dk = round(d + k / 1000, 3) if k else d
-                        text = scenario(a.rate, dk, b, p, a.duration, a.profile)
-                        for seed in range(1, (a.seeds if p > 0 else 1) + 1):
-                            jobs[ex.submit(run_one, a.satcc, text, seed)] = (d, b, p, (seed, k))
+                        for j, st in enumerate(starts):
+                            text = scenario(a.rate, dk, b, p, a.duration, a.profile, st)
+                            for seed in range(1, (a.seeds if p > 0 else 1) + 1):
+                                jobs[ex.submit(run_one, a.satcc, text, seed)] = \
+                                    (d, b, p, (seed, k, j))
         res = {}
         for fut in cf.as_completed(jobs):
             d, b, p, seed = jobs[fut]
@@ -155,6 +178,7 @@ def main():
     print(f"satcc `profile = \"{a.profile}\"` goodput / ns-2 Agent/TFRC goodput, "
           f"{a.rate:g} Mb/s bottleneck, {a.duration} s, mean of {a.seeds} seeds where "
           "PER > 0" + (f", each at {a.perturb} delays 1 us apart" if a.perturb > 1 else "")
+          + (f", each with the flow started at {a.starts} s" if len(starts) > 1 else "")
           + " (± standard error of the ratio)\n")
     print("| one-way delay | buffer (BDP) | " + " | ".join(f"PER {p:g}" for p in pers) + " |")
     print("|---|---|" + "---|" * len(pers))

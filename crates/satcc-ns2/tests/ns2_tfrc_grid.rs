@@ -34,6 +34,14 @@ fn require_ns() {
 /// The grid's scenario: `rate_mbps`, one-way bottleneck delay `delay_ms`,
 /// buffer `buf` x BDP, packet error rate `per`.
 fn cell(rate_mbps: f64, delay_ms: f64, buf: f64, per: f64, seed: u64) -> Scenario {
+    cell_at(rate_mbps, delay_ms, buf, per, seed, 0)
+}
+
+/// [`cell`] with the flow started `start_s` seconds into the run, which
+/// lasts 300 s more (both simulators measure the flow's goodput over its
+/// own 300 s).
+fn cell_at(rate_mbps: f64, delay_ms: f64, buf: f64, per: f64, seed: u64, start_s: u64) -> Scenario {
+    let duration = 300 + start_s;
     let bdp = rate_mbps * 1e6 * 2.0 * (delay_ms + 2.0) / 1000.0 / 8.0 / 1040.0;
     let limit = ((buf * bdp).round() as u64).max(2);
     let error = if per > 0.0 {
@@ -44,7 +52,7 @@ fn cell(rate_mbps: f64, delay_ms: f64, buf: f64, per: f64, seed: u64) -> Scenari
     let text = format!(
         r#"
 name = "tfrc-ns2-grid"
-duration = "300s"
+duration = "{duration}s"
 seed = {seed}
 [topology]
 kind = "dumbbell"
@@ -62,6 +70,7 @@ protocol = "tfrc"
 profile = "ns2"
 mss = 1000
 header_bytes = 40
+start = "{start_s}s"
 "#
     );
     Scenario::from_toml_str(&text, "<tfrc ns2 grid>", &[]).expect("scenario parses")
@@ -89,14 +98,25 @@ fn mean_sd(x: &[f64]) -> (f64, f64) {
 /// Runs the cells and fails if any ratio of the means is off by more than
 /// 5 % and (for several seeds) by more than two standard errors.
 fn check(cells: &[(f64, f64, f64, f64, u64)]) {
+    check_runs(cells, |rate, d, b, per, seeds| {
+        (1..=seeds).map(|s| cell(rate, d, b, per, s)).collect()
+    });
+}
+
+/// [`check`] over the scenarios `runs` makes for each cell, pooled as
+/// samples of it.
+fn check_runs(
+    cells: &[(f64, f64, f64, f64, u64)],
+    runs: impl Fn(f64, f64, f64, f64, u64) -> Vec<Scenario>,
+) {
     require_ns();
     let mut bad = Vec::new();
     for &(rate, d, b, per, seeds) in cells {
-        let (ns, sat): (Vec<f64>, Vec<f64>) =
-            (1..=seeds).map(|s| pair(&cell(rate, d, b, per, s))).unzip();
+        let scs = runs(rate, d, b, per, seeds);
+        let (ns, sat): (Vec<f64>, Vec<f64>) = scs.iter().map(pair).unzip();
         let ((mn, sn), (ms, ss)) = (mean_sd(&ns), mean_sd(&sat));
         let ratio = ms / mn;
-        let n = seeds as f64;
+        let n = scs.len() as f64;
         let se = ratio * ((ss / ms).powi(2) / n + (sn / mn).powi(2) / n).sqrt();
         let tol = 0.05f64.max(2.0 * se);
         println!(
@@ -161,4 +181,36 @@ fn tfrc_ns2_grid_per1e2() {
         .flat_map(|&d| [0.25, 2.0].map(|b| (10.0, d, b, 1e-2, SEEDS)))
         .collect();
     check(&cells);
+}
+
+/// The three PER-0 cells that one ns-2 run puts outside 5 % (20 Mb/s,
+/// 300 ms, 2 BDP: 0.863; 50 Mb/s, 250 ms, 2 BDP: 1.060; 10 Mb/s, 200 ms,
+/// 0.5 BDP: 1.053), each pooled over the flow started at 0, 1, ..., 9 s.
+/// ns-2's clock is a double: while its saturated slow start sits at
+/// `rate_` = 2 X_recv, the first report measured wholly past t = 16 s
+/// (where the clock's rounding step doubles) gives an X_recv a few 1e-12
+/// lower on the 20 and 50 Mb/s cells and `slowstart()` halves (`rate_ >
+/// ss_maxrate_`), which satcc's whole nanoseconds never do. Where a
+/// flow's saturated slow start falls against 16 s is an accident of its
+/// start time, so one start is one draw; moving the delay by microseconds
+/// (`--perturb`) does not move it, moving the start does. The 10 Mb/s
+/// cell is the receiver's report-phase tie instead: ns-2 delivers 7.45 or
+/// 7.85 Mb/s by start, satcc 7.854 (docs/validation.md, "Where ns-2's
+/// clock crosses 16 s"). Tolerance as [`check`]: 5 %, or two standard errors
+/// where ns-2's runs spread wider. Measured: 0.982 ± 0.015, 1.027 ±
+/// 0.009, and 0.981 ± 0.067 at 50 Mb/s, whose tolerance is then 13 %: there
+/// ns-2 takes another branch at one start in ten (37.4 Mb/s against
+/// 21.4-22.5), and satcc's single trajectory is 3-6 % above ns-2's usual
+/// one (the order of two reports at the overshoot's loss events; not a
+/// rule difference, see the doc section).
+#[test]
+fn tfrc_ns2_grid_per0_clock_phase() {
+    check_runs(
+        &[
+            (20.0, 300.0, 2.0, 0.0, 1),
+            (50.0, 250.0, 2.0, 0.0, 1),
+            (10.0, 200.0, 0.5, 0.0, 1),
+        ],
+        |rate, d, b, per, _| (0..10).map(|st| cell_at(rate, d, b, per, 1, st)).collect(),
+    );
 }
