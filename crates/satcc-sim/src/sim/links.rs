@@ -1,8 +1,6 @@
 //! Links and the packet store: queueing, serialisation, propagation,
 //! forwarding and topology snapshots. Nothing here knows a protocol.
 
-use std::collections::VecDeque;
-
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
@@ -38,6 +36,80 @@ impl LinkDrops {
     }
 }
 
+/// A packet on a wire: when it reaches the far end, its store index and
+/// uid.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct OnWire {
+    pub at: Instant,
+    pub uid: u64,
+    pub idx: u32,
+}
+
+/// The packets on a link's wire, first to arrive first: a ring of
+/// power-of-two capacity. What `VecDeque` did, in 24 bytes instead of 32
+/// and with a push that inlines (std's `push_back` is a call per hop);
+/// it grows when full and never shrinks (a wire holds at most a
+/// bandwidth-delay product of packets).
+#[derive(Debug, Default)]
+pub(super) struct Pipe {
+    buf: Box<[OnWire]>,
+    head: u32,
+    len: u32,
+}
+
+impl Pipe {
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.len as usize
+    }
+    #[inline(always)]
+    pub(super) fn push_back(&mut self, w: OnWire) {
+        if self.len as usize == self.buf.len() {
+            self.grow();
+        }
+        // The capacity is a power of two: the mask wraps the index.
+        let mask = self.buf.len() - 1;
+        let i = (self.head as usize + self.len as usize) & mask;
+        self.buf[i] = w;
+        self.len += 1;
+    }
+    #[inline(always)]
+    pub(super) fn pop_front(&mut self) -> Option<OnWire> {
+        if self.len == 0 {
+            return None;
+        }
+        let w = self.buf[self.head as usize];
+        self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
+        self.len -= 1;
+        Some(w)
+    }
+    #[inline(always)]
+    pub(super) fn front(&self) -> Option<&OnWire> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(self.head as usize)
+    }
+    /// Doubles the capacity (at least 8), the entries unwrapped in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(8);
+        let mut buf = vec![OnWire::default(); cap].into_boxed_slice();
+        let n = self.len as usize;
+        let old = self.buf.len();
+        for (k, slot) in buf.iter_mut().take(n).enumerate() {
+            *slot = self.buf[(self.head as usize + k) % old];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
 /// A directed link in the running network.
 ///
 /// `repr(C)` keeps the fields in the order written: what every packet
@@ -55,9 +127,9 @@ pub(crate) struct Link {
     // longer fit the core's cache, and each further line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    /// Packets on the wire: (arrival time at the far end, packet index,
-    /// packet uid: the head's arrival event is ranked by it).
-    pub(super) pipe: VecDeque<(Instant, u32, u64)>,
+    /// Packets on the wire, in arrival order (the head's arrival event is
+    /// ranked by its uid).
+    pub(super) pipe: Pipe,
     pub to: u32,
     /// A `LinkFree` event is pending; on an eager link (below), packets
     /// wait in the queue whose transmissions are already scheduled.
@@ -153,7 +225,7 @@ impl Link {
             queue_rng: Rng::stream(seed, super::STREAM_QUEUE + i as u64),
             busy_until: Instant::ZERO,
             free_pending: false,
-            pipe: VecDeque::new(),
+            pipe: Pipe::default(),
             tx_last: (0, 0),
             tx_prev: (0, 0),
             hook: None,
@@ -176,12 +248,18 @@ impl Link {
         self.plain = false;
     }
     /// Serialisation time of a `size`-byte packet, from the two sizes last
-    /// seen when it is one of them.
-    #[inline]
+    /// seen when it is one of them. Inlined (a compare and a load where a
+    /// packet has the size of the one before, nearly every time); the
+    /// other cases out of line.
+    #[inline(always)]
     fn tx_time(&mut self, size: u32) -> Duration {
         if self.tx_last.0 == size {
             return Duration(u64::from(self.tx_last.1));
         }
+        self.tx_time_other(size)
+    }
+    #[inline(never)]
+    fn tx_time_other(&mut self, size: u32) -> Duration {
         if self.tx_prev.0 == size {
             return Duration(u64::from(self.tx_prev.1));
         }
@@ -469,7 +547,7 @@ impl Sim {
             let ev = Event::Arrive(li as u32);
             self.events.push_ranked(at, ev, ev.packet_rank(uid));
         }
-        link.pipe.push_back((at, idx, uid));
+        link.pipe.push_back(OnWire { at, uid, idx });
     }
 
     /// Packet `idx`, going on link `li`'s wire to reach its far end at
@@ -525,7 +603,7 @@ impl Sim {
             let ev = Event::Arrive(next);
             self.events.push_ranked(at2, ev, ev.packet_rank(uid));
         }
-        l2.pipe.push_back((at2, idx, uid));
+        l2.pipe.push_back(OnWire { at: at2, uid, idx });
         true
     }
 
@@ -616,12 +694,12 @@ impl Sim {
 
     pub(super) fn on_arrive(&mut self, li: usize) {
         let link = &mut self.links[li];
-        let Some((_, idx, _)) = link.pipe.pop_front() else {
+        let Some(OnWire { idx, .. }) = link.pipe.pop_front() else {
             return;
         };
-        if let Some(&(next, _, uid)) = link.pipe.front() {
+        if let Some(&OnWire { at, uid, .. }) = link.pipe.front() {
             let ev = Event::Arrive(li as u32);
-            self.events.push_ranked(next, ev, ev.packet_rank(uid));
+            self.events.push_ranked(at, ev, ev.packet_rank(uid));
         }
         let node = link.to;
         let p = &mut self.packets.slots[idx as usize];

@@ -173,7 +173,10 @@ fn a_plain_hop_reads_one_line_of_its_link() {
             offset_of!(Link, busy_until) + size_of::<Instant>(),
         ),
         ("delay", offset_of!(Link, delay) + size_of::<Duration>()),
-        ("pipe", offset_of!(Link, pipe) + 32),
+        (
+            "pipe",
+            offset_of!(Link, pipe) + size_of::<super::links::Pipe>(),
+        ),
         ("to", offset_of!(Link, to) + 4),
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
