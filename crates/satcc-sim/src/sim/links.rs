@@ -272,6 +272,23 @@ impl Link {
         }
         tx
     }
+    /// Packet `idx` (uid `uid`) goes on this link's (`li`'s) wire, to
+    /// reach the far end at `at`; the arrival event is the head's only.
+    #[inline(always)]
+    fn enter_wire(
+        &mut self,
+        events: &mut crate::engine::EventQueue,
+        li: usize,
+        at: Instant,
+        idx: u32,
+        uid: u64,
+    ) {
+        if self.pipe.is_empty() {
+            let ev = Event::Arrive(li as u32);
+            events.push_ranked(at, ev, ev.packet_rank(uid));
+        }
+        self.pipe.push_back(OnWire { at, uid, idx });
+    }
     pub(super) fn note_queue(&mut self, now: Instant) {
         self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());
         self.q_last = now;
@@ -373,7 +390,35 @@ impl Sim {
 
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
-        if self.links[li].free_pending && self.links[li].eager {
+        let p = &self.packets.slots[idx as usize];
+        let (size, uid) = (p.size, p.uid);
+        let link = &mut self.links[li];
+        if link.plain
+            && !link.queue_sees_all
+            && !link.free_pending
+            && link.busy_until <= now
+            && self.pcap.is_empty()
+        {
+            // The common case, what the general path below does for it
+            // with each field read once: an idle link without hook,
+            // shaper, error model, capture or a queue that must see the
+            // arrival transmits at once.
+            link.arrivals += 1;
+            if link.fold_from != u32::MAX {
+                link.unfolded -= 1;
+            }
+            let tx = link.tx_time(size);
+            link.busy_until = now + tx;
+            link.busy_ns += tx.as_nanos();
+            let at = link.busy_until + link.delay;
+            if !link.feeds_fold {
+                link.enter_wire(&mut self.events, li, at, idx, uid);
+            } else if !self.fold_hop(li, idx, at) {
+                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            }
+            return;
+        }
+        if link.free_pending && link.eager {
             self.catch_up(li);
         }
         // Only hooked links look at their reverse direction's queue.
@@ -562,13 +607,8 @@ impl Sim {
         if link.feeds_fold && self.fold_hop(li, idx, at) {
             return;
         }
-        let link = &mut self.links[li];
         let uid = self.packets.slots[idx as usize].uid;
-        if link.pipe.is_empty() {
-            let ev = Event::Arrive(li as u32);
-            self.events.push_ranked(at, ev, ev.packet_rank(uid));
-        }
-        link.pipe.push_back(OnWire { at, uid, idx });
+        self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
     }
 
     /// Packet `idx`, going on link `li`'s wire to reach its far end at
@@ -620,11 +660,7 @@ impl Sim {
         l2.busy_until = at + tx;
         l2.busy_ns += tx.as_nanos();
         let at2 = l2.busy_until + l2.delay;
-        if l2.pipe.is_empty() {
-            let ev = Event::Arrive(next);
-            self.events.push_ranked(at2, ev, ev.packet_rank(uid));
-        }
-        l2.pipe.push_back(OnWire { at: at2, uid, idx });
+        l2.enter_wire(&mut self.events, next as usize, at2, idx, uid);
         true
     }
 
