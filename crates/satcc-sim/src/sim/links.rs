@@ -391,7 +391,7 @@ impl Sim {
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
         let p = &self.packets.slots[idx as usize];
-        let (size, uid) = (p.size, p.uid);
+        let (mut size, mut uid) = (p.size, p.uid);
         let link = &mut self.links[li];
         if link.plain
             && !link.queue_sees_all
@@ -443,11 +443,14 @@ impl Sim {
                 limit_pkts: link.queue.limit_pkts(),
                 reverse_queue_pkts,
             };
-            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
+            let p = &mut self.packets.slots[idx as usize];
+            if h.on_packet(now, p, &view) == HookVerdict::Drop {
                 link.drops.hook += 1;
                 self.drop_idx(idx, DropReason::Hook);
                 return;
             }
+            // A hook may rewrite the packet: what follows reads it anew.
+            (size, uid) = (p.size, p.uid);
         }
         // A link whose transmission ends exactly now but whose LinkFree
         // event has not run yet is not idle: that event pulls the queue.
@@ -471,7 +474,7 @@ impl Sim {
         // it may start now only if the bucket holds it.
         let shaper_wait = match (link.plain, idle) {
             (false, true) => link.shaper.as_mut().and_then(|s| {
-                let at = s.ready_at(now, p.size);
+                let at = s.ready_at(now, size);
                 (at > now).then_some(at)
             }),
             _ => None,
@@ -479,7 +482,7 @@ impl Sim {
         let idle_tx = idle && shaper_wait.is_none();
         let q = Queued {
             idx,
-            size: p.size,
+            size,
             low: p.low_priority,
         };
         link.note_queue(now);
@@ -513,11 +516,15 @@ impl Sim {
                 link.free_pending = true;
                 link.head_start = link.busy_until;
             }
-            let start = link.busy_until;
-            let size = self.packets.slots[idx as usize].size;
             let tx = link.tx_time(size);
-            link.busy_until = start + tx;
-            self.put_on_wire(li, idx);
+            link.busy_until = link.busy_until + tx;
+            // `put_on_wire`, with the link and the packet already read.
+            let at = link.busy_until + link.delay;
+            if !link.feeds_fold {
+                link.enter_wire(&mut self.events, li, at, idx, uid);
+            } else if !self.fold_hop(li, idx, at) {
+                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            }
         } else if !link.free_pending {
             link.free_pending = true;
             // Behind a transmission, or (idle) waiting for tokens.
