@@ -517,7 +517,7 @@ impl Sim {
                 link.head_start = link.busy_until;
             }
             let tx = link.tx_time(size);
-            link.busy_until = link.busy_until + tx;
+            link.busy_until += tx;
             // `put_on_wire`, with the link and the packet already read.
             let at = link.busy_until + link.delay;
             if !link.feeds_fold {
