@@ -143,16 +143,24 @@ impl Flow {
         self.receiver = r;
     }
 
-    /// A packet of `payload_len` payload bytes from the flow's sender to
-    /// its receiver (`reverse`: the other way).
-    fn packet(&self, reverse: bool, payload_len: u32, low_priority: bool, msg: Message) -> Packet {
+    /// Packet `uid` of `payload_len` payload bytes from the flow's sender
+    /// to its receiver (`reverse`: the other way).
+    #[inline(always)]
+    fn packet(
+        &self,
+        uid: u64,
+        reverse: bool,
+        payload_len: u32,
+        low_priority: bool,
+        msg: Message,
+    ) -> Packet {
         let (src, dst) = if reverse {
             (self.dst, self.src)
         } else {
             (self.src, self.dst)
         };
         Packet {
-            uid: 0,
+            uid,
             flow: self.id,
             src,
             dst,
@@ -248,17 +256,20 @@ impl Sim {
             let Some(t) = f.sender.poll_transmit(now) else {
                 break;
             };
-            let p = f.packet(false, t.payload_len, t.low_priority, t.message);
+            let size = t.payload_len + f.header;
             if t.overhead {
                 f.tx.dummy_packets += 1;
-                f.tx.dummy_bytes += u64::from(p.size);
+                f.tx.dummy_bytes += u64::from(size);
             } else {
                 f.packets_sent += 1;
-                f.tx.data_bytes += u64::from(p.size);
+                f.tx.data_bytes += u64::from(size);
             }
+            let f = &self.flows[fi];
             let idx = self
                 .packets
-                .admit(p, &mut self.totals.sent, &mut self.next_uid);
+                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
+                    f.packet(uid, false, t.payload_len, t.low_priority, t.message)
+                });
             self.send_from_sender(fi, idx);
         }
         let f = &mut self.flows[fi];
@@ -337,15 +348,18 @@ impl Sim {
             let Some(t) = f.receiver.poll_transmit(now) else {
                 break;
             };
-            let p = f.packet(true, t.payload_len, t.low_priority, t.message);
-            f.tx.ack_bytes += u64::from(p.size);
-            if p.low_priority {
-                f.tx.dummy_ack_bytes += u64::from(p.size);
+            let size = u64::from(t.payload_len + f.header);
+            f.tx.ack_bytes += size;
+            if t.low_priority {
+                f.tx.dummy_ack_bytes += size;
             }
+            let f = &self.flows[fi];
             let node = f.dst;
             let idx = self
                 .packets
-                .admit(p, &mut self.totals.sent, &mut self.next_uid);
+                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
+                    f.packet(uid, true, t.payload_len, t.low_priority, t.message)
+                });
             self.forward(node, idx);
         }
         let timeout = self.flows[fi].receiver.poll_timeout();

@@ -1,8 +1,6 @@
 //! Links and the packet store: queueing, serialisation, propagation,
 //! forwarding and topology snapshots. Nothing here knows a protocol.
 
-use std::collections::VecDeque;
-
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
@@ -38,6 +36,80 @@ impl LinkDrops {
     }
 }
 
+/// A packet on a wire: when it reaches the far end, its store index and
+/// uid.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct OnWire {
+    pub at: Instant,
+    pub uid: u64,
+    pub idx: u32,
+}
+
+/// The packets on a link's wire, first to arrive first: a ring of
+/// power-of-two capacity. What `VecDeque` did, in 24 bytes instead of 32
+/// and with a push that inlines (std's `push_back` is a call per hop);
+/// it grows when full and never shrinks (a wire holds at most a
+/// bandwidth-delay product of packets).
+#[derive(Debug, Default)]
+pub(super) struct Pipe {
+    buf: Box<[OnWire]>,
+    head: u32,
+    len: u32,
+}
+
+impl Pipe {
+    #[inline(always)]
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline(always)]
+    pub(super) fn len(&self) -> usize {
+        self.len as usize
+    }
+    #[inline(always)]
+    pub(super) fn push_back(&mut self, w: OnWire) {
+        if self.len as usize == self.buf.len() {
+            self.grow();
+        }
+        // The capacity is a power of two: the mask wraps the index.
+        let mask = self.buf.len() - 1;
+        let i = (self.head as usize + self.len as usize) & mask;
+        self.buf[i] = w;
+        self.len += 1;
+    }
+    #[inline(always)]
+    pub(super) fn pop_front(&mut self) -> Option<OnWire> {
+        if self.len == 0 {
+            return None;
+        }
+        let w = self.buf[self.head as usize];
+        self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
+        self.len -= 1;
+        Some(w)
+    }
+    #[inline(always)]
+    pub(super) fn front(&self) -> Option<&OnWire> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(self.head as usize)
+    }
+    /// Doubles the capacity (at least 8), the entries unwrapped in order.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(8);
+        let mut buf = vec![OnWire::default(); cap].into_boxed_slice();
+        let n = self.len as usize;
+        let old = self.buf.len();
+        for (k, slot) in buf.iter_mut().take(n).enumerate() {
+            *slot = self.buf[(self.head as usize + k) % old];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
 /// A directed link in the running network.
 ///
 /// `repr(C)` keeps the fields in the order written: what every packet
@@ -55,9 +127,9 @@ pub(crate) struct Link {
     // longer fit the core's cache, and each further line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    /// Packets on the wire: (arrival time at the far end, packet index,
-    /// packet uid: the head's arrival event is ranked by it).
-    pub(super) pipe: VecDeque<(Instant, u32, u64)>,
+    /// Packets on the wire, in arrival order (the head's arrival event is
+    /// ranked by its uid).
+    pub(super) pipe: Pipe,
     pub to: u32,
     /// A `LinkFree` event is pending; on an eager link (below), packets
     /// wait in the queue whose transmissions are already scheduled.
@@ -153,7 +225,7 @@ impl Link {
             queue_rng: Rng::stream(seed, super::STREAM_QUEUE + i as u64),
             busy_until: Instant::ZERO,
             free_pending: false,
-            pipe: VecDeque::new(),
+            pipe: Pipe::default(),
             tx_last: (0, 0),
             tx_prev: (0, 0),
             hook: None,
@@ -176,12 +248,18 @@ impl Link {
         self.plain = false;
     }
     /// Serialisation time of a `size`-byte packet, from the two sizes last
-    /// seen when it is one of them.
-    #[inline]
+    /// seen when it is one of them. Inlined (a compare and a load where a
+    /// packet has the size of the one before, nearly every time); the
+    /// other cases out of line.
+    #[inline(always)]
     fn tx_time(&mut self, size: u32) -> Duration {
         if self.tx_last.0 == size {
             return Duration(u64::from(self.tx_last.1));
         }
+        self.tx_time_other(size)
+    }
+    #[inline(never)]
+    fn tx_time_other(&mut self, size: u32) -> Duration {
         if self.tx_prev.0 == size {
             return Duration(u64::from(self.tx_prev.1));
         }
@@ -194,6 +272,23 @@ impl Link {
         }
         tx
     }
+    /// Packet `idx` (uid `uid`) goes on this link's (`li`'s) wire, to
+    /// reach the far end at `at`; the arrival event is the head's only.
+    #[inline(always)]
+    fn enter_wire(
+        &mut self,
+        events: &mut crate::engine::EventQueue,
+        li: usize,
+        at: Instant,
+        idx: u32,
+        uid: u64,
+    ) {
+        if self.pipe.is_empty() {
+            let ev = Event::Arrive(li as u32);
+            events.push_ranked(at, ev, ev.packet_rank(uid));
+        }
+        self.pipe.push_back(OnWire { at, uid, idx });
+    }
     pub(super) fn note_queue(&mut self, now: Instant) {
         self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());
         self.q_last = now;
@@ -202,6 +297,19 @@ impl Link {
         self.queue.len()
     }
 }
+
+/// What a slot holds before `admit` writes its packet.
+const VACANT: Packet = Packet {
+    uid: 0,
+    flow: 0,
+    src: 0,
+    dst: 0,
+    size: 0,
+    ttl: 0,
+    low_priority: false,
+    conn: 0,
+    payload: crate::net::packet::Message::Datagram { seq: 0, len: 0 },
+};
 
 /// Packets live in a slab; queues and events hold indices.
 #[derive(Debug, Default)]
@@ -214,27 +322,35 @@ pub(super) struct PacketStore {
 impl PacketStore {
     /// Stores a new packet, counted in `sent` and given uid `next_uid`
     /// (which then moves on): from here until it is delivered or dropped,
-    /// hops pass its index, never a copy.
-    #[inline]
-    pub(super) fn admit(&mut self, mut p: Packet, sent: &mut u64, next_uid: &mut u64) -> u32 {
+    /// hops pass its index, never a copy. `build` makes the packet from
+    /// its uid once its slot is chosen, so it is written where it will lie
+    /// (a packet built first and moved in was copied twice: 112 bytes).
+    #[inline(always)]
+    pub(super) fn admit(
+        &mut self,
+        sent: &mut u64,
+        next_uid: &mut u64,
+        build: impl FnOnce(u64) -> Packet,
+    ) -> u32 {
         *sent += 1;
-        p.uid = *next_uid;
+        let uid = *next_uid;
         *next_uid += 1;
-        self.insert(p)
+        self.live += 1;
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => self.new_slot(),
+        };
+        self.slots[i as usize] = build(uid);
+        i
     }
 
-    fn insert(&mut self, p: Packet) -> u32 {
-        self.live += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = p;
-                i
-            }
-            None => {
-                self.slots.push(p);
-                (self.slots.len() - 1) as u32
-            }
-        }
+    /// A slot past the end, for `admit` to fill (only while the number of
+    /// packets in flight reaches a new high).
+    #[cold]
+    #[inline(never)]
+    fn new_slot(&mut self) -> u32 {
+        self.slots.push(VACANT);
+        (self.slots.len() - 1) as u32
     }
     pub(super) fn remove(&mut self, i: u32) -> Packet {
         self.release(i);
@@ -274,7 +390,35 @@ impl Sim {
 
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
-        if self.links[li].free_pending && self.links[li].eager {
+        let p = &self.packets.slots[idx as usize];
+        let (mut size, mut uid) = (p.size, p.uid);
+        let link = &mut self.links[li];
+        if link.plain
+            && !link.queue_sees_all
+            && !link.free_pending
+            && link.busy_until <= now
+            && self.pcap.is_empty()
+        {
+            // The common case, what the general path below does for it
+            // with each field read once: an idle link without hook,
+            // shaper, error model, capture or a queue that must see the
+            // arrival transmits at once.
+            link.arrivals += 1;
+            if link.fold_from != u32::MAX {
+                link.unfolded -= 1;
+            }
+            let tx = link.tx_time(size);
+            link.busy_until = now + tx;
+            link.busy_ns += tx.as_nanos();
+            let at = link.busy_until + link.delay;
+            if !link.feeds_fold {
+                link.enter_wire(&mut self.events, li, at, idx, uid);
+            } else if !self.fold_hop(li, idx, at) {
+                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            }
+            return;
+        }
+        if link.free_pending && link.eager {
             self.catch_up(li);
         }
         // Only hooked links look at their reverse direction's queue.
@@ -299,11 +443,14 @@ impl Sim {
                 limit_pkts: link.queue.limit_pkts(),
                 reverse_queue_pkts,
             };
-            if h.on_packet(now, &mut self.packets.slots[idx as usize], &view) == HookVerdict::Drop {
+            let p = &mut self.packets.slots[idx as usize];
+            if h.on_packet(now, p, &view) == HookVerdict::Drop {
                 link.drops.hook += 1;
                 self.drop_idx(idx, DropReason::Hook);
                 return;
             }
+            // A hook may rewrite the packet: what follows reads it anew.
+            (size, uid) = (p.size, p.uid);
         }
         // A link whose transmission ends exactly now but whose LinkFree
         // event has not run yet is not idle: that event pulls the queue.
@@ -327,7 +474,7 @@ impl Sim {
         // it may start now only if the bucket holds it.
         let shaper_wait = match (link.plain, idle) {
             (false, true) => link.shaper.as_mut().and_then(|s| {
-                let at = s.ready_at(now, p.size);
+                let at = s.ready_at(now, size);
                 (at > now).then_some(at)
             }),
             _ => None,
@@ -335,7 +482,7 @@ impl Sim {
         let idle_tx = idle && shaper_wait.is_none();
         let q = Queued {
             idx,
-            size: p.size,
+            size,
             low: p.low_priority,
         };
         link.note_queue(now);
@@ -369,11 +516,15 @@ impl Sim {
                 link.free_pending = true;
                 link.head_start = link.busy_until;
             }
-            let start = link.busy_until;
-            let size = self.packets.slots[idx as usize].size;
             let tx = link.tx_time(size);
-            link.busy_until = start + tx;
-            self.put_on_wire(li, idx);
+            link.busy_until += tx;
+            // `put_on_wire`, with the link and the packet already read.
+            let at = link.busy_until + link.delay;
+            if !link.feeds_fold {
+                link.enter_wire(&mut self.events, li, at, idx, uid);
+            } else if !self.fold_hop(li, idx, at) {
+                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            }
         } else if !link.free_pending {
             link.free_pending = true;
             // Behind a transmission, or (idle) waiting for tokens.
@@ -463,13 +614,8 @@ impl Sim {
         if link.feeds_fold && self.fold_hop(li, idx, at) {
             return;
         }
-        let link = &mut self.links[li];
         let uid = self.packets.slots[idx as usize].uid;
-        if link.pipe.is_empty() {
-            let ev = Event::Arrive(li as u32);
-            self.events.push_ranked(at, ev, ev.packet_rank(uid));
-        }
-        link.pipe.push_back((at, idx, uid));
+        self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
     }
 
     /// Packet `idx`, going on link `li`'s wire to reach its far end at
@@ -521,11 +667,7 @@ impl Sim {
         l2.busy_until = at + tx;
         l2.busy_ns += tx.as_nanos();
         let at2 = l2.busy_until + l2.delay;
-        if l2.pipe.is_empty() {
-            let ev = Event::Arrive(next);
-            self.events.push_ranked(at2, ev, ev.packet_rank(uid));
-        }
-        l2.pipe.push_back((at2, idx, uid));
+        l2.enter_wire(&mut self.events, next as usize, at2, idx, uid);
         true
     }
 
@@ -616,12 +758,12 @@ impl Sim {
 
     pub(super) fn on_arrive(&mut self, li: usize) {
         let link = &mut self.links[li];
-        let Some((_, idx, _)) = link.pipe.pop_front() else {
+        let Some(OnWire { idx, .. }) = link.pipe.pop_front() else {
             return;
         };
-        if let Some(&(next, _, uid)) = link.pipe.front() {
+        if let Some(&OnWire { at, uid, .. }) = link.pipe.front() {
             let ev = Event::Arrive(li as u32);
-            self.events.push_ranked(next, ev, ev.packet_rank(uid));
+            self.events.push_ranked(at, ev, ev.packet_rank(uid));
         }
         let node = link.to;
         let p = &mut self.packets.slots[idx as usize];

@@ -173,7 +173,10 @@ fn a_plain_hop_reads_one_line_of_its_link() {
             offset_of!(Link, busy_until) + size_of::<Instant>(),
         ),
         ("delay", offset_of!(Link, delay) + size_of::<Duration>()),
-        ("pipe", offset_of!(Link, pipe) + 32),
+        (
+            "pipe",
+            offset_of!(Link, pipe) + size_of::<super::links::Pipe>(),
+        ),
         ("to", offset_of!(Link, to) + 4),
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
@@ -183,6 +186,52 @@ fn a_plain_hop_reads_one_line_of_its_link() {
     ] {
         assert!(end <= 64, "{name} ends at byte {end} of Link");
     }
+}
+
+/// A link's pipe is a FIFO whatever the interleaving of pushes and pops,
+/// across its growth while the ring is wrapped (checked against
+/// `VecDeque`), and `front` is the next `pop_front`.
+#[test]
+fn a_pipe_is_a_fifo_across_wraps_and_growth() {
+    use std::collections::VecDeque;
+
+    use super::links::{OnWire, Pipe};
+    let mut rng = satcc_proto::rng::Rng::new(7);
+    let mut pipe = Pipe::default();
+    let mut reference = VecDeque::new();
+    let mut next = 0u32;
+    for step in 0..20_000 {
+        // Bursts of pushes and of pops, so the ring fills while its head
+        // is anywhere and grows from 8 to hundreds of entries.
+        let push = if step % 2_000 < 1_000 {
+            rng.below(10) < 6
+        } else {
+            rng.below(10) < 4
+        };
+        if push {
+            let w = OnWire {
+                at: Instant(u64::from(next) * 3),
+                uid: u64::from(next) + 1_000,
+                idx: next,
+            };
+            pipe.push_back(w);
+            reference.push_back(next);
+            next += 1;
+        } else {
+            let want = reference.pop_front();
+            let front = pipe.front().map(|w| w.idx);
+            let got = pipe.pop_front();
+            assert_eq!(front, want, "step {step}");
+            assert_eq!(got.map(|w| w.idx), want, "step {step}");
+            if let Some(w) = got {
+                assert_eq!(w.at, Instant(u64::from(w.idx) * 3));
+                assert_eq!(w.uid, u64::from(w.idx) + 1_000);
+            }
+        }
+        assert_eq!(pipe.len(), reference.len());
+        assert_eq!(pipe.is_empty(), reference.is_empty());
+    }
+    assert!(next > 5_000, "{next} pushes");
 }
 
 /// A link with an error model is not `plain`, so its losses still happen;
