@@ -203,3 +203,56 @@ fn timeout_marks_loss_without_go_back_n() {
     assert_eq!(s.stats().cwnd, 2.0);
     assert_eq!(seqs(&drain(&mut s, t2)), vec![(1, true), (4, true)]);
 }
+
+/// tcp.cc output() times only new segments (`seqno > maxseq_`) and
+/// reset_rtx_timer() abandons the timed one at a timeout: after a timeout
+/// the backoff lasts through the ACKs of retransmissions, until a new
+/// segment sent after it is acknowledged (time_processing(): `rtt_active_
+/// && seqno >= rtt_seq_` sets `t_backoff_ = 1`), though every ACK feeds
+/// SRTT.
+#[test]
+fn backoff_ends_with_a_new_segment_acknowledged() {
+    let sec = crate::time::Duration(1_000_000_000);
+    let cfg = SenderConfig {
+        variant: Variant::Sack,
+        initial_window: 2,
+        limited_transmit: false,
+        sack_recovery: SackRecovery::Ns2Linux,
+        min_rto: sec,
+        initial_rto: sec,
+        ..SenderConfig::default()
+    };
+    let mut s = TcpSender::new(cfg, ms(0));
+    s.push_data(10_000_000);
+    assert_eq!(drain(&mut s, ms(0)).len(), 2);
+    s.handle_input(ms(100), &ack(1, ms(0), &[]));
+    assert_eq!(seqs(&drain(&mut s, ms(100))), vec![(2, false), (3, false)]);
+    // 1, 2 and 3 are lost: the timer fires, RTO doubled.
+    let t = s.poll_timeout().expect("timer running");
+    s.handle_timeout(t);
+    assert_eq!(s.stats().rto, sec.saturating_mul(2));
+    assert_eq!(seqs(&drain(&mut s, t)), vec![(1, true)]);
+    // The retransmission's ACK: no new segment timed, backoff kept.
+    let t1 = Instant(t.0 + 100_000_000);
+    s.handle_input(t1, &ack(2, t, &[]));
+    assert_eq!(s.stats().rto, sec.saturating_mul(2));
+    assert_eq!(seqs(&drain(&mut s, t1)), vec![(2, true), (3, true)]);
+    let t2 = Instant(t1.0 + 100_000_000);
+    s.handle_input(t2, &ack(4, t1, &[]));
+    assert_eq!(s.stats().rto, sec.saturating_mul(2));
+    // Loss state ended (4 >= recover_): new segments, the first timed.
+    let out = drain(&mut s, t2);
+    assert_eq!(
+        out[0],
+        TcpData {
+            seq: 4,
+            len: out[0].len,
+            ts: t2,
+            retransmit: false,
+            dummy: false
+        }
+    );
+    let t3 = Instant(t2.0 + 100_000_000);
+    s.handle_input(t3, &ack(5, t2, &[]));
+    assert_eq!(s.stats().rto, sec, "4 acknowledged: backoff over");
+}

@@ -1766,12 +1766,14 @@ impl TcpSender {
             return None;
         };
         let d = self.emit(now, seq);
+        let new = seq == max;
         let (una, max) = (self.snd_una, self.snd_max);
         if let Some(sh) = self.shim.as_mut() {
             let pif = sh.board.in_flight(una, max);
             sh.npif = sh.npif.min(pif.saturating_sub(1).max(1));
-            // tcp.cc output(): time a segment when none is timed.
-            if !sh.rtt_active {
+            // tcp.cc output(): `if (seqno > maxseq_)`, a new segment is
+            // timed when none is.
+            if new && !sh.rtt_active {
                 sh.rtt_active = true;
                 sh.rtt_seq = Some(sh.rtt_seq.map_or(seq, |t| t.max(seq)));
             }
