@@ -189,8 +189,8 @@ impl ShimBoard {
             let whole = h.mark == Mark::Retransmitted || una > h.nxt;
             let n = if whole { h.len() } else { una - h.seq };
             match h.mark {
-                Mark::Sacked => self.sack_out -= n,
-                Mark::Lost => self.fack_out -= n,
+                Mark::Sacked => self.sack_out = self.sack_out.saturating_sub(n),
+                Mark::Lost => self.fack_out = self.fack_out.saturating_sub(n),
                 _ => {}
             }
             if whole {
@@ -273,7 +273,7 @@ impl ShimBoard {
                         }
                         let n = self.nodes[now];
                         match n.mark {
-                            Mark::Lost => self.fack_out -= n.len(),
+                            Mark::Lost => self.fack_out = self.fack_out.saturating_sub(n.len()),
                             Mark::Retransmitted => {
                                 self.acked_rtx_id = n.rtx;
                                 thorough = true;
@@ -397,7 +397,7 @@ impl ShimBoard {
         else {
             return;
         };
-        self.fack_out -= 1;
+        self.fack_out = self.fack_out.saturating_sub(1);
         if self.nodes[i].nxt > seq {
             self.split(i, seq + 1);
         }

@@ -256,3 +256,30 @@ fn backoff_ends_with_a_new_segment_acknowledged() {
     s.handle_input(t3, &ack(5, t2, &[]));
     assert_eq!(s.stats().rto, sec, "4 acknowledged: backoff over");
 }
+
+/// Malformed SACK blocks (empty, or past what was sent) are dropped: they
+/// neither panic nor make the sender resend segments it never sent.
+#[test]
+fn malformed_sack_blocks_are_dropped() {
+    let mut s = shim_sender(10, Growth::Reno);
+    assert_eq!(drain(&mut s, ms(0)).len(), 10);
+    for (i, b) in [
+        [(5u64, 1000u64)],
+        [(7, 7)],
+        [(9, 3)],
+        [(u64::MAX - 1, u64::MAX)],
+    ]
+    .iter()
+    .enumerate()
+    {
+        s.handle_input(ms(100 + i as u64), &ack(0, ms(0), b));
+        for d in drain(&mut s, ms(100 + i as u64)) {
+            assert!(!d.retransmit, "{d:?}");
+        }
+    }
+    let st = s.stats();
+    assert!(!st.in_recovery);
+    // Only new data went out, none of it beyond the window.
+    assert_eq!(st.retransmits, 0);
+    assert_eq!(st.snd_max, 10);
+}

@@ -1623,10 +1623,16 @@ impl TcpSender {
             self.stats.dupacks += 1;
         }
         let una = self.snd_una;
+        // A block that is empty or reaches past what was sent is malformed
+        // (ns-2's sink never sends one) and dropped: it would move fack_
+        // beyond snd_max and mark unsent segments lost.
         let mut blocks = [(0u64, 0u64); crate::tcp::MAX_SACK_BLOCKS];
-        let n = ack.sack_blocks().len();
-        for (b, s) in blocks.iter_mut().zip(ack.sack_blocks()) {
-            *b = (s.start, s.end);
+        let mut n = 0;
+        for b in ack.sack_blocks() {
+            if b.start < b.end && b.end <= self.snd_max {
+                blocks[n] = (b.start, b.end);
+                n += 1;
+            }
         }
         let Some(sh) = self.shim.as_mut() else {
             return;
