@@ -17,6 +17,7 @@ and seed run in satcc (`satcc run`) and ns-2 (`satcc ns2`).
     cargo build --release -p satcc-cli
     scripts/modern-tcp-ns2.py [--satcc PATH] [--seeds 10] [--sack-ns2]
                               [--cubic-variant linux-2.6.22] [--hybla-variant linux-2.6.22]
+                              [--recovery ns2-linux]
                               [--links terrestrial] [--protos hybla]
 
 `--sack-ns2` gives satcc's sack flows ns-2's Sack1 configuration
@@ -25,7 +26,12 @@ and seed run in satcc (`satcc run`) and ns-2 (`satcc ns2`).
 cubic flows ns-2's own CUBIC v2.1 (`cubic_variant`; `satcc ns2` exports
 it as the same `select_ca cubic`, so the ns-2 column does not change).
 `--hybla-variant linux-2.6.22` likewise gives the hybla flows ns-2's
-tcp_hybla.c (`hybla_variant`). `--links` and `--protos` restrict the dumbbells (comma-separated).
+tcp_hybla.c (`hybla_variant`). `--recovery ns2-linux` gives the cubic
+and hybla flows ns-2's Agent/TCP/Linux loss recovery (`sack_recovery =
+"ns2-linux"`; the agent ns-2 runs anyway, so again the ns-2 column does
+not change). `--links` and `--protos` restrict the dumbbells
+(comma-separated). The last column counts the timeouts of PROTO's four
+flows alone.
 """
 
 import argparse
@@ -96,12 +102,14 @@ def main():
     ap.add_argument("--sack-ns2", action="store_true")
     ap.add_argument("--cubic-variant", choices=["rfc9438", "linux-2.6.22"], default=None)
     ap.add_argument("--hybla-variant", choices=["caini2004", "linux-2.6.22"], default=None)
+    ap.add_argument("--recovery", choices=["rfc6675", "ns2-linux"], default=None)
     ap.add_argument("--links", default=",".join(LINKS))
     ap.add_argument("--protos", default="cubic,hybla")
     a = ap.parse_args()
     print(f"seeds 1-{a.seeds}; normalized throughput mean (sd); timeouts per run, all 8 flows\n")
-    print("| dumbbell | protocol | ns-2 | satcc | difference | timeouts ns-2 / satcc |")
-    print("|---|---|---|---|---|---|")
+    print("| dumbbell | protocol | ns-2 | satcc | difference | timeouts ns-2 / satcc "
+          "| of which PROTO's |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as d:
         for link in a.links.split(","):
             delay, queue = LINKS[link]
@@ -111,6 +119,8 @@ def main():
                     extra = f'cubic_variant = "{a.cubic_variant}"'
                 if proto == "hybla" and a.hybla_variant:
                     extra = f'hybla_variant = "{a.hybla_variant}"'
+                if a.recovery:
+                    extra += f'\nsack_recovery = "{a.recovery}"'
                 path = os.path.join(d, f"{link}-{proto}.toml")
                 with open(path, "w") as f:
                     f.write(SCENARIO.format(delay=delay, queue=queue, proto=proto,
@@ -118,15 +128,19 @@ def main():
                                             sack_extra=SACK_NS2 if a.sack_ns2 else ""))
                 res = {}
                 for tool in ["ns2", "run"]:
-                    ns, to = [], []
+                    ns, to, tp = [], [], []
                     for seed in range(1, a.seeds + 1):
                         flows = run(a.satcc, tool, path, seed)
                         ns.append(normalized(flows, proto))
                         to.append(sum(f["timeouts"] or 0 for f in flows))
-                    res[tool] = (statistics.mean(ns), statistics.stdev(ns), statistics.mean(to))
+                        tp.append(sum(f["timeouts"] or 0 for f in flows
+                                      if f["protocol"] == proto))
+                    res[tool] = (statistics.mean(ns), statistics.stdev(ns), statistics.mean(to),
+                                 statistics.mean(tp))
                 n, s = res["ns2"], res["run"]
                 print(f"| {link} | {proto} | {n[0]:.3f} ({n[1]:.3f}) | {s[0]:.3f} ({s[1]:.3f}) "
-                      f"| {s[0] - n[0]:+.3f} | {n[2]:.1f} / {s[2]:.1f} |", flush=True)
+                      f"| {s[0] - n[0]:+.3f} | {n[2]:.1f} / {s[2]:.1f} "
+                      f"| {n[3]:.1f} / {s[3]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

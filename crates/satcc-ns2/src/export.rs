@@ -733,7 +733,9 @@ pub fn export(sc: &Scenario) -> Result<Ns2Script, Ns2Error> {
                         g.out,
                         "set sink_{i} [new {sink}]\n$sink_{i} set packetSize_ {hdr}"
                     );
-                    if sender.growth != tcp::Growth::Reno {
+                    if sender.growth != tcp::Growth::Reno
+                        || sender.sack_recovery == SackRecovery::Ns2Linux
+                    {
                         // Agent/TCP/Linux times RTT by the timestamp echo.
                         let _ = writeln!(g.out, "$sink_{i} set ts_echo_rfc1323_ true");
                     }
@@ -1026,6 +1028,12 @@ fn write_tcp(
                     .to_string(),
             ));
         }
+        // `sack_recovery = "ns2-linux"` with Reno's growth is
+        // Agent/TCP/Linux under its built-in "reno" (tcp-linux.cc
+        // CongestionControlManager: ops_list[0] = &tcp_reno): Linux
+        // 2.6.22's tcp_reno_ssthresh(), tcp_reno_min_cwnd() and
+        // tcp_reno_cong_avoid() over the agent's own recovery.
+        Growth::Reno if sender.sack_recovery == SackRecovery::Ns2Linux => Some("reno"),
         Growth::Reno => None,
         // The modules' parameters are fixed at their defaults (the
         // script cannot set module parameters), and ns-2 2.35's
@@ -1176,8 +1184,13 @@ fn write_tcp(
     // send_much()), so nothing is written. satcc's default, RFC 6675, has
     // no ns-2 agent and is exported as the same Sack1: a documented
     // default difference (docs/ns2.md "SACK loss recovery"), not refused.
+    // `"ns2-linux"` is Agent/TCP/Linux's own recovery (tcp-linux.cc,
+    // scoreboard1.cc), which that agent always runs: the agent chosen
+    // above (Agent/TCP/Linux for sack, cubic and hybla) is the whole of
+    // its export. cubic and hybla with "rfc6675" go to the same agent, a
+    // documented difference (docs/validation.md "CUBIC and Hybla").
     match sender.sack_recovery {
-        SackRecovery::Ns2 | SackRecovery::Rfc6675 => {}
+        SackRecovery::Ns2 | SackRecovery::Rfc6675 | SackRecovery::Ns2Linux => {}
     }
     // RACK-TLP (RFC 8985) came to Linux in 4.4-4.18; ns-2 2.35's agents
     // detect loss by duplicate ACKs only.

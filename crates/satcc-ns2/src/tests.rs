@@ -676,3 +676,32 @@ fn cubic_and_hybla_export_as_the_linux_agent() {
         assert!(e.contains("2.6.22"), "{e}");
     }
 }
+
+/// `sack_recovery = "ns2-linux"` is Agent/TCP/Linux's own recovery: `sack`
+/// with it exports as that agent under its built-in `reno` module (not
+/// Agent/TCP/Sack1), with the timestamps the agent times RTT by; `cubic`
+/// and `hybla` with it export exactly as without (the agent is the same).
+#[test]
+fn ns2_linux_recovery_exports_as_the_linux_agent() {
+    let t = tcp_variant("protocol = \"sack\"\nsack_recovery = \"ns2-linux\"\n", "").unwrap();
+    for i in 0..2 {
+        assert!(t.contains(&format!("set tcp_{i} [new Agent/TCP/Linux]\n")));
+        assert!(t.contains(&format!("$ns at 0 \"$tcp_{i} select_ca reno\"\n")));
+        assert!(t.contains(&format!("$tcp_{i} set timestamps_ true\n")));
+        assert!(t.contains(&format!("$sink_{i} set ts_echo_rfc1323_ true\n")));
+    }
+    assert!(!t.contains("Agent/TCP/Sack1"), "{t}");
+    let plain = tcp_variant("protocol = \"sack\"\n", "").unwrap();
+    assert!(plain.contains("Agent/TCP/Sack1") && !plain.contains("Agent/TCP/Linux"));
+    for p in ["cubic", "hybla"] {
+        assert_eq!(
+            tcp_variant(
+                &format!("protocol = \"{p}\"\nsack_recovery = \"ns2-linux\"\n"),
+                ""
+            )
+            .unwrap(),
+            tcp_variant(&format!("protocol = \"{p}\"\n"), "").unwrap(),
+            "{p}"
+        );
+    }
+}

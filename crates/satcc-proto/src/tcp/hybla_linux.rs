@@ -9,14 +9,16 @@
 //! timeout, until its recovery ends); ssthresh = cwnd/2
 //! (`tcp_reno_ssthresh`, of cwnd rather than FlightSize).
 //!
-//! Not modelled: the shim's loss recovery. When fast recovery starts it
+//! The shim's loss recovery is a separate choice, `sack_recovery =
+//! "ns2-linux"` (`tcp/ns2linux.rs`). When fast recovery starts it
 //! sets cwnd to the module's `min_cwnd()`, `tcp_reno_min_cwnd()` =
 //! ssthresh/2 (tcp-linux.cc tcp_fastretrans_alert(); Linux uses it only as
 //! rate halving's floor), and lets the pipe down towards it by rate
 //! halving (`next_pkts_in_flight_`: one segment per two ACKs), then on
-//! leaving recovery sets cwnd = min(ssthresh, in flight + 3). The satcc
-//! sender's recovery is RFC 6675's whichever growth runs (docs/validation.md
-//! "Like for like" measures what that costs).
+//! leaving recovery sets cwnd = min(ssthresh, in flight + 3). By default
+//! the satcc sender's recovery is RFC 6675's whichever growth runs
+//! (docs/validation.md "Like for like" measures what that costs, "ns-2's
+//! own recovery" the shim's).
 
 use crate::time::Duration;
 

@@ -22,6 +22,9 @@ mod hybla_linux;
 mod hystart;
 #[cfg(test)]
 mod hystart_tests;
+mod ns2linux;
+#[cfg(test)]
+mod ns2linux_tests;
 mod peach;
 #[cfg(test)]
 mod peach_tests;

@@ -55,6 +55,16 @@ impl RttEstimator {
 
     /// Feed one RTT measurement `r`.
     pub fn on_sample(&mut self, r: Duration) {
+        self.observe(r);
+        // RFC 6298 §5.7 (and Karn): a fresh sample ends the backoff.
+        self.backoff = 0;
+    }
+
+    /// Feed one RTT measurement `r` into SRTT and RTTVAR without ending
+    /// the backoff: ns-2's `rtt_update()`, which the `Agent/TCP/Linux`
+    /// shim calls on every ACK while only the acknowledgment of its timed
+    /// segment ends the backoff (tcp-linux.cc `time_processing()`).
+    pub fn observe(&mut self, r: Duration) {
         match self.srtt {
             None => {
                 // RFC 6298 §2.2: SRTT <- R, RTTVAR <- R/2.
@@ -71,7 +81,10 @@ impl RttEstimator {
                 self.srtt = Some(Duration(s.min(u64::MAX as u128) as u64));
             }
         }
-        // RFC 6298 §5.7 (and Karn): a fresh sample ends the backoff.
+    }
+
+    /// End the backoff (the next RTO is the base RTO again).
+    pub fn end_backoff(&mut self) {
         self.backoff = 0;
     }
 

@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 
 use super::bbr::{BbrAck, BbrState, CaState};
 use super::growth::{AckInfo, Growth, GrowthState};
+use super::ns2linux::{CaState as ShimCa, Shim, SHIM_MAX_BURST};
 use super::peach::{PeachConfig, PeachState};
 use super::rack::{LossDetection, Rack};
 use super::rtt::RttEstimator;
@@ -131,6 +132,33 @@ pub enum SackRecovery {
     ///   the lowest hole not yet retransmitted with SACKed data above it,
     ///   else new data; no rescue retransmission.
     Ns2,
+    /// ns-2 2.35 `Agent/TCP/Linux` (tcp/tcp-linux.cc, tcp/scoreboard1.cc),
+    /// the recovery ns-2 runs under Linux's congestion-control modules
+    /// (`select_ca`):
+    ///
+    /// * loss (`ScoreBoard1::UpdateScoreBoard()`, FACK): a segment is lost
+    ///   once the highest SACKed one is DupThresh + 1 = 4 above it; a
+    ///   retransmission is lost once a segment sent after it is SACKed
+    ///   (or one retransmitted DupThresh + 1 later arrives);
+    /// * entry (`tcp_fastretrans_alert()`, on the first newly lost
+    ///   segment): ssthresh from the module (`ssthresh()`: half of cwnd
+    ///   for Reno and Hybla, β for CUBIC), cwnd = the module's
+    ///   `min_cwnd()` (`tcp_reno_min_cwnd()` = ssthresh/2 for Reno and
+    ///   Hybla; CUBIC has none: ssthresh), and rate halving
+    ///   (`next_pkts_in_flight_`, one segment per two ACKs) from the old
+    ///   cwnd down towards it (`send_much()`);
+    /// * sending (`send_much()`): while in flight (sent − SACKed − lost
+    ///   and not resent) < max(cwnd, next_pkts_in_flight_), the lowest
+    ///   lost segment, else new data; also outside recovery;
+    /// * exit (cumulative ACK ≥ recover_): cwnd = min(ssthresh, in flight
+    ///   + 3) if below ssthresh (`tcp_moderate_cwnd()`);
+    /// * timeout (`enter_loss()`): ssthresh from the module, cwnd = 1,
+    ///   every unSACKed segment lost (`MarkLoss()`), SACK marks kept, no
+    ///   go-back-N; counted as a timeout (ns-2's `nrexmit_`);
+    /// * the timer restarts on every ACK, duplicates included
+    ///   (`renew_timer`), each ACK feeds SRTT (timestamps), and only the
+    ///   acknowledgment of the timed segment ends the backoff.
+    Ns2Linux,
 }
 
 /// How the sender takes RTT samples for its retransmission timer.
@@ -331,6 +359,8 @@ pub struct TcpSender {
     rescue_end: Option<u64>,
     /// [`SackRecovery::Ns2`]: ns-2 Sack1's `pipe_` counter.
     ns2_pipe: i64,
+    /// [`SackRecovery::Ns2Linux`]: the Agent/TCP/Linux shim's state.
+    shim: Option<Box<Shim>>,
     sb: Scoreboard,
     // Timer.
     rtt: RttEstimator,
@@ -415,6 +445,11 @@ impl TcpSender {
             pending_rexmit: None,
             rescue_end: None,
             ns2_pipe: 0,
+            shim: (cfg.variant == Variant::Sack
+                && cfg.sack_recovery == SackRecovery::Ns2Linux
+                && cfg.peach.is_none()
+                && !matches!(cfg.growth, Growth::Bbr(_)))
+            .then(Box::default),
             sb: Scoreboard::new(cfg.dupack_threshold),
             rtt,
             rto_deadline: None,
@@ -569,6 +604,10 @@ impl TcpSender {
             return;
         }
         self.rwnd = ack.wnd as u64;
+        if self.shim.is_some() {
+            self.shim_ack(now, ack);
+            return;
+        }
         let delivered_before = self.snd_una + self.sb.sacked_count();
         if self.ns2_sack() && self.in_recovery && !ack.dummy_echo {
             // tcp-sack1.cc Sack1TcpAgent::recv(), fast recovery branch:
@@ -725,6 +764,9 @@ impl TcpSender {
     /// what was outstanding then (the guard of RFC 6582 §4.1 that
     /// [`Self::on_dupack`] applies).
     fn in_rto_recovery(&self) -> bool {
+        if let Some(sh) = &self.shim {
+            return sh.ca == ShimCa::Loss;
+        }
         self.last_cut_timeout && self.snd_una <= self.recover
     }
 
@@ -879,6 +921,8 @@ impl TcpSender {
         // are never sampled.
         let r = now.saturating_since(ack.ts_echo);
         match self.cfg.rtt_timing {
+            // The ns-2 Linux shim took its sample already (`shim_ack`).
+            _ if self.shim.is_some() => {}
             RttTiming::Timestamps => self.rtt.on_sample(r),
             RttTiming::Karn => {
                 if let Some((_, sent)) = self.timed.filter(|&(seq, _)| ack.ack > seq) {
@@ -909,13 +953,21 @@ impl TcpSender {
             }
         }
         if self.in_recovery {
-            match self.cfg.variant {
-                Variant::Reno => {
+            // The ns-2 Linux shim ends its recovery itself, after the ACK
+            // (`shim_alert`), and grows nothing in TCP_CA_Recovery.
+            let variant = if self.shim.is_some() {
+                None
+            } else {
+                Some(self.cfg.variant)
+            };
+            match variant {
+                None => {}
+                Some(Variant::Reno) => {
                     // RFC 5681 §3.2 step 6: deflate and leave on any new ACK.
                     self.cwnd = self.deflated_cwnd();
                     self.in_recovery = false;
                 }
-                Variant::NewReno => {
+                Some(Variant::NewReno) => {
                     if self.snd_una >= self.recover {
                         // RFC 6582 §3.2 step 5, full ACK, option (2):
                         // cwnd = ssthresh (as ns-2 does).
@@ -933,7 +985,7 @@ impl TcpSender {
                         self.first_partial_seen = true;
                     }
                 }
-                Variant::Sack => {
+                Some(Variant::Sack) => {
                     // RFC 6675 §5 (A): a cumulative ACK beyond RecoveryPoint
                     // ends recovery; cwnd is already ssthresh (4.2).
                     if self.snd_una >= self.recover {
@@ -1080,7 +1132,9 @@ impl TcpSender {
             }
             Variant::Sack => {
                 match self.cfg.sack_recovery {
-                    SackRecovery::Rfc6675 => {
+                    // (Ns2Linux runs its own entry, `shim_alert`; a sender
+                    // without the shim, BBR or Peach, recovers by RFC 6675.)
+                    SackRecovery::Rfc6675 | SackRecovery::Ns2Linux => {
                         // RFC 6675 §5 (4.2): cwnd = ssthresh; pipe does the
                         // rest. With PRR the ACK's step sets cwnd (RFC 6937
                         // §3.1: RecoverFS = snd.nxt − snd.una).
@@ -1330,6 +1384,10 @@ impl TcpSender {
             self.rto_deadline = None;
             return;
         }
+        if self.shim.is_some() {
+            self.shim_timeout(now);
+            return;
+        }
         self.stats.timeouts += 1;
         // RFC 5681 §3.1 eq. (4); held constant when the segment was already
         // retransmitted by the timer (the note after eq. (4)).
@@ -1475,6 +1533,9 @@ impl TcpSender {
         if self.pace_wait {
             return None;
         }
+        if self.shim.is_some() {
+            return self.shim_transmit(now);
+        }
         if let Some(seq) = self.pending_probe.take() {
             // RFC 8985 §7.3: the probe goes out whatever cwnd says.
             if seq >= self.snd_una && seq <= self.snd_max {
@@ -1540,6 +1601,190 @@ impl TcpSender {
             return Some(self.emit(now, seq));
         }
         None
+    }
+
+    /// tcp-linux.cc `LinuxTcpAgent::recv()` for one ACK
+    /// ([`SackRecovery::Ns2Linux`]), in its order: the cumulative ACK
+    /// (`ack_processing()`), the scoreboard (`UpdateScoreBoard()`, when the
+    /// ACK carries SACK blocks or the board is not empty), the timer and
+    /// RTT (`time_processing()`), window growth (`tcp_cong_avoid`, outside
+    /// TCP_CA_Recovery), then `tcp_fastretrans_alert()` for a "dubious"
+    /// ACK, and the rate-halving step of `send_much()`.
+    fn shim_ack(&mut self, now: Instant, ack: &TcpAck) {
+        let advanced = ack.ack > self.snd_una;
+        // time_processing() -> rtt_update(now - ts_echo) on every ACK,
+        // duplicates included (the sink echoes RFC 1323's TS.Recent:
+        // `ts_echo_rfc1323_`), before the module sees the ACK.
+        let r = now.saturating_since(ack.ts_echo);
+        self.rtt.observe(r);
+        if advanced {
+            self.on_cumulative_ack(now, ack);
+        } else if self.snd_max > self.snd_una {
+            self.stats.dupacks += 1;
+        }
+        let una = self.snd_una;
+        // A block that is empty or reaches past what was sent is malformed
+        // (ns-2's sink never sends one) and dropped: it would move fack_
+        // beyond snd_max and mark unsent segments lost.
+        let mut blocks = [(0u64, 0u64); crate::tcp::MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for b in ack.sack_blocks() {
+            if b.start < b.end && b.end <= self.snd_max {
+                blocks[n] = (b.start, b.end);
+                n += 1;
+            }
+        }
+        let Some(sh) = self.shim.as_mut() else {
+            return;
+        };
+        let news = if n > 0 || !sh.board.is_empty() {
+            sh.board.update(una, &blocks[..n])
+        } else {
+            Default::default()
+        };
+        // `rtt_active_ && seqno >= rtt_seq_`: the timed segment is
+        // acknowledged, the backoff ends.
+        if sh.rtt_active && sh.rtt_seq.is_some_and(|s| una > s) {
+            sh.rtt_active = false;
+            self.rtt.end_backoff();
+        }
+        // `renew_timer`: `t_seqno_ > highest_ack_` always holds, so every
+        // ACK restarts the timer (the whole of why ns-2's Linux agent
+        // rarely times out while ACKs flow).
+        self.rto_deadline = (self.snd_max > self.snd_una).then(|| now + self.rtt.rto());
+        // tcp_ack_is_dubious(): not a new cumulative ACK, SACK news
+        // (FLAG_CA_ALERT), or not in TCP_CA_Open.
+        let open = self.shim.as_ref().is_some_and(|sh| sh.ca == ShimCa::Open);
+        if !advanced || news.sacked || !open {
+            self.shim_alert(news.lost);
+        }
+        // send_much(): `next_pkts_in_flight_ = min(next_pkts_in_flight_,
+        // packets_in_flight() + 1)` before anything is sent.
+        let (una, max) = (self.snd_una, self.snd_max);
+        if let Some(sh) = self.shim.as_mut() {
+            let pif = sh.board.in_flight(una, max);
+            sh.npif = sh.npif.min(pif + 1);
+        }
+    }
+
+    /// tcp-linux.cc `tcp_fastretrans_alert()`: leave TCP_CA_Recovery or
+    /// TCP_CA_Loss once `recover_` is acknowledged; enter TCP_CA_Recovery
+    /// from TCP_CA_Open or TCP_CA_Loss on a newly lost segment.
+    fn shim_alert(&mut self, lost: bool) {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let Some(sh) = self.shim.as_mut() else {
+            return;
+        };
+        if sh.ca != ShimCa::Open && una >= sh.recover {
+            sh.board.clear();
+            let ssthresh = self.ssthresh.floor().max(0.0);
+            if self.cwnd.floor() < ssthresh {
+                // `snd_cwnd = snd_ssthresh; tcp_moderate_cwnd()`: at most
+                // packets_in_flight() + tcp_max_burst, counted on the board
+                // just cleared (everything outstanding is in flight).
+                self.cwnd = ssthresh.min((max - una + SHIM_MAX_BURST) as f64);
+            }
+            sh.ca = ShimCa::Open;
+            // "stop rate halving".
+            sh.npif = 0;
+            self.in_recovery = false;
+            return;
+        }
+        if sh.ca == ShimCa::Recovery || !lost {
+            return;
+        }
+        // `recover_ = maxseq_`, rate halving from the current cwnd.
+        sh.recover = max;
+        let w = self.cwnd.floor().max(0.0);
+        sh.npif = w as u64;
+        sh.ca = ShimCa::Recovery;
+        // The module's ssthresh() (a function of snd_cwnd), then its
+        // min_cwnd(): tcp_reno_min_cwnd() = ssthresh/2 for Reno and Hybla
+        // (tcp_hybla.c `.min_cwnd`), none for tcp_cubic.c (cwnd =
+        // ssthresh).
+        self.ssthresh = self
+            .growth
+            .on_congestion(w as u64, self.cwnd)
+            .unwrap_or(((w as u64) / 2).max(2) as f64);
+        self.cwnd = match self.cfg.growth {
+            Growth::Cubic(_) => self.ssthresh,
+            _ => ((self.ssthresh.floor().max(0.0) as u64) / 2) as f64,
+        };
+        self.recover = max;
+        self.in_recovery = true;
+        self.last_cut_timeout = false;
+        self.stats.fast_retransmits += 1;
+        self.timed = None;
+    }
+
+    /// tcp-linux.cc `LinuxTcpAgent::timeout()` with data outstanding:
+    /// `enter_loss()` (ssthresh from the module, cwnd = 1, TCP_CA_Loss,
+    /// `MarkLoss()` of every unSACKed segment, SACK marks kept), the timer
+    /// backed off (`reset_rtx_timer(TCP_REASON_TIMEOUT, 1)`, which leaves
+    /// `t_seqno_` alone: no go-back-N) and `next_pkts_in_flight_ = 0`.
+    fn shim_timeout(&mut self, now: Instant) {
+        // `++nrexmit_`: the counter `satcc ns2` reads as timeouts.
+        self.stats.timeouts += 1;
+        let w = self.cwnd.floor().max(0.0);
+        self.ssthresh = self
+            .growth
+            .on_rto(w as u64, self.cwnd)
+            .unwrap_or(((w as u64) / 2).max(2) as f64);
+        self.cwnd = 1.0;
+        let (una, max) = (self.snd_una, self.snd_max);
+        if let Some(sh) = self.shim.as_mut() {
+            sh.recover = max;
+            sh.ca = ShimCa::Loss;
+            sh.board.mark_loss(una, max);
+            sh.npif = 0;
+            // reset_rtx_timer(): `rtt_active_ = 0`.
+            sh.rtt_active = false;
+        }
+        self.recover = max;
+        self.in_recovery = false;
+        self.last_cut_timeout = true;
+        self.timed = None;
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// tcp-linux.cc `LinuxTcpAgent::send_much()`, one segment: while
+    /// packets_in_flight() < max(cwnd, next_pkts_in_flight_), the next
+    /// lost segment (`GetNextRetran()`, `MarkRetran()`), else new data;
+    /// after it `next_pkts_in_flight_ = min(next_pkts_in_flight_,
+    /// max(packets_in_flight() − 1, 1))`.
+    fn shim_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let win = self.window();
+        let rwnd = self.rwnd.max(1).min(self.cfg.max_window as u64);
+        let new_ok = self.has_new_data() && max < una + rwnd;
+        let sh = self.shim.as_mut()?;
+        if sh.board.in_flight(una, max) >= win.max(sh.npif) {
+            return None;
+        }
+        let seq = if let Some(s) = sh.board.next_retran() {
+            sh.board.mark_retran(s, max);
+            s
+        } else if new_ok {
+            self.snd_nxt = max + 1;
+            max
+        } else {
+            return None;
+        };
+        let d = self.emit(now, seq);
+        let new = seq == max;
+        let (una, max) = (self.snd_una, self.snd_max);
+        if let Some(sh) = self.shim.as_mut() {
+            let pif = sh.board.in_flight(una, max);
+            sh.npif = sh.npif.min(pif.saturating_sub(1).max(1));
+            // tcp.cc output(): `if (seqno > maxseq_)`, a new segment is
+            // timed when none is.
+            if new && !sh.rtt_active {
+                sh.rtt_active = true;
+                sh.rtt_seq = Some(sh.rtt_seq.map_or(seq, |t| t.max(seq)));
+            }
+        }
+        Some(d)
     }
 
     fn ns2_sack(&self) -> bool {
@@ -1795,7 +2040,9 @@ impl TcpSender {
             s.wdsn = p.wdsn;
             s.adsn = p.adsn;
         }
-        s.pipe = if let Some(r) = &self.rack {
+        s.pipe = if let Some(sh) = &self.shim {
+            sh.board.in_flight(self.snd_una, self.snd_max)
+        } else if let Some(r) = &self.rack {
             r.pipe()
         } else if self.ns2_sack() && self.in_recovery {
             self.ns2_pipe.max(0) as u64

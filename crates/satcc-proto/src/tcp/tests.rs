@@ -616,7 +616,7 @@ fn partial_ack_with_hole_at_una(recovery: SackRecovery) -> (TcpSender, Vec<TcpDa
             // two SACKed above) once: pipe 2 = cwnd.
             assert_eq!((st.cwnd, st.ssthresh, st.pipe), (2.0, 2.0, 2));
         }
-        SackRecovery::Ns2 => {
+        SackRecovery::Ns2 | SackRecovery::Ns2Linux => {
             // slowdown(): halfwin = cwnd 5 / 2 = 2.5; ssthresh int(2.5) =
             // 2; pipe_ = maxseq_ - highest_ack_ - numdupacks_ = 5 - 3.
             assert_eq!((st.cwnd, st.ssthresh, st.pipe), (2.5, 2.0, 2));
@@ -684,7 +684,7 @@ fn ns2_sack1_cwnd_floor_is_one_segment() {
         // ns-2: pipe_ = 4 - 0 - 3 = 1, not below int(cwnd_) = 1.
         let want: Vec<(u64, bool)> = match recovery {
             SackRecovery::Rfc6675 => vec![(0, true), (4, false)],
-            SackRecovery::Ns2 => vec![(0, true)],
+            SackRecovery::Ns2 | SackRecovery::Ns2Linux => vec![(0, true)],
         };
         assert_eq!(seqs(&out), want, "{recovery:?}");
     }

@@ -102,6 +102,7 @@ pub(super) fn config(
         sack_recovery: match o.sack_recovery {
             SackRecoverySpec::Rfc6675 => tcp::SackRecovery::Rfc6675,
             SackRecoverySpec::Ns2 => tcp::SackRecovery::Ns2,
+            SackRecoverySpec::Ns2Linux => tcp::SackRecovery::Ns2Linux,
         },
         // Linux: RACK-TLP (RFC 8985), on by default since 4.18
         // (`tcp_recovery = 1`, `tcp_early_retrans = 3`), for the SACK

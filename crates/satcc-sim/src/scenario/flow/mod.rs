@@ -1080,6 +1080,36 @@ mod tests {
     }
 
     #[test]
+    fn sack_recovery_ns2_linux_is_parsed_and_checked() {
+        for p in ["sack", "cubic", "hybla"] {
+            let ProtocolOptions::Tcp(o) = options(&format!(
+                "protocol = \"{p}\"\nsack_recovery = \"ns2-linux\""
+            )) else {
+                panic!()
+            };
+            assert_eq!(o.sack_recovery, SackRecoverySpec::Ns2Linux, "{p}");
+        }
+        // BBR sets cwnd itself; Peach and Reno/NewReno are not that agent.
+        for p in ["bbr", "peach-sack", "peach", "newreno", "reno"] {
+            let (field, message) = error(&format!(
+                "protocol = \"{p}\"\nsack_recovery = \"ns2-linux\""
+            ));
+            assert_eq!(field, "flows[0].sack_recovery", "{p}");
+            assert!(
+                message.contains(&format!("\"{p}\"")) && message.contains("ns2-linux"),
+                "{message}"
+            );
+        }
+        for (key, value) in [("loss_detection", "\"rack\""), ("prr", "true")] {
+            let (field, message) = error(&format!(
+                "protocol = \"hybla\"\nsack_recovery = \"ns2-linux\"\n{key} = {value}"
+            ));
+            assert_eq!(field, format!("flows[0].{key}"));
+            assert!(message.contains("ns2-linux"), "{message}");
+        }
+    }
+
+    #[test]
     fn loss_detection_is_parsed_and_checked() {
         let ProtocolOptions::Tcp(o) = options("protocol = \"sack\"") else {
             panic!()

@@ -120,8 +120,9 @@ pub struct TcpOptions {
     /// SACK loss recovery: `"rfc6675"` (the default) or `"ns2"` (ns-2
     /// 2.35 `Agent/TCP/Sack1`: holes before new data, pipe counted per ACK
     /// and cut again on partial ACKs, cwnd halved with a floor of 1; see
-    /// [`satcc_proto::tcp::SackRecovery`]). Only `sack` and `peach-sack`
-    /// use it.
+    /// [`satcc_proto::tcp::SackRecovery`]; only `sack` and `peach-sack`
+    /// use it) or `"ns2-linux"` (ns-2 2.35 `Agent/TCP/Linux`'s recovery,
+    /// for `sack`, `cubic` and `hybla`).
     #[serde(default)]
     pub sack_recovery: SackRecoverySpec,
     /// Loss detection of SACK recovery: `"rfc6675"` (RFC 6675's DupThresh
@@ -382,6 +383,20 @@ pub enum SackRecoverySpec {
     Rfc6675,
     /// ns-2 2.35 Sack1.
     Ns2,
+    /// ns-2 2.35 Agent/TCP/Linux.
+    #[serde(rename = "ns2-linux")]
+    Ns2Linux,
+}
+
+impl SackRecoverySpec {
+    /// The scenario spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            SackRecoverySpec::Rfc6675 => "rfc6675",
+            SackRecoverySpec::Ns2 => "ns2",
+            SackRecoverySpec::Ns2Linux => "ns2-linux",
+        }
+    }
 }
 
 // TCP's defaults live with the protocol (satcc_proto::tcp): written once.
@@ -444,12 +459,27 @@ impl FamilyOptions for TcpOptions {
         // ns-2 Sack1's recovery sets its own ssthresh (half the window):
         // it would override CUBIC's β_cubic, so it stays with Reno growth.
         let reno_growth = growth(p) == Growth::Reno;
-        if o.sack_recovery != SackRecoverySpec::Rfc6675 && !(sack && reno_growth) {
+        if o.sack_recovery == SackRecoverySpec::Ns2 && !(sack && reno_growth) {
             return Err(nested_error(
                 "sack_recovery",
                 &format!(
                     "\"ns2\" applies to protocols \"sack\" and \"peach-sack\" only, \
                      not \"{}\"",
+                    p.name()
+                ),
+            ));
+        }
+        // ns-2's Agent/TCP/Linux runs the module's own growth over its
+        // recovery; BBR sets cwnd itself (and has no ns-2 module), and
+        // Peach's dummies are not part of that agent.
+        if o.sack_recovery == SackRecoverySpec::Ns2Linux
+            && !matches!(p, Protocol::Sack | Protocol::Cubic | Protocol::Hybla)
+        {
+            return Err(nested_error(
+                "sack_recovery",
+                &format!(
+                    "\"ns2-linux\" applies to protocols \"sack\", \"cubic\" and \"hybla\" \
+                     only, not \"{}\"",
                     p.name()
                 ),
             ));
@@ -468,9 +498,9 @@ impl FamilyOptions for TcpOptions {
                      \"hybla\", \"bbr\") with sack_recovery = \"rfc6675\", not \"{}\"{}",
                     p.name(),
                     if o.sack_recovery != SackRecoverySpec::Rfc6675 {
-                        " with sack_recovery = \"ns2\""
+                        format!(" with sack_recovery = \"{}\"", o.sack_recovery.name())
                     } else {
-                        ""
+                        String::new()
                     }
                 ),
             ));
@@ -488,9 +518,9 @@ impl FamilyOptions for TcpOptions {
                      \"rfc6675\" (BBR sets cwnd itself), not \"{}\"{}",
                     p.name(),
                     if o.sack_recovery != SackRecoverySpec::Rfc6675 {
-                        " with sack_recovery = \"ns2\""
+                        format!(" with sack_recovery = \"{}\"", o.sack_recovery.name())
                     } else {
-                        ""
+                        String::new()
                     }
                 ),
             ));
