@@ -141,6 +141,16 @@ fn plan(sc: &Scenario, net: &NetDef, warn: &mut Vec<String>) -> Result<Vec<FlowP
                 "--real runs bulk flows only (files and on/off applications are simulated only)",
             ));
         }
+        if kernel_cc.is_some() {
+            let ignored = simulated_tcp_options(spec);
+            if !ignored.is_empty() {
+                warn.push(format!(
+                    "flows[{fi}]: {} not applied: --real runs the kernel's TCP, with Linux's own \
+                     loss recovery and growth (those options shape satcc's simulated TCP only)",
+                    ignored.join(", ")
+                ));
+            }
+        }
         if spec.host_jitter.is_some_and(|j| j.0 > Duration::ZERO) {
             warn.push(format!(
                 "flows[{fi}].host_jitter is not applied: real sends have the OS's own jitter"
@@ -240,6 +250,39 @@ fn kernel_tcp(fi: usize, spec: &satcc_sim::scenario::FlowSpec) -> Result<String,
         ));
     }
     Ok(cc)
+}
+
+/// The options of a TCP flow set away from their defaults that only the
+/// simulated sender has (how it recovers, times RTTs and which variant of
+/// a growth rule it runs): the kernel's TCP that `--real` runs for it
+/// cannot take them, so the run says so rather than ignore them silently.
+fn simulated_tcp_options(spec: &satcc_sim::scenario::FlowSpec) -> Vec<&'static str> {
+    use satcc_sim::scenario::{ProtocolOptions, RttTimingSpec, SackRecoverySpec};
+    let ProtocolOptions::Tcp(o) = &spec.options else {
+        return Vec::new();
+    };
+    [
+        (
+            "sack_recovery",
+            o.sack_recovery != SackRecoverySpec::default(),
+        ),
+        ("loss_detection", o.loss_detection.is_some()),
+        ("prr", o.prr.is_some()),
+        ("rtt_timing", o.rtt_timing != RttTimingSpec::default()),
+        ("rto_ssthresh", o.rto_ssthresh.is_some()),
+        ("dupack_threshold", o.dupack_threshold.is_some()),
+        (
+            "cubic_variant",
+            o.cubic.as_ref().is_some_and(|c| c.cubic_variant.is_some()),
+        ),
+        (
+            "hybla_variant",
+            o.hybla.as_ref().is_some_and(|h| h.hybla_variant.is_some()),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, set)| set.then_some(name))
+    .collect()
 }
 
 /// Without Linux's namespaces, TCP flows cannot run for real.
@@ -1130,5 +1173,39 @@ fn summarise(
         links,
         packets: totals,
         refwa: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel TCP flow's simulator-only options are named (and so
+    /// reported as not applied); defaults name nothing.
+    #[test]
+    fn simulated_tcp_options_are_named() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/modern-tcp-geo.toml"
+        ))
+        .unwrap();
+        let names = |sets: &[&str]| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let sc = Scenario::from_toml_str(&text, "t", &sets).unwrap();
+            simulated_tcp_options(&sc.flows[0])
+        };
+        assert!(names(&[]).is_empty());
+        assert_eq!(
+            names(&[
+                "flows.0.protocol=cubic",
+                "flows.0.sack_recovery=ns2-linux",
+                "flows.0.cubic_variant=linux-2.6.22",
+            ]),
+            vec!["sack_recovery", "cubic_variant"]
+        );
+        assert_eq!(
+            names(&["flows.0.protocol=hybla", "flows.0.prr=true"]),
+            vec!["prr"]
+        );
     }
 }
