@@ -83,7 +83,11 @@ CC = "reno"
 # and whether any were undone, timed out or probed (docs/real.md).
 COUNTERS = ["TCPSackRecovery", "TCPTimeouts", "TCPLossProbes", "TCPLossProbeRecovery",
             "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo",
-            "TCPSpuriousRTOs", "TCPLostRetransmit", "TCPFastRetrans"]
+            "TCPSpuriousRTOs", "TCPLostRetransmit", "TCPFastRetrans",
+            # CUBIC's HyStart (tcp_cubic.c): which test ended slow start and
+            # at what cwnd (the *Cwnd counters add the cwnd at each exit).
+            "TCPHystartTrainDetect", "TCPHystartTrainCwnd", "TCPHystartDelayDetect",
+            "TCPHystartDelayCwnd", "TCPDelivered"]
 
 
 def netstat(text):

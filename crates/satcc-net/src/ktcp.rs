@@ -10,7 +10,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant as StdInstant;
@@ -161,6 +161,134 @@ pub(crate) fn set_cc(s: &TcpStream, cc: &str) -> Result<(), PerfError> {
     }))
 }
 
+/// Why [`connect_with_cc`] failed.
+#[derive(Debug)]
+pub(crate) enum CcConnectError {
+    /// The congestion control could not be set (unknown, not allowed).
+    Cc(PerfError),
+    /// The socket or the connection failed.
+    Io(io::Error),
+}
+
+/// A TCP connection to `to` that runs congestion control `cc` from its
+/// first packet: the socket is given `cc` before `connect()`.
+///
+/// Setting it after the handshake is not the same flow. The kernel
+/// initialises the namespace's default congestion control when the
+/// connection is established, and `bbr_init()` asks for pacing
+/// (`sk_pacing_status = SK_PACING_NEEDED`), which switching to another
+/// module does not undo: on a machine whose default is `bbr`, `--cc cubic`
+/// set after `connect()` ran CUBIC paced at 2·cwnd/srtt in slow start (in
+/// pairs of segments 11 ms apart in the first round trip on the `geo`
+/// preset, where unpaced CUBIC sends back to back; docs/validation.md).
+pub(crate) fn connect_with_cc(
+    to: &SocketAddr,
+    cc: &str,
+    timeout: std::time::Duration,
+) -> Result<TcpStream, CcConnectError> {
+    use CcConnectError::Io;
+    let domain = if to.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: socket(2) with constant arguments.
+    let fd = unsafe {
+        libc::socket(
+            domain,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(Io(io::Error::last_os_error()));
+    }
+    // SAFETY: `fd` is a socket just made and owned by nobody else; the
+    // stream closes it when dropped (every early return below).
+    let s = unsafe { TcpStream::from_raw_fd(fd) };
+    set_cc(&s, cc).map_err(CcConnectError::Cc)?;
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match to {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for
+            // sockaddr_in.
+            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write((&mut ss as *mut libc::sockaddr_storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    // SAFETY: `ss` holds a sockaddr of `len` bytes.
+    let r = unsafe {
+        libc::connect(
+            fd,
+            (&ss as *const libc::sockaddr_storage).cast(),
+            len as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(Io(e));
+        }
+        let deadline = StdInstant::now() + timeout;
+        // Bounded by the deadline: each pass waits for what is left of it.
+        loop {
+            let left = deadline.saturating_duration_since(StdInstant::now());
+            if left.is_zero() {
+                return Err(Io(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "connection timed out",
+                )));
+            }
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLOUT,
+                revents: 0,
+            };
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as libc::c_int;
+            // SAFETY: one valid pollfd.
+            let n = unsafe { libc::poll(&mut p, 1, ms) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(Io(e));
+            }
+            if n > 0 {
+                break;
+            }
+        }
+        if let Some(e) = s.take_error().map_err(Io)? {
+            return Err(Io(e));
+        }
+    }
+    s.set_nonblocking(false).map_err(Io)?;
+    Ok(s)
+}
+
 /// The congestion control the kernel runs on the socket, read back.
 pub(crate) fn get_cc(s: &TcpStream) -> io::Result<String> {
     let mut buf = [0u8; 16];
@@ -209,12 +337,15 @@ pub fn run_tcp_client(
     mut each: impl FnMut(&Interval),
 ) -> Result<ClientReport, PerfError> {
     let to = std::time::Duration::from_nanos(peer_timeout.as_nanos().max(1));
-    let s = TcpStream::connect_timeout(&server, to).map_err(|e| PerfError::Connect {
-        addr: server,
-        source: e,
+    // Before the handshake: the whole flow runs with it, and nothing of
+    // the namespace's default (BBR's pacing) stays (connect_with_cc()).
+    let s = connect_with_cc(&server, cc, to).map_err(|e| match e {
+        CcConnectError::Cc(e) => e,
+        CcConnectError::Io(e) => PerfError::Connect {
+            addr: server,
+            source: e,
+        },
     })?;
-    // Before the first byte: the whole flow runs with it.
-    set_cc(&s, cc)?;
     // Reported as the kernel has it, not as asked.
     let running = get_cc(&s).map_err(|e| PerfError::Io(format!("reading TCP_CONGESTION: {e}")))?;
     // At most 128 KB written but not yet sent: the run's end is then
@@ -491,4 +622,47 @@ fn read_peer(
     });
     drop(b);
     let _ = (&c).flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_with_cc_sets_it_before_the_handshake() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.set_nonblocking(true).unwrap();
+        let to = l.local_addr().unwrap();
+        let t = std::time::Duration::from_secs(5);
+        // reno is built into every Linux kernel.
+        let s = connect_with_cc(&to, "reno", t).expect("connects");
+        assert_eq!(get_cc(&s).unwrap(), "reno");
+        assert_eq!(s.peer_addr().unwrap(), to);
+        // Blocking again, as the callers expect.
+        s.set_read_timeout(Some(std::time::Duration::from_millis(10)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        let e = (&s).read(&mut b).unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+            "{e}"
+        );
+        assert!(l.accept().is_ok());
+        // An unknown congestion control fails before any SYN: the listener
+        // sees no connection.
+        match connect_with_cc(&to, "nosuchcc", t) {
+            Err(CcConnectError::Cc(PerfError::Cc(m))) => assert!(m.contains("nosuchcc"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(l.accept().unwrap_err().kind(), io::ErrorKind::WouldBlock);
+        // A closed port: the connection's own error.
+        drop(l);
+        match connect_with_cc(&to, "reno", t) {
+            Err(CcConnectError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused),
+            other => panic!("{other:?}"),
+        }
+    }
 }

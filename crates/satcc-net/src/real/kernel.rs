@@ -188,17 +188,19 @@ pub(crate) fn run_sender(
     clock.sleep_until(start);
     let left = end.saturating_since(clock.now());
     let timeout = std::time::Duration::from_nanos(left.as_nanos().max(1_000_000));
-    let s = match TcpStream::connect_timeout(&to, timeout) {
+    // The congestion control is set before the handshake (BBR's pacing
+    // would otherwise stay from a default of bbr; ktcp::connect_with_cc).
+    let s = match ktcp::connect_with_cc(&to, &cc, timeout) {
         Ok(s) => s,
-        Err(e) => {
+        Err(ktcp::CcConnectError::Io(e)) => {
             rep.error = Some(format!("connecting to {to}: {e}"));
             return rep;
         }
+        Err(ktcp::CcConnectError::Cc(e)) => {
+            rep.error = Some(e.to_string());
+            return rep;
+        }
     };
-    if let Err(e) = ktcp::set_cc(&s, &cc) {
-        rep.error = Some(e.to_string());
-        return rep;
-    }
     match ktcp::get_cc(&s) {
         Ok(running) if running != cc => {
             rep.error = Some(format!("asked for '{cc}', the kernel runs '{running}'"));

@@ -304,3 +304,27 @@ fn sender_cuts_by_beta_cubic_with_sack_recovery() {
         assert_eq!(st.cwnd, want, "{growth:?}: RFC 6675 (4.2) cwnd = ssthresh");
     }
 }
+
+#[test]
+fn cubic_ssthresh_from_flight_size_or_from_cwnd_as_linux() {
+    // RFC 9438 §4.6: ssthresh = flight_size·β_cubic. Linux's
+    // cubictcp_recalc_ssthresh(): max(cwnd·β, 2). They differ when more is
+    // outstanding than cwnd, as after a RACK recovery that marked many
+    // segments lost (satcc's `geo` PER 1e-2 seed 116: cwnd 286 with 556
+    // outstanding, ssthresh 389 by the RFC's rule: the window grew at
+    // every congestion event).
+    let mut rfc = cubic(CubicConfig::default());
+    let ss = rfc.on_congestion(556, 286.0).unwrap();
+    assert!((ss - 556.0 * 0.7).abs() < 1e-9, "RFC 9438: {ss}");
+    let mut linux = cubic(CubicConfig {
+        ssthresh_from_cwnd: true,
+        ..CubicConfig::default()
+    });
+    let ss = linux.on_congestion(556, 286.0).unwrap();
+    assert!((ss - 286.0 * 0.7).abs() < 1e-9, "Linux: {ss}");
+    // The same on a timeout (tcp_enter_loss() asks the same hook).
+    let ss = linux.on_rto(556, 286.0).unwrap();
+    assert!((ss - 286.0 * 0.7).abs() < 1e-9, "Linux, RTO: {ss}");
+    // W_max is cwnd either way (tcp_cubic.c last_max_cwnd).
+    assert_eq!(cubic_state(&linux).w_max, Some(286.0));
+}

@@ -38,6 +38,19 @@ pub struct HystartConfig {
     pub delay: bool,
     /// HyStart runs only from this cwnd up (`hystart_low_window = 16`).
     pub low_window: f64,
+    /// Rounds are counted below [`Self::low_window`] too, as Linux does
+    /// since commit 25c1a9ca53db ("tcp_cubic: fix incorrect HyStart round
+    /// start detection", 6.14 and the stable kernels from March 2025):
+    /// `hystart_update()` resets the round when snd_una passes end_seq
+    /// and only then returns below hystart_low_window, so each round
+    /// starts with the first ACK of a flight. `false` is Linux 5.16 to
+    /// 6.13 (commit 4e1fddc98d25), where the low-window test came first:
+    /// the first round starts at the ACK that brings cwnd to 16, in the
+    /// middle of a flight, and every later round starts mid-flight, its
+    /// first RTT samples already carrying half a flight of queue (on the
+    /// `geo` preset satcc then left slow start at cwnd 136 where the
+    /// kernel, 6.18, leaves at 1289; docs/validation.md).
+    pub rounds_below_low_window: bool,
     /// ACKs at most this far apart make a train (`hystart_ack_delta_us =
     /// 2000`).
     pub ack_delta: Duration,
@@ -66,6 +79,7 @@ impl Default for HystartConfig {
             ack_train: true,
             delay: true,
             low_window: 16.0,
+            rounds_below_low_window: true,
             ack_delta: Duration::from_micros(2000),
             min_samples: 8,
             delay_thresh_min: Duration::from_millis(4),
@@ -300,7 +314,13 @@ impl HystartState {
             _ => delay,
         };
         self.delay_min = Some(delay_min);
-        if self.found || cwnd < self.cfg.low_window {
+        if self.found {
+            return None;
+        }
+        let low = cwnd < self.cfg.low_window;
+        if low && !self.cfg.rounds_below_low_window {
+            // Linux 5.16-6.13: cubictcp_acked() tests hystart_low_window
+            // before it calls hystart_update(), so no round starts below.
             return None;
         }
         // hystart_update(): a new round once snd_una passes end_seq.
@@ -310,6 +330,11 @@ impl HystartState {
             self.end_seq = a.snd_nxt;
             self.curr_rtt = None;
             self.sample_cnt = 0;
+        }
+        if low {
+            // Linux 6.14+: "hystart triggers when cwnd is larger than
+            // some threshold", tested after the round's reset.
+            return None;
         }
         if self.cfg.ack_train && a.now.saturating_since(self.last_ack) <= self.cfg.ack_delta {
             // The first exit: ACKs closely spaced for longer than

@@ -150,6 +150,85 @@ fn linux_ack_train_breaks_on_a_gap_and_waits_for_low_window() {
         .is_none()));
 }
 
+/// Slow start of an ACK-per-segment flow through one bottleneck: base
+/// RTT 500 ms, 1.2 ms a segment at the bottleneck (the `geo` preset's
+/// 10 Mb/s for 1500-byte packets), no loss, initial window 10, cwnd + 1
+/// per ACK. Each flight leaves the sender at twice the bottleneck rate, so
+/// the RTT grows within a flight by 0.6 ms a segment and falls back to the
+/// base at the next flight's first segment. Returns the cwnd at which
+/// `cfg`'s HyStart ends slow start (None: not within 2000 segments).
+fn geo_slow_start_exit(cfg: HystartConfig) -> Option<f64> {
+    const BASE: u64 = 500_000_000;
+    const TX: u64 = 1_200_000;
+    let mut s = linux(cfg);
+    let (mut sent, mut acked_at, mut rtt) = (Vec::new(), Vec::new(), Vec::new());
+    let mut link_free = 0u64;
+    let mut send = |now: u64, sent: &mut Vec<u64>, acked_at: &mut Vec<u64>, rtt: &mut Vec<u64>| {
+        let out = now.max(link_free) + TX;
+        link_free = out;
+        sent.push(now);
+        acked_at.push(out + BASE - TX);
+        rtt.push(out + BASE - TX - now);
+    };
+    for _ in 0..10 {
+        send(0, &mut sent, &mut acked_at, &mut rtt);
+    }
+    let mut cwnd = 10.0;
+    let mut i = 0;
+    while i < 2000 {
+        let now = acked_at[i];
+        let a = SsAck {
+            now: Instant(now),
+            rtt: Some(Duration(rtt[i])),
+            srtt: Some(Duration(BASE)),
+            snd_una: i as u64 + 1,
+            snd_nxt: sent.len() as u64,
+            mss: 1448,
+        };
+        if s.on_ack(cwnd, a).is_some() {
+            return Some(cwnd);
+        }
+        cwnd += 1.0;
+        while (sent.len() as f64) < i as f64 + 1.0 + cwnd {
+            send(now, &mut sent, &mut acked_at, &mut rtt);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[test]
+fn linux_rounds_start_below_low_window_since_6_14() {
+    // Linux commit 25c1a9ca53db ("tcp_cubic: fix incorrect HyStart round
+    // start detection"): hystart_update() resets the round before it
+    // tests hystart_low_window, so rounds follow the flights from the
+    // first ACK and a round's first samples are a flight's first, at
+    // the base RTT. The delay test then waits for a queue that outlasts
+    // a flight: a flight longer than the 500 ms round trip at the
+    // bottleneck, past 416 segments.
+    // (The kernel, 6.18, through `satcc shell` on `geo`:
+    // TCPHystartDelayCwnd 1289.)
+    let exit = geo_slow_start_exit(delay_only()).expect("exits");
+    assert!(
+        (1200.0..1400.0).contains(&exit),
+        "6.14+: delay exit at cwnd {exit}"
+    );
+    // Linux 5.16-6.13 (commit 4e1fddc98d25): the first round starts at
+    // the ACK that brings cwnd to 16, mid-flight, and so does every
+    // later one; its 8 first samples carry more than 16 ms of queue
+    // (27 segments into a flight) well before the pipe is full. satcc
+    // ran this until 2026-11-27 and left slow start at cwnd 136 on `geo`.
+    let old = geo_slow_start_exit(HystartConfig {
+        rounds_below_low_window: false,
+        ..delay_only()
+    })
+    .expect("exits");
+    assert!(
+        (100.0..200.0).contains(&old),
+        "5.16-6.13: delay exit at cwnd {old}"
+    );
+}
+
 #[test]
 fn linux_timeout_resets_found_and_delay_min() {
     // cubictcp_state(TCP_CA_Loss): bictcp_reset() clears found and

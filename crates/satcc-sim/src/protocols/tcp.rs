@@ -166,6 +166,12 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
                     Some(SlowStartSpec::Hystart) => {
                         tcp::SlowStart::Hystart(tcp::HystartConfig::default())
                     }
+                    Some(SlowStartSpec::Hystart613) => {
+                        tcp::SlowStart::Hystart(tcp::HystartConfig {
+                            rounds_below_low_window: false,
+                            ..tcp::HystartConfig::default()
+                        })
+                    }
                     Some(SlowStartSpec::HystartPp) => {
                         tcp::SlowStart::HystartPp(tcp::HystartPpConfig::default())
                     }
@@ -175,6 +181,9 @@ fn growth(p: Protocol, o: &TcpOptions, linux: bool, base_rtt: Option<Duration>) 
                 // Linux's floor of cwnd/20 per RTT before any loss
                 // (tcp_cubic.c bictcp_update()).
                 linux_initial_growth: linux,
+                // Linux's cubictcp_recalc_ssthresh(): β·cwnd, not
+                // β·FlightSize (RFC 9438 §4.6).
+                ssthresh_from_cwnd: linux,
                 variant: d.variant,
             })
         }

@@ -175,7 +175,8 @@ pub struct TcpOptions {
 pub struct CubicOptions {
     /// How slow start ends: `"standard"` (RFC 5681, the default),
     /// `"hystart"` (Linux tcp_cubic.c's HyStart, the default of profile
-    /// `"linux"`) or `"hystart++"` (RFC 9406).
+    /// `"linux"`), `"hystart-6.13"` (the same as Linux 5.16-6.13 counted
+    /// its rounds) or `"hystart++"` (RFC 9406).
     #[serde(default)]
     pub slow_start: Option<SlowStartSpec>,
     /// C, segments/s³ (RFC 9438 §5: 0.4).
@@ -216,9 +217,17 @@ pub enum SlowStartSpec {
     /// RFC 5681 §3.1.
     #[serde(rename = "standard")]
     Standard,
-    /// Linux tcp_cubic.c's HyStart (ACK train and delay increase).
+    /// Linux tcp_cubic.c's HyStart (ACK train and delay increase), as
+    /// Linux 6.14 and later (and the stable kernels since March 2025) run
+    /// it.
     #[serde(rename = "hystart")]
     Hystart,
+    /// The same HyStart as Linux 5.16 to 6.13 ran it: no round starts
+    /// below `hystart_low_window`, so rounds begin mid-flight
+    /// ([`satcc_proto::tcp::HystartConfig::rounds_below_low_window`]
+    /// false).
+    #[serde(rename = "hystart-6.13")]
+    Hystart613,
     /// RFC 9406 HyStart++.
     #[serde(rename = "hystart++")]
     HystartPp,
@@ -312,6 +321,9 @@ pub struct PeachOptions {
 ///   (RFC 8985, `loss_detection = "rack"`; Linux's default since 4.18),
 ///   not RFC 6675's DupThresh rule, and (but `bbr`) reduce cwnd through
 ///   recovery with PRR (RFC 6937, `prr = true`; Linux's since 3.2).
+/// * `cubic` leaves slow start by HyStart as Linux 6.14+ runs it, floors
+///   its growth at cwnd/20 per RTT before the first loss and sets
+///   ssthresh = β·cwnd on a loss (tcp_cubic.c).
 ///
 /// Linux grows cwnd by the segments each ACK covers (`tcp_slow_start()`,
 /// `tcp_cong_avoid_ai()`), so its delayed ACKs do not slow the window;
@@ -588,6 +600,7 @@ impl FamilyOptions for TcpOptions {
                 if let Some(ss) = c.slow_start.filter(|s| *s != SlowStartSpec::Standard) {
                     let name = match ss {
                         SlowStartSpec::HystartPp => "hystart++",
+                        SlowStartSpec::Hystart613 => "hystart-6.13",
                         _ => "hystart",
                     };
                     return Err(FieldError::new(
