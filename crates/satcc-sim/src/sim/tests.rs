@@ -214,7 +214,13 @@ fn a_pipe_is_a_fifo_across_wraps_and_growth() {
                 uid: u64::from(next) + 1_000,
                 idx: next,
             };
-            pipe.push_back(w);
+            // As `Link::enter_wire` does: an empty ring starts again at
+            // its first entry.
+            if pipe.is_empty() {
+                pipe.push_first(w);
+            } else {
+                pipe.push_back(w);
+            }
             reference.push_back(next);
             next += 1;
         } else {
