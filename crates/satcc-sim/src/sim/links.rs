@@ -139,16 +139,17 @@ impl Pipe {
 /// crossing the link reads and writes comes first, so a hop touches the
 /// link's first line, and its second where the packet goes on or off the
 /// wire, rather than lines spread over its 7 (and no line elsewhere for
-/// a wire holding one packet, see [`Pipe`]). That is for scenarios whose links no longer fit in the core's cache
-/// (hundreds of access links at `satcc bench --scale 8`: cachegrind counts
-/// a third fewer last-level misses; the time gained is small, see
-/// docs/validation.md, "Speed").
+/// a wire holding one packet, see [`Pipe`]). That is for scenarios whose
+/// links no longer fit in the core's cache (hundreds of access links at
+/// `satcc bench --scale 8`: cachegrind counts a third fewer last-level
+/// misses; the time gained is small, see docs/validation.md, "Speed").
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
     // First line: all that a packet crossing an idle link without hook or
-    // error model reads (at `satcc bench --scale 8` the 2 000 links no
-    // longer fit the core's cache, and each further line is a miss).
+    // error model reads and writes, but the wire (at `satcc bench --scale
+    // 8` the 1 000 links no longer fit the core's cache, and each further
+    // line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
     pub to: u32,
