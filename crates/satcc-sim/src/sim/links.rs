@@ -45,15 +45,24 @@ pub(super) struct OnWire {
     pub idx: u32,
 }
 
-/// The packets on a link's wire, first to arrive first: a ring of
-/// power-of-two capacity. What `VecDeque` did, in 24 bytes instead of 32
-/// and with a push that inlines (std's `push_back` is a call per hop);
-/// it grows when full and never shrinks (a wire holds at most a
-/// bandwidth-delay product of packets).
+/// The packets on a link's wire, first to arrive first: the first kept
+/// inline, the others in a ring of power-of-two capacity. What
+/// `VecDeque` did, with a push that inlines (std's `push_back` is a call
+/// per hop); the ring grows when full and never shrinks (a wire holds at
+/// most a bandwidth-delay product of packets).
+///
+/// The first packet inline: a wire that seldom holds more than one packet
+/// (an access link carrying one flow) then touches no line but its
+/// link's. At `satcc bench --scale 8` a separate buffer's line was cold
+/// at nearly every packet (docs/validation.md, "Speed").
 #[derive(Debug, Default)]
 pub(super) struct Pipe {
+    /// The packet to arrive first, when `len > 0`.
+    first: OnWire,
+    /// The others (`len - 1` of them), from `head` on.
     buf: Box<[OnWire]>,
     head: u32,
+    /// Packets on the wire, `first` included.
     len: u32,
 }
 
@@ -66,14 +75,27 @@ impl Pipe {
     pub(super) fn len(&self) -> usize {
         self.len as usize
     }
+    /// Puts `w` on an empty wire (what `push_back` does there, without
+    /// its test).
+    #[inline(always)]
+    pub(super) fn push_first(&mut self, w: OnWire) {
+        debug_assert!(self.is_empty());
+        self.first = w;
+        self.len = 1;
+    }
     #[inline(always)]
     pub(super) fn push_back(&mut self, w: OnWire) {
-        if self.len as usize == self.buf.len() {
+        if self.len == 0 {
+            self.push_first(w);
+            return;
+        }
+        let queued = self.len as usize - 1;
+        if queued == self.buf.len() {
             self.grow();
         }
         // The capacity is a power of two: the mask wraps the index.
         let mask = self.buf.len() - 1;
-        let i = (self.head as usize + self.len as usize) & mask;
+        let i = (self.head as usize + queued) & mask;
         self.buf[i] = w;
         self.len += 1;
     }
@@ -82,25 +104,26 @@ impl Pipe {
         if self.len == 0 {
             return None;
         }
-        let w = self.buf[self.head as usize];
-        self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
+        let w = self.first;
         self.len -= 1;
+        if self.len > 0 {
+            self.first = self.buf[self.head as usize];
+            self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
+        }
         Some(w)
     }
     #[inline(always)]
     pub(super) fn front(&self) -> Option<&OnWire> {
-        if self.len == 0 {
-            return None;
-        }
-        self.buf.get(self.head as usize)
+        (self.len > 0).then_some(&self.first)
     }
-    /// Doubles the capacity (at least 8), the entries unwrapped in order.
+    /// Doubles the ring's capacity (at least 8), the entries unwrapped in
+    /// order.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(8);
         let mut buf = vec![OnWire::default(); cap].into_boxed_slice();
-        let n = self.len as usize;
+        let n = self.len as usize - 1;
         let old = self.buf.len();
         for (k, slot) in buf.iter_mut().take(n).enumerate() {
             *slot = self.buf[(self.head as usize + k) % old];
@@ -114,22 +137,21 @@ impl Pipe {
 ///
 /// `repr(C)` keeps the fields in the order written: what every packet
 /// crossing the link reads and writes comes first, so a hop touches the
-/// link's first two or three cache lines rather than lines spread over its
-/// 7. That is for scenarios whose links no longer fit in the core's cache
-/// (hundreds of access links at `satcc bench --scale 8`: cachegrind counts
-/// a third fewer last-level misses; the time gained is small, see
-/// docs/validation.md, "Speed").
+/// link's first line, and its second where the packet goes on or off the
+/// wire, rather than lines spread over its 7 (and no line elsewhere for
+/// a wire holding one packet, see [`Pipe`]). That is for scenarios whose
+/// links no longer fit in the core's cache (hundreds of access links at
+/// `satcc bench --scale 8`: cachegrind counts a third fewer last-level
+/// misses; the time gained is small, see docs/validation.md, "Speed").
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Link {
     // First line: all that a packet crossing an idle link without hook or
-    // error model reads (at `satcc bench --scale 8` the 2 000 links no
-    // longer fit the core's cache, and each further line is a miss).
+    // error model reads and writes, but the wire (at `satcc bench --scale
+    // 8` the 1 000 links no longer fit the core's cache, and each further
+    // line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    /// Packets on the wire, in arrival order (the head's arrival event is
-    /// ranked by its uid).
-    pub(super) pipe: Pipe,
     pub to: u32,
     /// A `LinkFree` event is pending; on an eager link (below), packets
     /// wait in the queue whose transmissions are already scheduled.
@@ -148,18 +170,27 @@ pub(crate) struct Link {
     /// had to compute, when the time fits in 32 bits (data and ACK sizes
     /// repeat; the division is the costly part).
     pub(super) tx_last: (u32, u32),
-    // Second line: counters every packet writes, the older cached size,
-    // the hook.
-    pub busy_ns: u64,
-    pub arrivals: u64,
     /// The size `tx_last` held before it.
     pub(super) tx_prev: (u32, u32),
-    pub(super) hook: Option<Box<dyn LinkHook>>,
-    /// Read when routes are built, not per packet: out of the first line.
-    pub is_reverse: bool,
-    /// The opposite direction between the same nodes (its queue is what a
-    /// REFWA hook on this link needs for ACKs).
-    pub(super) reverse: Option<u32>,
+    // Counters every packet writes.
+    pub busy_ns: u64,
+    pub arrivals: u64,
+    /// The link every packet entering this one comes from, when there is
+    /// exactly one and this link is eager, unmonitored and drop-tail
+    /// ([`Sim::fold_hops`]); `u32::MAX` otherwise. A packet that will
+    /// find this link idle then crosses the node between the two without
+    /// an event: its hop onto this link is done when it goes on the
+    /// feeder's wire (issue 28, item 2's "hops that only one flow uses").
+    pub(super) fold_from: u32,
+    /// Packets bound for this link that are on the feeder's wire without
+    /// having been folded: while any is, no later one may be folded (it
+    /// would overtake them).
+    pub(super) unfolded: u32,
+    // Second line: the wire (its first packet inline), an eager link's
+    // head.
+    /// Packets on the wire, in arrival order (the head's arrival event is
+    /// ranked by its uid).
+    pub(super) pipe: Pipe,
     /// Departures are scheduled when a packet is queued, with no
     /// `LinkFree` event: a FIFO queue on a link without hook, error
     /// model, shaper or capture, in a run without snapshots or hooks
@@ -174,17 +205,12 @@ pub(crate) struct Link {
     /// On an eager link with packets queued: when the head's
     /// transmission starts.
     pub(super) head_start: Instant,
-    /// The link every packet entering this one comes from, when there is
-    /// exactly one and this link is eager, unmonitored and drop-tail
-    /// ([`Sim::fold_hops`]); `u32::MAX` otherwise. A packet that will
-    /// find this link idle then crosses the node between the two without
-    /// an event: its hop onto this link is done when it goes on the
-    /// feeder's wire (issue 28, item 2's "hops that only one flow uses").
-    pub(super) fold_from: u32,
-    /// Packets bound for this link that are on the feeder's wire without
-    /// having been folded: while any is, no later one may be folded (it
-    /// would overtake them).
-    pub(super) unfolded: u32,
+    pub(super) hook: Option<Box<dyn LinkHook>>,
+    /// Read when routes are built, not per packet: out of the first line.
+    pub is_reverse: bool,
+    /// The opposite direction between the same nodes (its queue is what a
+    /// REFWA hook on this link needs for ACKs).
+    pub(super) reverse: Option<u32>,
     // Then the queue (its own hot fields first), and the rest.
     pub(super) queue: Queue,
     pub(super) error: Option<ErrorModel>,
@@ -286,8 +312,10 @@ impl Link {
         if self.pipe.is_empty() {
             let ev = Event::Arrive(li as u32);
             events.push_ranked(at, ev, ev.packet_rank(uid));
+            self.pipe.push_first(OnWire { at, uid, idx });
+        } else {
+            self.pipe.push_back(OnWire { at, uid, idx });
         }
-        self.pipe.push_back(OnWire { at, uid, idx });
     }
     pub(super) fn note_queue(&mut self, now: Instant) {
         self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());

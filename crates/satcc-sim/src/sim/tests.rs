@@ -162,30 +162,39 @@ fn mixed_run_is_deterministic() {
 /// a field added before them, or one of them moved, would bring back a
 /// second miss per hop when the links outgrow the cache.
 #[test]
-fn a_plain_hop_reads_one_line_of_its_link() {
+fn a_plain_hop_reads_two_lines_of_its_link() {
     use std::mem::{align_of, offset_of, size_of};
 
     use super::links::Link;
     assert_eq!(align_of::<Link>(), 64);
+    // The first line: what the idle fast path and a folded hop read and
+    // write.
     for (name, end) in [
         (
             "busy_until",
             offset_of!(Link, busy_until) + size_of::<Instant>(),
         ),
         ("delay", offset_of!(Link, delay) + size_of::<Duration>()),
-        (
-            "pipe",
-            offset_of!(Link, pipe) + size_of::<super::links::Pipe>(),
-        ),
         ("to", offset_of!(Link, to) + 4),
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
         ("plain", offset_of!(Link, plain) + 1),
         ("feeds_fold", offset_of!(Link, feeds_fold) + 1),
         ("tx_last", offset_of!(Link, tx_last) + 8),
+        ("busy_ns", offset_of!(Link, busy_ns) + 8),
+        ("arrivals", offset_of!(Link, arrivals) + 8),
+        ("fold_from", offset_of!(Link, fold_from) + 4),
+        ("unfolded", offset_of!(Link, unfolded) + 4),
     ] {
         assert!(end <= 64, "{name} ends at byte {end} of Link");
     }
+    // The second: the wire, its first packet inline.
+    let pipe = offset_of!(Link, pipe);
+    let end = pipe + size_of::<super::links::Pipe>();
+    assert!(
+        pipe >= 64 && end <= 128,
+        "pipe at bytes {pipe}..{end} of Link"
+    );
 }
 
 /// A link's pipe is a FIFO whatever the interleaving of pushes and pops,
@@ -214,7 +223,13 @@ fn a_pipe_is_a_fifo_across_wraps_and_growth() {
                 uid: u64::from(next) + 1_000,
                 idx: next,
             };
-            pipe.push_back(w);
+            // As `Link::enter_wire` does: an empty wire's packet goes
+            // inline, without `push_back`'s test.
+            if pipe.is_empty() {
+                pipe.push_first(w);
+            } else {
+                pipe.push_back(w);
+            }
             reference.push_back(next);
             next += 1;
         } else {
