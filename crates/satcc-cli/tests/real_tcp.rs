@@ -252,7 +252,19 @@ fn anyone_in(namespaces: &[String]) -> Vec<String> {
 fn interrupting_run_real_leaves_no_namespace() {
     let dir = scratch("interrupt");
     let file = write(&dir, "db.toml", &DUMBBELL.replace("\"6s\"", "\"30s\""));
-    let mut child = satcc_unprivileged()
+    let mut cmd = satcc_unprivileged();
+    // A suite started in the background by a non-interactive shell runs
+    // with SIGINT ignored, and an ignored signal stays ignored across
+    // exec: satcc would then, rightly, not stop. Ctrl-C on a terminal
+    // is what this test stands for, so the child gets SIGINT's default.
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .args(["run", "--real", "-q", "--no-files"])
         .arg(&file)
         .stdin(Stdio::null())
