@@ -4,7 +4,7 @@
 //! there.
 
 mod common;
-use common::sim;
+use common::{geo_one_flow, sim};
 
 /// The script's scenario: 10 Mb/s, 250 ms, DropTail 625 KB, one CUBIC flow
 /// of 1500-byte packets for 30 s, with `extra` flow keys.
@@ -14,24 +14,10 @@ fn geo(per: f64, seed: u64, extra: &str) -> (f64, u64) {
     } else {
         String::new()
     };
-    let out = sim(&format!(
-        r#"
-duration = "30s"
-seed = {seed}
-[topology]
-kind = "graph"
-nodes = [{{ name = "a" }}, {{ name = "b" }}]
-links = [{{ from = "a", to = "b", rate = "10Mbps", delay = "250ms", queue = {{ kind = "droptail", limit_bytes = "625KB" }}{error} }}]
-[[flows]]
-protocol = "cubic"
-src = "a"
-dst = "b"
-mss = 1448
-header_bytes = 52
-profile = "linux"
-{extra}
-"#
-    ));
+    let flow = format!(
+        "protocol = \"cubic\"\nmss = 1448\nheader_bytes = 52\nprofile = \"linux\"\n{extra}"
+    );
+    let out = sim(&geo_one_flow(seed, &error, &flow));
     let f = &out.summary.flows[0];
     (f.goodput_bps, f.retransmits)
 }

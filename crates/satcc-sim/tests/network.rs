@@ -2,7 +2,7 @@
 //! links, queues, error models and multi-hop routes.
 
 mod common;
-use common::sim;
+use common::{geo_one_flow, sim};
 
 #[test]
 fn uniform_error_model_loses_its_rate() {
@@ -232,30 +232,8 @@ fn host_jitter_delays_in_order_deterministically() {
 /// DropTail, no loss, 30 s: docs/validation.md, "Simulated against real
 /// traffic"), goodput in b/s, with `extra` written into the flow.
 fn geo_goodput(protocol: &str, extra: &str, seed: u64) -> f64 {
-    sim(&format!(
-        r#"
-duration = "30s"
-seed = {seed}
-[topology]
-kind = "graph"
-nodes = [{{ name = "a" }}, {{ name = "b" }}]
-[[topology.links]]
-from = "a"
-to = "b"
-rate = "10Mbps"
-delay = "250ms"
-queue = {{ kind = "droptail", limit_bytes = "625KB" }}
-[[flows]]
-protocol = "{protocol}"
-src = "a"
-dst = "b"
-mss = 1000
-{extra}
-"#
-    ))
-    .summary
-    .flows[0]
-        .goodput_bps
+    let flow = format!("protocol = \"{protocol}\"\nmss = 1000\n{extra}");
+    sim(&geo_one_flow(seed, "", &flow)).summary.flows[0].goodput_bps
 }
 
 /// RFC 5348 §4.3 step 4 doubles X in slow start only "if (t_now - tld >=
