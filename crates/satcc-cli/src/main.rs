@@ -1,5 +1,35 @@
 //! `satcc`: run satellite congestion-control scenarios.
 
+// `println!` and `print!` for the whole crate (a `macro_rules!` defined
+// before the modules shadows std's): std's panics with a backtrace when
+// standard output is gone (`satcc run --json | head -1` closes the pipe);
+// these say why in one line and exit 1, as `satcc sweep` does.
+macro_rules! println {
+    () => {
+        $crate::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// Writes to standard output; if it cannot (a closed pipe, a full disk),
+/// one line on standard error and exit status 1. Files a command writes go
+/// through `satcc_sim::partial::Partial`, so none is left under its final
+/// name by the exit.
+fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        eprintln!("satcc: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 mod bench;
 mod emulate;
 mod ns2cmd;

@@ -1306,3 +1306,42 @@ fn modern_tcp_sweep_prints_one_row_per_protocol() {
         &["flows[0].protocol", "\"bbr\""],
     );
 }
+
+/// A closed standard output (`satcc run --json | head -1` once `head` has
+/// gone) is one line on standard error and exit 1, not std's panic with a
+/// backtrace (exit 101), for the summary table and for `--json` alike.
+#[test]
+fn closed_stdout_is_one_line_not_a_panic() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    for json in [false, true] {
+        let mut args = vec!["run", "scenarios/quickstart.toml", "--no-files", "-q"];
+        if json {
+            args.push("--json");
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_satcc"))
+            .args(&args)
+            .current_dir(repo_root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn satcc");
+        // The read end goes before the run ends (it simulates 60 s first),
+        // so its first write finds the pipe closed.
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut err)
+            .expect("read stderr");
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(1), "json {json}: {err}");
+        assert!(
+            err.contains("cannot write to standard output") && !err.contains("panicked"),
+            "json {json}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "json {json}: {err}");
+    }
+}
