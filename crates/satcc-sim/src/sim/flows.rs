@@ -79,6 +79,13 @@ pub(crate) struct Flow {
     pub(super) host_jitter: Duration,
     /// When the sender's latest host-jittered packet enters the network.
     pub(super) host_last: Instant,
+    /// The link a host-jittered packet of this flow enters, when its
+    /// entry may be done at the send instead of by an `Inject` event
+    /// ([`Sim::fold_injects`]); `u32::MAX` otherwise.
+    pub(super) inject_link: u32,
+    /// `Inject` events of this flow still pending: while any is, no later
+    /// packet's entry may be folded (it would overtake them).
+    pub(super) injects_pending: u32,
     /// When a rate-based sender first learned of a loss (left slow start).
     pub(super) slow_start_exit: Option<Instant>,
     /// Bytes acknowledged over all connections (sum of `Acked` events).
@@ -318,6 +325,24 @@ impl Sim {
             let wait = Duration(f.jitter_rng.below(host_jitter.0 + 1));
             let at = f.host_last.max(self.now + wait);
             f.host_last = at;
+            let (li, src) = (f.inject_link, f.src);
+            let end = Instant::ZERO + self.duration;
+            if li != u32::MAX && f.injects_pending == 0 && at <= end {
+                let l = &self.links[li as usize];
+                if !l.free_pending && l.busy_until <= at {
+                    // The link will be idle at `at` and only this flow's
+                    // packets enter it: what the `Inject` event would do
+                    // at `at` is done now, with `at` as the time
+                    // (`fold_injects` says why that is the same run).
+                    // `forward` reads the time only there, in the idle
+                    // fast path of `send_on_link`.
+                    let now = std::mem::replace(&mut self.now, at);
+                    self.forward(src, idx);
+                    self.now = now;
+                    return;
+                }
+            }
+            self.flows[fi].injects_pending += 1;
             // Same-instant entries keep the emission order: the rank
             // is the packet's uid, which grows with emission.
             let uid = self.packets.slots[idx as usize].uid;
@@ -329,6 +354,7 @@ impl Sim {
             let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
             // Ranked by the packet's uid, not its store slot (slots
             // are reused in an order that is the code's, not the run's).
+            f.injects_pending += 1;
             let uid = self.packets.slots[idx as usize].uid;
             let ev = Event::Inject(idx);
             self.events
@@ -336,6 +362,75 @@ impl Sim {
         } else {
             let src = f.src;
             self.forward(src, idx);
+        }
+    }
+
+    /// An `Inject` event: packet `idx`, held back by its sender's jitter,
+    /// enters the network.
+    pub(super) fn on_inject(&mut self, idx: u32) {
+        let p = &self.packets.slots[idx as usize];
+        let src = p.src;
+        self.flows[p.flow as usize].injects_pending -= 1;
+        self.forward(src, idx);
+    }
+
+    /// Marks the flows whose host-jittered packets may enter their first
+    /// link when they are sent rather than by an `Inject` event at their
+    /// entry time (`Flow::inject_link`; issue 28): the flow has a host
+    /// jitter (which keeps its packets in order, unlike `send_jitter`),
+    /// and its first link is eager (so the run has no snapshot and no
+    /// hook), not monitored, and carries no packet of any other flow or
+    /// direction. Called after [`Sim::fold_hops`], once links are eager.
+    ///
+    /// The same run, event for event, less the `Inject`: at send time the
+    /// entry is done only if no earlier `Inject` of the flow is pending,
+    /// the entry time is no later than the run's end, and the link will
+    /// be idle then (nothing queued, its last transmission ended). The
+    /// link's state changes only through this flow's packets, in their
+    /// order, so it is at the entry time what it is now, and the entry
+    /// takes `send_on_link`'s idle fast path either way, computing the
+    /// same transmission and arrival times; nothing reads the link in
+    /// between (not monitored, no capture, no snapshot); the arrival event
+    /// at the far end has the same time and rank (the packet's uid)
+    /// whenever it is pushed. As with `fold_hop`, only `events` in the
+    /// summary changes (test
+    /// `folded_injects_give_the_same_run_with_fewer_events`).
+    pub(super) fn fold_injects(&mut self) {
+        let n = self.links.len();
+        // Per link: the one flow whose first forward hop it is, u32::MAX
+        // when none, MANY when anything else takes it.
+        const MANY: u32 = u32::MAX - 1;
+        let mut user = vec![u32::MAX; n];
+        for fi in 0..self.flows.len() as u32 {
+            for reverse in [false, true] {
+                let Some(path) = self.routes.path(fi, reverse) else {
+                    continue;
+                };
+                for (k, &l) in path.iter().enumerate() {
+                    let u = &mut user[l as usize];
+                    *u = if !reverse && k == 0 && *u == u32::MAX {
+                        fi
+                    } else {
+                        MANY
+                    };
+                }
+            }
+        }
+        for (li, &u) in user.iter().enumerate() {
+            if u >= MANY {
+                continue;
+            }
+            let l = &self.links[li];
+            let f = &mut self.flows[u as usize];
+            if f.host_jitter > Duration::ZERO
+                && l.eager
+                && l.plain
+                && !l.queue_sees_all
+                && self.pcap.is_empty()
+                && !self.monitored.contains(&li)
+            {
+                f.inject_link = li as u32;
+            }
         }
     }
 
