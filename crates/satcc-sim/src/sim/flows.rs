@@ -4,12 +4,12 @@
 
 use std::collections::VecDeque;
 
-use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Message, Sender, Stats};
+use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Message, Sender, Stats, Transmit};
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
 use super::Sim;
-use crate::engine::{AppAction, Event};
+use crate::engine::{AppAction, Event, EventQueue};
 use crate::net::packet::{Packet, INITIAL_TTL};
 use crate::protocols::{AnyReceiver, AnySender, ProtocolConfig};
 use crate::scenario::{AppSpec, FileMode, Protocol};
@@ -233,18 +233,27 @@ impl Sim {
         }
     }
 
+    /// Arms flow `fi`'s (`f`'s) timer on `side` for `at`, at `now` or
+    /// later. An associated function given the flow and the queue rather
+    /// than a method: the drives call it with the flow they hold, without
+    /// indexing `flows` again.
     #[inline(always)]
-    fn schedule_wake(&mut self, fi: usize, side: Side, at: Option<Instant>) {
+    fn schedule_wake(
+        events: &mut EventQueue,
+        f: &mut Flow,
+        fi: usize,
+        side: Side,
+        at: Option<Instant>,
+        now: Instant,
+    ) {
         let Some(at) = at else { return };
-        let at = at.max(self.now);
-        let f = &mut self.flows[fi];
+        let at = at.max(now);
         let side = side as usize;
         // Lazy timers: only an earlier deadline needs a new event; a later
         // one is found when the pending event fires and asks again.
         if at < f.wake[side] {
             f.wake[side] = at;
-            self.events
-                .push(at, Event::Wake(fi as u32 * 2 + side as u32));
+            events.push(at, Event::Wake(fi as u32 * 2 + side as u32));
         }
     }
 
@@ -263,21 +272,7 @@ impl Sim {
             let Some(t) = f.sender.poll_transmit(now) else {
                 break;
             };
-            let size = t.payload_len + f.header;
-            if t.overhead {
-                f.tx.dummy_packets += 1;
-                f.tx.dummy_bytes += u64::from(size);
-            } else {
-                f.packets_sent += 1;
-                f.tx.data_bytes += u64::from(size);
-            }
-            let f = &self.flows[fi];
-            let idx = self
-                .packets
-                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
-                    f.packet(uid, false, t.payload_len, t.low_priority, t.message)
-                });
-            self.send_from_sender(fi, idx);
+            self.send_from_sender(fi, t);
         }
         let f = &mut self.flows[fi];
         let mut all_acked = false;
@@ -307,15 +302,33 @@ impl Sim {
         let timeout = f.sender.poll_timeout();
         if all_acked {
             self.next_sequential_file(fi);
+            let f = &mut self.flows[fi];
+            Self::schedule_wake(&mut self.events, f, fi, Side::Sender, timeout, now);
+        } else {
+            Self::schedule_wake(&mut self.events, f, fi, Side::Sender, timeout, now);
         }
-        self.schedule_wake(fi, Side::Sender, timeout);
     }
 
-    /// Packet `idx`, just built for flow `fi`'s sender, enters the network:
-    /// after the host's jitter if the flow has one, else at once.
+    /// Sends `t`, just given by flow `fi`'s sender: counts it, builds its
+    /// packet in the store, and puts it into the network, after the host's
+    /// jitter if the flow has one, else at once. The flow is indexed once
+    /// for all three.
     #[inline(always)]
-    fn send_from_sender(&mut self, fi: usize, idx: u32) {
+    fn send_from_sender(&mut self, fi: usize, t: Transmit) {
         let f = &mut self.flows[fi];
+        let size = t.payload_len + f.header;
+        if t.overhead {
+            f.tx.dummy_packets += 1;
+            f.tx.dummy_bytes += u64::from(size);
+        } else {
+            f.packets_sent += 1;
+            f.tx.data_bytes += u64::from(size);
+        }
+        let idx = self
+            .packets
+            .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
+                f.packet(uid, false, t.payload_len, t.low_priority, t.message)
+            });
         let (jitter, host_jitter) = (f.send_jitter, f.host_jitter);
         if host_jitter > Duration::ZERO {
             // A host's send path (scheduler, syscall, NIC queue) adds
@@ -342,7 +355,7 @@ impl Sim {
                     return;
                 }
             }
-            self.flows[fi].injects_pending += 1;
+            f.injects_pending += 1;
             // Same-instant entries keep the emission order: the rank
             // is the packet's uid, which grows with emission.
             let uid = self.packets.slots[idx as usize].uid;
@@ -448,7 +461,6 @@ impl Sim {
             if t.low_priority {
                 f.tx.dummy_ack_bytes += size;
             }
-            let f = &self.flows[fi];
             let node = f.dst;
             let idx = self
                 .packets
@@ -457,8 +469,9 @@ impl Sim {
                 });
             self.forward(node, idx);
         }
-        let timeout = self.flows[fi].receiver.poll_timeout();
-        self.schedule_wake(fi, Side::Receiver, timeout);
+        let f = &mut self.flows[fi];
+        let timeout = f.receiver.poll_timeout();
+        Self::schedule_wake(&mut self.events, f, fi, Side::Receiver, timeout, now);
     }
 
     // ---- applications ----
