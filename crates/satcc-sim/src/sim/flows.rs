@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Message, Sender, Stats, Transmit};
+use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Sender, Stats, Transmit};
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
@@ -150,17 +150,36 @@ impl Flow {
         self.receiver = r;
     }
 
-    /// Packet `uid` of `payload_len` payload bytes from the flow's sender
-    /// to its receiver (`reverse`: the other way).
+    /// What the flow's packets are addressed with (copied out, so that a
+    /// packet can be built while the endpoint that gives it is borrowed).
     #[inline(always)]
-    fn packet(
-        &self,
-        uid: u64,
-        reverse: bool,
-        payload_len: u32,
-        low_priority: bool,
-        msg: Message,
-    ) -> Packet {
+    fn addr(&self) -> FlowAddr {
+        FlowAddr {
+            id: self.id,
+            src: self.src,
+            dst: self.dst,
+            header: self.header,
+            conn: self.conn,
+        }
+    }
+}
+
+/// A flow's id, end nodes, header bytes and connection: what its packets
+/// carry besides the endpoint's transmit.
+#[derive(Clone, Copy)]
+struct FlowAddr {
+    id: u32,
+    src: u32,
+    dst: u32,
+    header: u32,
+    conn: u16,
+}
+
+impl FlowAddr {
+    /// Packet `uid` carrying `t` from the flow's sender to its receiver
+    /// (`reverse`: the other way).
+    #[inline(always)]
+    fn packet(self, uid: u64, reverse: bool, t: &Transmit) -> Packet {
         let (src, dst) = if reverse {
             (self.dst, self.src)
         } else {
@@ -171,11 +190,11 @@ impl Flow {
             flow: self.id,
             src,
             dst,
-            size: payload_len + self.header,
+            size: t.payload_len + self.header,
             ttl: INITIAL_TTL,
-            low_priority,
+            low_priority: t.low_priority,
             conn: self.conn,
-            payload: msg,
+            payload: t.message,
         }
     }
 }
@@ -269,10 +288,24 @@ impl Sim {
         // by when they were pushed.
         loop {
             let f = &mut self.flows[fi];
-            let Some(t) = f.sender.poll_transmit(now) else {
+            let addr = f.addr();
+            let (tx, sent) = (&mut f.tx, &mut f.packets_sent);
+            let (packets, totals, next_uid) =
+                (&mut self.packets, &mut self.totals, &mut self.next_uid);
+            let Some(idx) = f.sender.poll_transmit_with(now, |t| {
+                let size = u64::from(t.payload_len + addr.header);
+                if t.overhead {
+                    tx.dummy_packets += 1;
+                    tx.dummy_bytes += size;
+                } else {
+                    *sent += 1;
+                    tx.data_bytes += size;
+                }
+                packets.admit(&mut totals.sent, next_uid, |uid| addr.packet(uid, false, t))
+            }) else {
                 break;
             };
-            self.send_from_sender(fi, t);
+            self.send_from_sender(fi, idx);
         }
         let f = &mut self.flows[fi];
         let mut all_acked = false;
@@ -309,26 +342,11 @@ impl Sim {
         }
     }
 
-    /// Sends `t`, just given by flow `fi`'s sender: counts it, builds its
-    /// packet in the store, and puts it into the network, after the host's
-    /// jitter if the flow has one, else at once. The flow is indexed once
-    /// for all three.
+    /// Packet `idx`, just built for flow `fi`'s sender, enters the network:
+    /// after the host's jitter if the flow has one, else at once.
     #[inline(always)]
-    fn send_from_sender(&mut self, fi: usize, t: Transmit) {
+    fn send_from_sender(&mut self, fi: usize, idx: u32) {
         let f = &mut self.flows[fi];
-        let size = t.payload_len + f.header;
-        if t.overhead {
-            f.tx.dummy_packets += 1;
-            f.tx.dummy_bytes += u64::from(size);
-        } else {
-            f.packets_sent += 1;
-            f.tx.data_bytes += u64::from(size);
-        }
-        let idx = self
-            .packets
-            .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
-                f.packet(uid, false, t.payload_len, t.low_priority, t.message)
-            });
         let (jitter, host_jitter) = (f.send_jitter, f.host_jitter);
         if host_jitter > Duration::ZERO {
             // A host's send path (scheduler, syscall, NIC queue) adds
@@ -453,21 +471,21 @@ impl Sim {
         // Sent as they come, as in `drive_sender`.
         loop {
             let f = &mut self.flows[fi];
-            let Some(t) = f.receiver.poll_transmit(now) else {
+            let addr = f.addr();
+            let tx = &mut f.tx;
+            let (packets, totals, next_uid) =
+                (&mut self.packets, &mut self.totals, &mut self.next_uid);
+            let Some(idx) = f.receiver.poll_transmit_with(now, |t| {
+                let size = u64::from(t.payload_len + addr.header);
+                tx.ack_bytes += size;
+                if t.low_priority {
+                    tx.dummy_ack_bytes += size;
+                }
+                packets.admit(&mut totals.sent, next_uid, |uid| addr.packet(uid, true, t))
+            }) else {
                 break;
             };
-            let size = u64::from(t.payload_len + f.header);
-            f.tx.ack_bytes += size;
-            if t.low_priority {
-                f.tx.dummy_ack_bytes += size;
-            }
-            let node = f.dst;
-            let idx = self
-                .packets
-                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
-                    f.packet(uid, true, t.payload_len, t.low_priority, t.message)
-                });
-            self.forward(node, idx);
+            self.forward(addr.dst, idx);
         }
         let f = &mut self.flows[fi];
         let timeout = f.receiver.poll_timeout();
