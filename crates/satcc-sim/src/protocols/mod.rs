@@ -257,10 +257,7 @@ impl AnySender {
         now: Instant,
         take: impl FnOnce(&Transmit) -> R,
     ) -> Option<R> {
-        each_sender!(self, e => match Endpoint::poll_transmit(e.as_mut(), now) {
-            Some(t) => Some(take(&t)),
-            None => None,
-        })
+        each_sender!(self, e => Endpoint::poll_transmit(e.as_mut(), now).map(|t| take(&t)))
     }
 }
 
@@ -272,10 +269,7 @@ impl AnyReceiver {
         now: Instant,
         take: impl FnOnce(&Transmit) -> R,
     ) -> Option<R> {
-        each_receiver!(self, e => match Endpoint::poll_transmit(e.as_mut(), now) {
-            Some(t) => Some(take(&t)),
-            None => None,
-        })
+        each_receiver!(self, e => Endpoint::poll_transmit(e.as_mut(), now).map(|t| take(&t)))
     }
 }
 
