@@ -267,6 +267,10 @@ pub struct EventQueue {
     base: u64,
     near: usize,
     far: Heap,
+    /// `far.top()`, kept up to date by the (rare) pushes to and pops from
+    /// the heap: every pop compares the calendar's first entry with it,
+    /// and reading it here saves the heap's emptiness and bounds checks.
+    far_top: u128,
     /// Events pushed so far.
     seq: u64,
     /// Test only: pushes wait here and enter the queue in a shuffled
@@ -293,6 +297,7 @@ impl EventQueue {
             base: 0,
             near: 0,
             far: Heap::default(),
+            far_top: PAD,
             seq: 0,
             #[cfg(test)]
             shuffle: None,
@@ -366,25 +371,13 @@ impl EventQueue {
         let k = key(t, rank);
         if b.wrapping_sub(self.base) >= BUCKETS as u64 {
             self.far.push(k, ev);
+            self.far_top = self.far.top();
             return;
         }
-        let node = Node {
-            time: t,
-            rank,
-            ev,
-            next: NIL,
-        };
-        let n = if self.free != NIL {
-            let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = node;
-            n
-        } else {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        };
         let slot = (b as usize) & (BUCKETS - 1);
-        // Sorted insert, after every entry with a smaller or equal key.
+        // Sorted insert, after every entry with a smaller or equal key:
+        // the place is found first, so the node is written once, with its
+        // successor.
         let mut prev = NIL;
         let mut cur = self.heads[slot];
         while cur != NIL && {
@@ -394,7 +387,22 @@ impl EventQueue {
             prev = cur;
             cur = self.nodes[cur as usize].next;
         }
-        self.nodes[n as usize].next = cur;
+        let node = Node {
+            time: t,
+            rank,
+            ev,
+            next: cur,
+        };
+        let n = if self.free != NIL {
+            let n = self.free;
+            let slot = &mut self.nodes[n as usize];
+            self.free = slot.next;
+            *slot = node;
+            n
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        };
         if prev == NIL {
             if cur == NIL {
                 self.bits[slot >> 6] |= 1 << (slot & 63);
@@ -445,7 +453,7 @@ impl EventQueue {
     pub fn pop_until(&mut self, until: Instant) -> Option<(Instant, Event)> {
         #[cfg(test)]
         self.flush_shuffled();
-        let far = self.far.top();
+        let far = self.far_top;
         if self.near > 0 {
             let slot = self.first_bucket_from((self.base as usize) & (BUCKETS - 1));
             let slot = slot & (BUCKETS - 1);
@@ -477,6 +485,7 @@ impl EventQueue {
             return None;
         }
         let ev = self.far.pop();
+        self.far_top = self.far.top();
         // Nothing pending precedes the popped event, so the window may
         // start at its bucket (it never moves back).
         self.base = self.base.max(t >> BUCKET_SHIFT);

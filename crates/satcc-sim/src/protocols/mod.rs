@@ -246,6 +246,33 @@ macro_rules! each_receiver {
     };
 }
 
+impl AnySender {
+    /// [`Endpoint::poll_transmit`], with `take` applied to the transmit in
+    /// the protocol's own arm: the simulator's drive builds its packet from
+    /// the transmit where the protocol returned it, not from a copy into
+    /// which the five arms' results are first merged (issue 28).
+    #[inline(always)]
+    pub(crate) fn poll_transmit_with<R>(
+        &mut self,
+        now: Instant,
+        take: impl FnOnce(&Transmit) -> R,
+    ) -> Option<R> {
+        each_sender!(self, e => Endpoint::poll_transmit(e.as_mut(), now).map(|t| take(&t)))
+    }
+}
+
+impl AnyReceiver {
+    /// As [`AnySender::poll_transmit_with`].
+    #[inline(always)]
+    pub(crate) fn poll_transmit_with<R>(
+        &mut self,
+        now: Instant,
+        take: impl FnOnce(&Transmit) -> R,
+    ) -> Option<R> {
+        each_receiver!(self, e => Endpoint::poll_transmit(e.as_mut(), now).map(|t| take(&t)))
+    }
+}
+
 impl Endpoint for AnySender {
     #[inline]
     fn handle_input(&mut self, now: Instant, message: &Message) {

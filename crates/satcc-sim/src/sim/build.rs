@@ -189,6 +189,7 @@ impl Sim {
                 l.eager = l.plain && l.queue.is_fifo() && !sim.pcap.iter().any(|(c, _)| *c == i);
             }
             sim.fold_hops();
+            sim.fold_injects();
         }
         if opts.series {
             let mut series = Series::new(
@@ -270,6 +271,8 @@ fn make_flow(
         send_jitter: spec.send_jitter.map_or(Duration::ZERO, |d| d.0),
         host_jitter: spec.host_jitter_bound(),
         host_last: Instant::ZERO,
+        inject_link: u32::MAX,
+        injects_pending: 0,
         jitter_rng: Rng::stream(sc.seed, STREAM_JITTER + u64::from(id)),
         delivered_at_measure: 0,
         slow_start_exit: None,

@@ -4,12 +4,12 @@
 
 use std::collections::VecDeque;
 
-use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Message, Sender, Stats};
+use satcc_proto::endpoint::{Endpoint, Event as EpEvent, Sender, Stats, Transmit};
 use satcc_proto::rng::Rng;
 use satcc_proto::{Duration, Instant};
 
 use super::Sim;
-use crate::engine::{AppAction, Event};
+use crate::engine::{AppAction, Event, EventQueue};
 use crate::net::packet::{Packet, INITIAL_TTL};
 use crate::protocols::{AnyReceiver, AnySender, ProtocolConfig};
 use crate::scenario::{AppSpec, FileMode, Protocol};
@@ -79,6 +79,13 @@ pub(crate) struct Flow {
     pub(super) host_jitter: Duration,
     /// When the sender's latest host-jittered packet enters the network.
     pub(super) host_last: Instant,
+    /// The link a host-jittered packet of this flow enters, when its
+    /// entry may be done at the send instead of by an `Inject` event
+    /// ([`Sim::fold_injects`]); `u32::MAX` otherwise.
+    pub(super) inject_link: u32,
+    /// `Inject` events of this flow still pending: while any is, no later
+    /// packet's entry may be folded (it would overtake them).
+    pub(super) injects_pending: u32,
     /// When a rate-based sender first learned of a loss (left slow start).
     pub(super) slow_start_exit: Option<Instant>,
     /// Bytes acknowledged over all connections (sum of `Acked` events).
@@ -143,17 +150,36 @@ impl Flow {
         self.receiver = r;
     }
 
-    /// Packet `uid` of `payload_len` payload bytes from the flow's sender
-    /// to its receiver (`reverse`: the other way).
+    /// What the flow's packets are addressed with (copied out, so that a
+    /// packet can be built while the endpoint that gives it is borrowed).
     #[inline(always)]
-    fn packet(
-        &self,
-        uid: u64,
-        reverse: bool,
-        payload_len: u32,
-        low_priority: bool,
-        msg: Message,
-    ) -> Packet {
+    fn addr(&self) -> FlowAddr {
+        FlowAddr {
+            id: self.id,
+            src: self.src,
+            dst: self.dst,
+            header: self.header,
+            conn: self.conn,
+        }
+    }
+}
+
+/// A flow's id, end nodes, header bytes and connection: what its packets
+/// carry besides the endpoint's transmit.
+#[derive(Clone, Copy)]
+struct FlowAddr {
+    id: u32,
+    src: u32,
+    dst: u32,
+    header: u32,
+    conn: u16,
+}
+
+impl FlowAddr {
+    /// Packet `uid` carrying `t` from the flow's sender to its receiver
+    /// (`reverse`: the other way).
+    #[inline(always)]
+    fn packet(self, uid: u64, reverse: bool, t: &Transmit) -> Packet {
         let (src, dst) = if reverse {
             (self.dst, self.src)
         } else {
@@ -164,11 +190,11 @@ impl Flow {
             flow: self.id,
             src,
             dst,
-            size: payload_len + self.header,
+            size: t.payload_len + self.header,
             ttl: INITIAL_TTL,
-            low_priority,
+            low_priority: t.low_priority,
             conn: self.conn,
-            payload: msg,
+            payload: t.message,
         }
     }
 }
@@ -226,18 +252,27 @@ impl Sim {
         }
     }
 
+    /// Arms flow `fi`'s (`f`'s) timer on `side` for `at`, at `now` or
+    /// later. An associated function given the flow and the queue rather
+    /// than a method: the drives call it with the flow they hold, without
+    /// indexing `flows` again.
     #[inline(always)]
-    fn schedule_wake(&mut self, fi: usize, side: Side, at: Option<Instant>) {
+    fn schedule_wake(
+        events: &mut EventQueue,
+        f: &mut Flow,
+        fi: usize,
+        side: Side,
+        at: Option<Instant>,
+        now: Instant,
+    ) {
         let Some(at) = at else { return };
-        let at = at.max(self.now);
-        let f = &mut self.flows[fi];
+        let at = at.max(now);
         let side = side as usize;
         // Lazy timers: only an earlier deadline needs a new event; a later
         // one is found when the pending event fires and asks again.
         if at < f.wake[side] {
             f.wake[side] = at;
-            self.events
-                .push(at, Event::Wake(fi as u32 * 2 + side as u32));
+            events.push(at, Event::Wake(fi as u32 * 2 + side as u32));
         }
     }
 
@@ -253,23 +288,23 @@ impl Sim {
         // by when they were pushed.
         loop {
             let f = &mut self.flows[fi];
-            let Some(t) = f.sender.poll_transmit(now) else {
+            let addr = f.addr();
+            let (tx, sent) = (&mut f.tx, &mut f.packets_sent);
+            let (packets, totals, next_uid) =
+                (&mut self.packets, &mut self.totals, &mut self.next_uid);
+            let Some(idx) = f.sender.poll_transmit_with(now, |t| {
+                let size = u64::from(t.payload_len + addr.header);
+                if t.overhead {
+                    tx.dummy_packets += 1;
+                    tx.dummy_bytes += size;
+                } else {
+                    *sent += 1;
+                    tx.data_bytes += size;
+                }
+                packets.admit(&mut totals.sent, next_uid, |uid| addr.packet(uid, false, t))
+            }) else {
                 break;
             };
-            let size = t.payload_len + f.header;
-            if t.overhead {
-                f.tx.dummy_packets += 1;
-                f.tx.dummy_bytes += u64::from(size);
-            } else {
-                f.packets_sent += 1;
-                f.tx.data_bytes += u64::from(size);
-            }
-            let f = &self.flows[fi];
-            let idx = self
-                .packets
-                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
-                    f.packet(uid, false, t.payload_len, t.low_priority, t.message)
-                });
             self.send_from_sender(fi, idx);
         }
         let f = &mut self.flows[fi];
@@ -300,8 +335,11 @@ impl Sim {
         let timeout = f.sender.poll_timeout();
         if all_acked {
             self.next_sequential_file(fi);
+            let f = &mut self.flows[fi];
+            Self::schedule_wake(&mut self.events, f, fi, Side::Sender, timeout, now);
+        } else {
+            Self::schedule_wake(&mut self.events, f, fi, Side::Sender, timeout, now);
         }
-        self.schedule_wake(fi, Side::Sender, timeout);
     }
 
     /// Packet `idx`, just built for flow `fi`'s sender, enters the network:
@@ -318,6 +356,24 @@ impl Sim {
             let wait = Duration(f.jitter_rng.below(host_jitter.0 + 1));
             let at = f.host_last.max(self.now + wait);
             f.host_last = at;
+            let (li, src) = (f.inject_link, f.src);
+            let end = Instant::ZERO + self.duration;
+            if li != u32::MAX && f.injects_pending == 0 && at <= end {
+                let l = &self.links[li as usize];
+                if !l.free_pending && l.busy_until <= at {
+                    // The link will be idle at `at` and only this flow's
+                    // packets enter it: what the `Inject` event would do
+                    // at `at` is done now, with `at` as the time
+                    // (`fold_injects` says why that is the same run).
+                    // `forward` reads the time only there, in the idle
+                    // fast path of `send_on_link`.
+                    let now = std::mem::replace(&mut self.now, at);
+                    self.forward(src, idx);
+                    self.now = now;
+                    return;
+                }
+            }
+            f.injects_pending += 1;
             // Same-instant entries keep the emission order: the rank
             // is the packet's uid, which grows with emission.
             let uid = self.packets.slots[idx as usize].uid;
@@ -329,6 +385,7 @@ impl Sim {
             let wait = Duration(f.jitter_rng.below(jitter.0 + 1));
             // Ranked by the packet's uid, not its store slot (slots
             // are reused in an order that is the code's, not the run's).
+            f.injects_pending += 1;
             let uid = self.packets.slots[idx as usize].uid;
             let ev = Event::Inject(idx);
             self.events
@@ -339,31 +396,100 @@ impl Sim {
         }
     }
 
+    /// An `Inject` event: packet `idx`, held back by its sender's jitter,
+    /// enters the network.
+    pub(super) fn on_inject(&mut self, idx: u32) {
+        let p = &self.packets.slots[idx as usize];
+        let src = p.src;
+        self.flows[p.flow as usize].injects_pending -= 1;
+        self.forward(src, idx);
+    }
+
+    /// Marks the flows whose host-jittered packets may enter their first
+    /// link when they are sent rather than by an `Inject` event at their
+    /// entry time (`Flow::inject_link`; issue 28): the flow has a host
+    /// jitter (which keeps its packets in order, unlike `send_jitter`),
+    /// and its first link is eager (so the run has no snapshot and no
+    /// hook), not monitored, and carries no packet of any other flow or
+    /// direction. Called after [`Sim::fold_hops`], once links are eager.
+    ///
+    /// The same run, event for event, less the `Inject`: at send time the
+    /// entry is done only if no earlier `Inject` of the flow is pending,
+    /// the entry time is no later than the run's end, and the link will
+    /// be idle then (nothing queued, its last transmission ended). The
+    /// link's state changes only through this flow's packets, in their
+    /// order, so it is at the entry time what it is now, and the entry
+    /// takes `send_on_link`'s idle fast path either way, computing the
+    /// same transmission and arrival times; nothing reads the link in
+    /// between (not monitored, no capture, no snapshot); the arrival event
+    /// at the far end has the same time and rank (the packet's uid)
+    /// whenever it is pushed. As with `fold_hop`, only `events` in the
+    /// summary changes (test
+    /// `folded_injects_give_the_same_run_with_fewer_events`).
+    pub(super) fn fold_injects(&mut self) {
+        let n = self.links.len();
+        // Per link: the one flow whose first forward hop it is, u32::MAX
+        // when none, MANY when anything else takes it.
+        const MANY: u32 = u32::MAX - 1;
+        let mut user = vec![u32::MAX; n];
+        for fi in 0..self.flows.len() as u32 {
+            for reverse in [false, true] {
+                let Some(path) = self.routes.path(fi, reverse) else {
+                    continue;
+                };
+                for (k, &l) in path.iter().enumerate() {
+                    let u = &mut user[l as usize];
+                    *u = if !reverse && k == 0 && *u == u32::MAX {
+                        fi
+                    } else {
+                        MANY
+                    };
+                }
+            }
+        }
+        for (li, &u) in user.iter().enumerate() {
+            if u >= MANY {
+                continue;
+            }
+            let l = &self.links[li];
+            let f = &mut self.flows[u as usize];
+            if f.host_jitter > Duration::ZERO
+                && l.eager
+                && l.plain
+                && !l.queue_sees_all
+                && self.pcap.is_empty()
+                && !self.monitored.contains(&li)
+            {
+                f.inject_link = li as u32;
+            }
+        }
+    }
+
     /// Sends what the receiver has (ACKs, feedback) and arms its timer.
     fn drive_receiver(&mut self, fi: usize) {
         let now = self.now;
         // Sent as they come, as in `drive_sender`.
         loop {
             let f = &mut self.flows[fi];
-            let Some(t) = f.receiver.poll_transmit(now) else {
+            let addr = f.addr();
+            let tx = &mut f.tx;
+            let (packets, totals, next_uid) =
+                (&mut self.packets, &mut self.totals, &mut self.next_uid);
+            let Some(idx) = f.receiver.poll_transmit_with(now, |t| {
+                let size = u64::from(t.payload_len + addr.header);
+                tx.ack_bytes += size;
+                if t.low_priority {
+                    tx.dummy_ack_bytes += size;
+                }
+                packets.admit(&mut totals.sent, next_uid, |uid| addr.packet(uid, true, t))
+            }) else {
                 break;
             };
-            let size = u64::from(t.payload_len + f.header);
-            f.tx.ack_bytes += size;
-            if t.low_priority {
-                f.tx.dummy_ack_bytes += size;
-            }
-            let f = &self.flows[fi];
-            let node = f.dst;
-            let idx = self
-                .packets
-                .admit(&mut self.totals.sent, &mut self.next_uid, |uid| {
-                    f.packet(uid, true, t.payload_len, t.low_priority, t.message)
-                });
-            self.forward(node, idx);
+            self.forward(addr.dst, idx);
         }
-        let timeout = self.flows[fi].receiver.poll_timeout();
-        self.schedule_wake(fi, Side::Receiver, timeout);
+        let f = &mut self.flows[fi];
+        let timeout = f.receiver.poll_timeout();
+        Self::schedule_wake(&mut self.events, f, fi, Side::Receiver, timeout, now);
     }
 
     // ---- applications ----

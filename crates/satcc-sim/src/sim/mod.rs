@@ -104,10 +104,7 @@ impl Sim {
                 Event::Arrive(link) => self.on_arrive(link as usize),
                 Event::LinkFree(link) => self.on_link_free(link as usize),
                 Event::Wake(ep) => self.on_wake(ep),
-                Event::Inject(idx) => {
-                    let src = self.packets.slots[idx as usize].src;
-                    self.forward(src, idx);
-                }
+                Event::Inject(idx) => self.on_inject(idx),
                 Event::App { flow, action } => self.on_app(flow as usize, action),
                 Event::Sample => self.on_sample(),
                 Event::MeasureStart => {

@@ -484,3 +484,80 @@ rate = "3Mbps"
         fewer.len()
     );
 }
+
+/// Host-jittered packets whose entry into their first link is done at the
+/// send (`Flow::inject_link`, `Sim::fold_injects`) change nothing but the
+/// number of events: every shipped scenario (shortened), and a dumbbell
+/// whose TFRC senders fill slow access links, so that a packet often
+/// finds its link busy at its entry time and takes the `Inject` event,
+/// and the packets sent behind it must not overtake it, give the same
+/// summary and series with the fold turned off.
+#[test]
+fn folded_injects_give_the_same_run_with_fewer_events() {
+    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    entries.sort();
+    let busy_access = r#"
+name = "busy-access"
+duration = "20s"
+[topology]
+kind = "dumbbell"
+bottleneck = { rate = "20Mbps", delay = "20ms", queue = { kind = "droptail", limit = 100 } }
+access = { rate = "1Mbps", delay = "5ms", queue = { kind = "droptail", limit = 6 } }
+[[flows]]
+protocol = "tfrc"
+count = 2
+host_jitter = "3ms"
+[[flows]]
+protocol = "tfrc"
+host_jitter = "20ms"
+[[flows]]
+protocol = "sack"
+"#;
+    let mut sources = vec![
+        ("mixed".to_string(), load(MIXED)),
+        ("busy-access".to_string(), load(busy_access)),
+    ];
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = Vec::new();
+    for (name, sc) in &sources {
+        let folded = Sim::new(sc, &opts).expect("builds");
+        let any = folded.flows.iter().any(|f| f.inject_link != u32::MAX);
+        let mut a = folded.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        for f in &mut sim.flows {
+            f.inject_link = u32::MAX;
+        }
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer.push(name.clone());
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    for want in ["bench.toml", "tfrc-friendliness.toml", "busy-access"] {
+        assert!(
+            fewer.iter().any(|n| n.ends_with(want)),
+            "{want} has no folded inject: {fewer:?}"
+        );
+    }
+}
