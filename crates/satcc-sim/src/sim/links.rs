@@ -513,8 +513,17 @@ impl Sim {
             size,
             low: p.low_priority,
         };
+        // The queue's time integral up to now (an idle link's queue is
+        // empty: this only moves `q_last`).
         link.note_queue(now);
-        match link.queue.enqueue(now, q, idle_since, &mut link.queue_rng) {
+        let admit = match idle_since {
+            // RED (which must see every arrival) on an idle link that
+            // sends the packet at once: its verdict without the push and
+            // pop (the note_queue between them added nothing).
+            Some(since) if idle_tx => link.queue.admit_to_idle(now, q, since, &mut link.queue_rng),
+            _ => link.queue.enqueue(now, q, idle_since, &mut link.queue_rng),
+        };
+        match admit {
             Admit::Accepted => {}
             Admit::Dropped(why) => {
                 match why {
@@ -531,12 +540,7 @@ impl Sim {
         }
         let link = &mut self.links[li];
         if idle_tx {
-            // RED (which must see every arrival) accepted a packet for an
-            // idle link: send the head now.
-            link.note_queue(now);
-            if let Some(h) = link.queue.dequeue() {
-                self.start_tx(li, h.idx);
-            }
+            self.start_tx(li, idx);
         } else if link.eager {
             // Behind a transmission: it starts when the last one
             // scheduled ends, and goes on the wire now.
