@@ -317,6 +317,22 @@ impl Link {
             self.pipe.push_back(OnWire { at, uid, idx });
         }
     }
+    /// [`Sim::catch_up`] on this link, for a caller that holds it.
+    #[inline]
+    fn catch_up(&mut self, now: Instant) {
+        while self.free_pending && self.head_start <= now {
+            let start = self.head_start;
+            self.note_queue(start);
+            let Some(h) = self.queue.dequeue() else {
+                self.free_pending = false;
+                break;
+            };
+            let tx = self.tx_time(h.size);
+            self.busy_ns += tx.as_nanos();
+            self.head_start = start + tx;
+            self.free_pending = !self.queue.is_empty();
+        }
+    }
     pub(super) fn note_queue(&mut self, now: Instant) {
         self.q_area += self.queue.len() as u128 * u128::from((now - self.q_last).as_nanos());
         self.q_last = now;
@@ -419,8 +435,8 @@ impl Sim {
     fn send_on_link(&mut self, li: usize, idx: u32) {
         let now = self.now;
         let p = &self.packets.slots[idx as usize];
-        let (mut size, mut uid) = (p.size, p.uid);
-        let link = &mut self.links[li];
+        let (mut size, mut uid, mut low) = (p.size, p.uid, p.low_priority);
+        let mut link = &mut self.links[li];
         if link.plain
             && !link.queue_sees_all
             && !link.free_pending
@@ -447,38 +463,21 @@ impl Sim {
             return;
         }
         if link.free_pending && link.eager {
-            self.catch_up(li);
+            link.catch_up(now);
         }
-        // Only hooked links look at their reverse direction's queue.
-        let reverse_queue_pkts = match &self.links[li] {
-            l if !l.plain && l.hook.is_some() => {
-                l.reverse.map(|r| self.links[r as usize].queue.len())
-            }
-            _ => None,
-        };
-        let link = &mut self.links[li];
         link.arrivals += 1;
         if link.fold_from != u32::MAX {
             // Only the feeder's unfolded packets come this way.
             link.unfolded -= 1;
         }
-        let hook = if link.plain { None } else { link.hook.as_mut() };
-        if let Some(h) = hook {
-            let view = LinkView {
-                rate_bps: link.rate_bps,
-                queue_pkts: link.queue.len(),
-                queue_bytes: link.queue.bytes(),
-                limit_pkts: link.queue.limit_pkts(),
-                reverse_queue_pkts,
-            };
-            let p = &mut self.packets.slots[idx as usize];
-            if h.on_packet(now, p, &view) == HookVerdict::Drop {
-                link.drops.hook += 1;
-                self.drop_idx(idx, DropReason::Hook);
+        if !link.plain && link.hook.is_some() {
+            // Out of line, with the link read again after it: the common
+            // path keeps its reference (no second bounds check).
+            let Some(read) = self.hook_packet(li, idx) else {
                 return;
-            }
-            // A hook may rewrite the packet: what follows reads it anew.
-            (size, uid) = (p.size, p.uid);
+            };
+            (size, uid, low) = read;
+            link = &mut self.links[li];
         }
         // A link whose transmission ends exactly now but whose LinkFree
         // event has not run yet is not idle: that event pulls the queue.
@@ -496,7 +495,6 @@ impl Sim {
             self.start_tx(li, idx);
             return;
         }
-        let p = &self.packets.slots[idx as usize];
         // An idle shaped link has nothing queued either (a packet waiting
         // for tokens has its LinkFree pending), so the arrival is the head:
         // it may start now only if the bucket holds it.
@@ -508,11 +506,7 @@ impl Sim {
             _ => None,
         };
         let idle_tx = idle && shaper_wait.is_none();
-        let q = Queued {
-            idx,
-            size,
-            low: p.low_priority,
-        };
+        let q = Queued { idx, size, low };
         // The queue's time integral up to now (an idle link's queue is
         // empty: this only moves `q_last`).
         link.note_queue(now);
@@ -536,9 +530,9 @@ impl Sim {
             Admit::PushedOut(victim) => {
                 link.drops.queue += 1;
                 self.drop_idx(victim.idx, DropReason::QueueFull);
+                link = &mut self.links[li];
             }
         }
-        let link = &mut self.links[li];
         if idle_tx {
             self.start_tx(li, idx);
         } else if link.eager {
@@ -563,6 +557,35 @@ impl Sim {
             let at = shaper_wait.unwrap_or(link.busy_until);
             self.events.push(at, Event::LinkFree(li as u32));
         }
+    }
+
+    /// Offers packet `idx` to link `li`'s hook (the caller checked there
+    /// is one): the packet's (size, uid, low priority) as the hook left
+    /// them (it may rewrite the packet), or `None` when it dropped it.
+    #[cold]
+    #[inline(never)]
+    fn hook_packet(&mut self, li: usize, idx: u32) -> Option<(u32, u64, bool)> {
+        let now = self.now;
+        // Only hooked links look at their reverse direction's queue.
+        let reverse_queue_pkts = self.links[li]
+            .reverse
+            .map(|r| self.links[r as usize].queue.len());
+        let link = &mut self.links[li];
+        let h = link.hook.as_mut()?;
+        let view = LinkView {
+            rate_bps: link.rate_bps,
+            queue_pkts: link.queue.len(),
+            queue_bytes: link.queue.bytes(),
+            limit_pkts: link.queue.limit_pkts(),
+            reverse_queue_pkts,
+        };
+        let p = &mut self.packets.slots[idx as usize];
+        if h.on_packet(now, p, &view) == HookVerdict::Drop {
+            link.drops.hook += 1;
+            self.drop_idx(idx, DropReason::Hook);
+            return None;
+        }
+        Some((p.size, p.uid, p.low_priority))
     }
 
     /// Applies topology snapshot `k` (paper 003 §IV's dynamic virtual
@@ -746,19 +769,7 @@ impl Sim {
     /// come out the same.
     pub(super) fn catch_up(&mut self, li: usize) {
         let now = self.now;
-        let link = &mut self.links[li];
-        while link.free_pending && link.head_start <= now {
-            let start = link.head_start;
-            link.note_queue(start);
-            let Some(h) = link.queue.dequeue() else {
-                link.free_pending = false;
-                break;
-            };
-            let tx = link.tx_time(h.size);
-            link.busy_ns += tx.as_nanos();
-            link.head_start = start + tx;
-            link.free_pending = !link.queue.is_empty();
-        }
+        self.links[li].catch_up(now);
     }
 
     pub(super) fn on_link_free(&mut self, li: usize) {
