@@ -533,8 +533,18 @@ impl Sim {
                 link = &mut self.links[li];
             }
         }
-        if idle_tx {
-            self.start_tx(li, idx);
+        let at = if idle_tx {
+            if !link.plain || !self.pcap.is_empty() {
+                self.start_tx(li, idx);
+                return;
+            }
+            // `start_tx` on a link with no shaper, error model or capture,
+            // with the link and the packet already read.
+            debug_assert!(link.busy_until <= now);
+            let tx = link.tx_time(size);
+            link.busy_until = now + tx;
+            link.busy_ns += tx.as_nanos();
+            link.busy_until + link.delay
         } else if link.eager {
             // Behind a transmission: it starts when the last one
             // scheduled ends, and goes on the wire now.
@@ -544,18 +554,21 @@ impl Sim {
             }
             let tx = link.tx_time(size);
             link.busy_until += tx;
-            // `put_on_wire`, with the link and the packet already read.
-            let at = link.busy_until + link.delay;
-            if !link.feeds_fold {
-                link.enter_wire(&mut self.events, li, at, idx, uid);
-            } else if !self.fold_hop(li, idx, at) {
-                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            link.busy_until + link.delay
+        } else {
+            if !link.free_pending {
+                link.free_pending = true;
+                // Behind a transmission, or (idle) waiting for tokens.
+                let at = shaper_wait.unwrap_or(link.busy_until);
+                self.events.push(at, Event::LinkFree(li as u32));
             }
-        } else if !link.free_pending {
-            link.free_pending = true;
-            // Behind a transmission, or (idle) waiting for tokens.
-            let at = shaper_wait.unwrap_or(link.busy_until);
-            self.events.push(at, Event::LinkFree(li as u32));
+            return;
+        };
+        // `put_on_wire`, with the link and the packet already read.
+        if !link.feeds_fold {
+            link.enter_wire(&mut self.events, li, at, idx, uid);
+        } else if !self.fold_hop(li, idx, at) {
+            self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
         }
     }
 
