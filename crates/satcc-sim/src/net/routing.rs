@@ -697,9 +697,11 @@ impl Routes {
         // The common case: a packet on its flow's path, `hops` links along.
         if let Some(r) = self.fast.get(flow as usize) {
             let (a, b) = if dst == r.sink { r.fwd } else { r.rev };
-            let i = a.saturating_add(hops);
-            if i < b && (dst == r.sink || dst == r.source) {
-                if let Some(&[li, from]) = self.hops.get(i as usize) {
+            // In usize, where two u32 cannot overflow (a saturating u32
+            // add cost two more instructions on every hop).
+            let i = a as usize + hops as usize;
+            if i < b as usize && (dst == r.sink || dst == r.source) {
+                if let Some(&[li, from]) = self.hops.get(i) {
                     if from == node {
                         return Some(li);
                     }
