@@ -457,8 +457,11 @@ impl Sim {
             let at = link.busy_until + link.delay;
             if !link.feeds_fold {
                 link.enter_wire(&mut self.events, li, at, idx, uid);
-            } else if !self.fold_hop(li, idx, at) {
-                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            } else {
+                let to = link.to;
+                if !self.fold_hop(li, to, idx, at) {
+                    self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+                }
             }
             return;
         }
@@ -567,8 +570,11 @@ impl Sim {
         // `put_on_wire`, with the link and the packet already read.
         if !link.feeds_fold {
             link.enter_wire(&mut self.events, li, at, idx, uid);
-        } else if !self.fold_hop(li, idx, at) {
-            self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+        } else {
+            let to = link.to;
+            if !self.fold_hop(li, to, idx, at) {
+                self.links[li].enter_wire(&mut self.events, li, at, idx, uid);
+            }
         }
     }
 
@@ -678,8 +684,8 @@ impl Sim {
     #[inline(always)]
     fn put_on_wire(&mut self, li: usize, idx: u32) {
         let link = &mut self.links[li];
-        let at = link.busy_until + link.delay;
-        if link.feeds_fold && self.fold_hop(li, idx, at) {
+        let (at, to) = (link.busy_until + link.delay, link.to);
+        if link.feeds_fold && self.fold_hop(li, to, idx, at) {
             return;
         }
         let uid = self.packets.slots[idx as usize].uid;
@@ -702,11 +708,14 @@ impl Sim {
     /// end has the same time and rank (the packet's uid) either way. Kept
     /// to arrivals no later than the run's end, so no packet is counted
     /// on a link it would not have reached.
+    ///
+    /// `node` is link `li`'s far end (the caller holds the link).
     #[inline(never)]
-    fn fold_hop(&mut self, li: usize, idx: u32, at: Instant) -> bool {
-        let node = self.links[li].to;
-        let p = &self.packets.slots[idx as usize];
-        if p.dst == node || p.ttl <= 1 || at > self.end() {
+    fn fold_hop(&mut self, li: usize, node: u32, idx: u32, at: Instant) -> bool {
+        let end = self.end();
+        // Held from here to the TTL's decrement: the slot is indexed once.
+        let p = &mut self.packets.slots[idx as usize];
+        if p.dst == node || p.ttl <= 1 || at > end {
             return false;
         }
         let hops = u32::from(INITIAL_TTL - (p.ttl - 1));
@@ -729,7 +738,7 @@ impl Sim {
         }
         // `on_arrive` at `node`, then the idle fast path of `send_on_link`
         // and `start_tx` on a plain eager link, at `at`.
-        self.packets.slots[idx as usize].ttl -= 1;
+        p.ttl -= 1;
         l2.arrivals += 1;
         let tx = l2.tx_time(size);
         l2.busy_until = at + tx;
