@@ -318,7 +318,10 @@ impl Link {
         }
     }
     /// [`Sim::catch_up`] on this link, for a caller that holds it.
-    #[inline]
+    /// Inlined: as a call, `forward` moved eight registers to and from
+    /// the ones the call keeps, around each of the ~100 000 calls of the
+    /// reference run.
+    #[inline(always)]
     fn catch_up(&mut self, now: Instant) {
         while self.free_pending && self.head_start <= now {
             let start = self.head_start;
