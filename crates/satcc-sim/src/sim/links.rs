@@ -426,19 +426,23 @@ impl Sim {
         let p = &self.packets.slots[idx as usize];
         // Hops taken so far, from the TTL: the routes' O(1) lookup hint.
         let hops = u32::from(INITIAL_TTL - p.ttl);
+        // Read with the route's inputs, so that the slot is indexed once.
+        let read = (p.size, p.uid, p.low_priority);
         match self
             .routes
             .next_hop(&self.net, &self.link_up, p.flow, p.dst, node, hops)
         {
-            Some(li) => self.send_on_link(li as usize, idx),
+            Some(li) => self.send_on_link(li as usize, idx, read),
             None => self.drop_idx(idx, DropReason::NoRoute),
         }
     }
 
-    fn send_on_link(&mut self, li: usize, idx: u32) {
+    /// Packet `idx`, whose (size, uid, low priority) are `read`, arrives
+    /// at link `li`.
+    #[inline(always)]
+    fn send_on_link(&mut self, li: usize, idx: u32, read: (u32, u64, bool)) {
         let now = self.now;
-        let p = &self.packets.slots[idx as usize];
-        let (mut size, mut uid, mut low) = (p.size, p.uid, p.low_priority);
+        let (mut size, mut uid, mut low) = read;
         let mut link = &mut self.links[li];
         if link.plain
             && !link.queue_sees_all
