@@ -307,6 +307,14 @@ pub struct Red {
     idle: bool,
     /// When it became idle (`idletime_`).
     idle_since: Instant,
+    /// What [`base_drop_prob`] computes from the parameters alone, once
+    /// (each by the same expression on the same values: the same bits):
+    /// red.cc's `th_diff`, `v_b` (here `min_th / th_diff`, subtracted),
+    /// `v_c` and `v_d`.
+    th_diff: f64,
+    min_over_diff: f64,
+    v_c: f64,
+    v_d: f64,
     /// Early drops so far.
     early_drops: u64,
     /// Forced drops so far.
@@ -330,8 +338,17 @@ impl Red {
 
     /// RED with already resolved parameters.
     pub fn from_params(p: RedParams) -> Red {
+        // red.cc reset(): th_diff = 1 when the thresholds are equal.
+        let mut th_diff = p.max_th - p.min_th;
+        if th_diff == 0.0 {
+            th_diff = 1.0;
+        }
         // red.cc reset(): idle_ = 1, idletime_ = now (the start of the run).
         Red {
+            th_diff,
+            min_over_diff: p.min_th / th_diff,
+            v_c: (1.0 - p.max_p) / p.max_th,
+            v_d: 2.0 * p.max_p - 1.0,
             p,
             ave: 0.0,
             count: 0,
@@ -422,13 +439,7 @@ impl Red {
             } else {
                 // drop_early(): with use_mark_p_ true (the default) even the
                 // region above (2*)max_th goes through here with p = 1.
-                let p_b = base_drop_prob(
-                    avg,
-                    self.p.min_th,
-                    self.p.max_th,
-                    self.p.max_p,
-                    self.p.gentle,
-                );
+                let p_b = self.base_drop_prob(avg);
                 let p_a = if self.p.bytes {
                     actual_drop_prob_bytes(
                         p_b,
@@ -481,6 +492,28 @@ impl Red {
             RedVerdict::Enqueue => {}
         }
         verdict
+    }
+
+    /// [`base_drop_prob`] for this queue's parameters, with what depends
+    /// on them alone computed at build: the same operations on the same
+    /// values in the same order, so the same bits (test
+    /// `cached_base_drop_prob_is_bit_identical`).
+    #[inline(always)]
+    fn base_drop_prob(&self, avg: f64) -> f64 {
+        let p = &self.p;
+        if !avg.is_finite() || avg < p.min_th {
+            return if avg == f64::INFINITY { 1.0 } else { 0.0 };
+        }
+        let pb = if avg >= p.max_th {
+            if p.gentle && p.max_th > 0.0 {
+                self.v_c * avg + self.v_d
+            } else {
+                1.0
+            }
+        } else {
+            (avg / self.th_diff - self.min_over_diff) * p.max_p
+        };
+        pb.clamp(0.0, 1.0)
     }
 
     /// The link found the queue empty when it went to send (an idle period
@@ -549,6 +582,58 @@ mod tests {
         for x in edges.into_iter().chain(random) {
             assert_eq!(u64_as_f64(x).to_bits(), (x as f64).to_bits(), "{x}");
         }
+    }
+
+    #[test]
+    fn cached_base_drop_prob_is_bit_identical() {
+        let mut rng = Rng::new(11);
+        let mut pick = |xs: &[f64]| xs[(rng.next_u64() % xs.len() as u64) as usize];
+        let ths = [0.0, 1.0, 2.5, 5.0, 15.0, 30.0, 1e-3, 7.3, 1e6];
+        let ps = [0.1, 0.02, 0.5, 1.0, 1e-9, 0.3333];
+        let mut seen_gentle_region = 0;
+        for k in 0..4000 {
+            let min_th = pick(&ths);
+            let max_th = if k % 7 == 0 { min_th } else { pick(&ths) };
+            let max_p = pick(&ps);
+            let gentle = k % 2 == 0;
+            let red = Red::from_params(RedParams {
+                limit: 100,
+                min_th,
+                max_th,
+                weight: 0.002,
+                max_p,
+                gentle,
+                wait: true,
+                ptc: 1000.0,
+                bytes: false,
+                mean_pktsize: 500,
+            });
+            let avgs = [
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0,
+                min_th,
+                max_th,
+                2.0 * max_th,
+                (min_th + max_th) / 2.0,
+                max_th * 1.37 + 0.1,
+                pick(&ths) * 0.77,
+            ];
+            for avg in avgs {
+                let want = base_drop_prob(avg, min_th, max_th, max_p, gentle);
+                let got = red.base_drop_prob(avg);
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{min_th} {max_th} {max_p} {gentle} {avg}"
+                );
+                if gentle && avg > max_th && want < 1.0 && want > max_p {
+                    seen_gentle_region += 1;
+                }
+            }
+        }
+        assert!(seen_gentle_region > 0);
     }
 
     #[test]
