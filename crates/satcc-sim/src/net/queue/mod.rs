@@ -407,7 +407,7 @@ mod tests {
                 let p = Queued {
                     idx: k,
                     size: 40 + (gen.next_u64() % 1460) as u32,
-                    low: gen.next_u64() % 3 == 0,
+                    low: gen.next_u64().is_multiple_of(3),
                 };
                 if k % 10 < 6 {
                     // A busy stretch: arrivals queue up behind a
