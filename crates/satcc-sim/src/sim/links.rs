@@ -844,12 +844,15 @@ impl Sim {
             self.deliver(idx);
             return;
         }
-        p.ttl = p.ttl.saturating_sub(1);
-        if p.ttl == 0 {
+        if p.ttl <= 1 {
+            // What `saturating_sub(1)` then a test for zero did, with
+            // the common case a plain decrement.
+            p.ttl = 0;
             self.links[li].drops.ttl += 1;
             self.drop_idx(idx, DropReason::Ttl);
             return;
         }
+        p.ttl -= 1;
         self.forward(node, idx);
     }
 
