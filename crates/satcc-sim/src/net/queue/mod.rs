@@ -42,17 +42,10 @@ pub enum Admit {
 enum Kind {
     DropTail,
     Red(Box<Red>),
-    /// Boxed: the tag of the other kinds is then one compare, where the
-    /// deque's niche took several instructions on every `len()` (each
-    /// packet asks it two or three times).
-    Priority(Box<Low>),
-}
-
-/// A priority queue's low-priority class.
-#[derive(Clone, Debug, Default)]
-struct Low {
-    low: VecDeque<Queued>,
-    low_bytes: u64,
+    Priority {
+        low: VecDeque<Queued>,
+        low_bytes: u64,
+    },
 }
 
 /// A link's queue.
@@ -85,7 +78,10 @@ impl Queue {
                 u64::MAX,
             ),
             QueueSpec::Priority { limit, limit_bytes } => (
-                Kind::Priority(Box::default()),
+                Kind::Priority {
+                    low: VecDeque::new(),
+                    low_bytes: 0,
+                },
                 limit.map_or(u64::MAX, u64::from),
                 limit_bytes.map_or(u64::MAX, |b| b.0),
             ),
@@ -103,7 +99,7 @@ impl Queue {
     pub fn len(&self) -> usize {
         self.q.len()
             + match &self.kind {
-                Kind::Priority(l) => l.low.len(),
+                Kind::Priority { low, .. } => low.len(),
                 _ => 0,
             }
     }
@@ -117,7 +113,7 @@ impl Queue {
     pub fn bytes(&self) -> u64 {
         self.bytes
             + match &self.kind {
-                Kind::Priority(l) => l.low_bytes,
+                Kind::Priority { low_bytes, .. } => *low_bytes,
                 _ => 0,
             }
     }
@@ -159,7 +155,7 @@ impl Queue {
                     RedVerdict::ForcedDrop => return Admit::Dropped(DropReason::QueueFull),
                 }
             }
-            Kind::Priority(_) => return self.enqueue_priority(p),
+            Kind::Priority { .. } => return self.enqueue_priority(p),
         }
         self.bytes += u64::from(p.size);
         self.q.push_back(p);
@@ -209,10 +205,9 @@ impl Queue {
         if p.low {
             return Admit::Dropped(DropReason::QueueFull);
         }
-        let Kind::Priority(l) = &mut self.kind else {
+        let Kind::Priority { low, low_bytes } = &mut self.kind else {
             unreachable!("enqueue_priority on a non-priority queue")
         };
-        let Low { low, low_bytes } = &mut **l;
         // Push out the most recently queued low-priority packet: the one
         // that would have waited longest anyway.
         match low.pop_back() {
@@ -224,10 +219,9 @@ impl Queue {
                 } else {
                     // One victim freed too few bytes; put it back and drop
                     // the arrival rather than evict several packets.
-                    let Kind::Priority(l) = &mut self.kind else {
+                    let Kind::Priority { low, low_bytes } = &mut self.kind else {
                         unreachable!()
                     };
-                    let Low { low, low_bytes } = &mut **l;
                     *low_bytes += u64::from(victim.size);
                     low.push_back(victim);
                     Admit::Dropped(DropReason::QueueFull)
@@ -239,9 +233,9 @@ impl Queue {
 
     fn push_class(&mut self, p: Queued) {
         match &mut self.kind {
-            Kind::Priority(l) if p.low => {
-                l.low_bytes += u64::from(p.size);
-                l.low.push_back(p);
+            Kind::Priority { low, low_bytes } if p.low => {
+                *low_bytes += u64::from(p.size);
+                low.push_back(p);
             }
             _ => {
                 self.bytes += u64::from(p.size);
@@ -254,7 +248,7 @@ impl Queue {
     pub fn head_size(&self) -> Option<u32> {
         match (self.q.front(), &self.kind) {
             (Some(p), _) => Some(p.size),
-            (None, Kind::Priority(l)) => l.low.front().map(|p| p.size),
+            (None, Kind::Priority { low, .. }) => low.front().map(|p| p.size),
             (None, _) => None,
         }
     }
@@ -265,9 +259,9 @@ impl Queue {
             self.bytes -= u64::from(p.size);
             return Some(p);
         }
-        if let Kind::Priority(l) = &mut self.kind {
-            if let Some(p) = l.low.pop_front() {
-                l.low_bytes -= u64::from(p.size);
+        if let Kind::Priority { low, low_bytes } = &mut self.kind {
+            if let Some(p) = low.pop_front() {
+                *low_bytes -= u64::from(p.size);
                 return Some(p);
             }
         }
@@ -277,7 +271,7 @@ impl Queue {
     /// First in, first out: the order packets leave is the order they
     /// were accepted (not a priority queue, which may also push one out).
     pub fn is_fifo(&self) -> bool {
-        !matches!(self.kind, Kind::Priority(_))
+        !matches!(self.kind, Kind::Priority { .. })
     }
 
     /// True for a queue that must see every arrival, even to an idle link
