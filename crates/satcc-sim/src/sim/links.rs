@@ -597,7 +597,11 @@ impl Sim {
             .reverse
             .map(|r| self.links[r as usize].queue.len());
         let link = &mut self.links[li];
-        let h = link.hook.as_mut()?;
+        let Some(h) = link.hook.as_mut() else {
+            // No hook after all: the packet as it is.
+            let p = &self.packets.slots[idx as usize];
+            return Some((p.size, p.uid, p.low_priority));
+        };
         let view = LinkView {
             rate_bps: link.rate_bps,
             queue_pkts: link.queue.len(),
