@@ -697,8 +697,11 @@ impl Routes {
         // The common case: a packet on its flow's path, `hops` links along.
         if let Some(r) = self.fast.get(flow as usize) {
             let (a, b) = if dst == r.sink { r.fwd } else { r.rev };
-            let i = a.saturating_add(hops);
-            if i < b && (dst == r.sink || dst == r.source) {
+            // In u64, where two u32 cannot overflow (a saturating u32 add
+            // cost two more instructions on every hop); below `b`, a u32,
+            // it fits any usize.
+            let i = u64::from(a) + u64::from(hops);
+            if i < u64::from(b) && (dst == r.sink || dst == r.source) {
                 if let Some(&[li, from]) = self.hops.get(i as usize) {
                     if from == node {
                         return Some(li);

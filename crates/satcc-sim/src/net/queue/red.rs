@@ -218,7 +218,7 @@ pub fn base_drop_prob(avg: f64, min_th: f64, max_th: f64, max_p: f64, gentle: bo
 /// count p_b >= 1. With `wait`: 0 while count p_b < 1, then p_b / (2 -
 /// count p_b), 1 once count p_b >= 2.
 pub fn actual_drop_prob(p_b: f64, count: u64, wait: bool) -> f64 {
-    let c = count as f64;
+    let c = u64_as_f64(count);
     let cp = c * p_b;
     let p = if wait {
         if cp < 1.0 {
@@ -262,6 +262,18 @@ pub fn actual_drop_prob_bytes(
     }
 }
 
+/// `x as f64`, by the signed conversion when `x` fits in an i64 (every
+/// queue length, count and idle time of a run): one instruction where the
+/// unsigned one takes six on x86-64, and the same value (both round the
+/// same integer to the nearest double).
+#[inline(always)]
+fn u64_as_f64(x: u64) -> f64 {
+    match i64::try_from(x) {
+        Ok(i) => i as f64,
+        Err(_) => x as f64,
+    }
+}
+
 /// x^n by repeated squaring: deterministic on every platform (unlike
 /// `f64::powi`, whose precision Rust leaves unspecified).
 fn pow_u64(mut x: f64, mut n: u64) -> f64 {
@@ -295,6 +307,14 @@ pub struct Red {
     idle: bool,
     /// When it became idle (`idletime_`).
     idle_since: Instant,
+    /// What [`base_drop_prob`] computes from the parameters alone, once
+    /// (each by the same expression on the same values: the same bits):
+    /// red.cc's `th_diff`, `v_b` (here `min_th / th_diff`, subtracted),
+    /// `v_c` and `v_d`.
+    th_diff: f64,
+    min_over_diff: f64,
+    v_c: f64,
+    v_d: f64,
     /// Early drops so far.
     early_drops: u64,
     /// Forced drops so far.
@@ -318,8 +338,17 @@ impl Red {
 
     /// RED with already resolved parameters.
     pub fn from_params(p: RedParams) -> Red {
+        // red.cc reset(): th_diff = 1 when the thresholds are equal.
+        let mut th_diff = p.max_th - p.min_th;
+        if th_diff == 0.0 {
+            th_diff = 1.0;
+        }
         // red.cc reset(): idle_ = 1, idletime_ = now (the start of the run).
         Red {
+            th_diff,
+            min_over_diff: p.min_th / th_diff,
+            v_c: (1.0 - p.max_p) / p.max_th,
+            v_d: 2.0 * p.max_p - 1.0,
             p,
             ave: 0.0,
             count: 0,
@@ -366,9 +395,14 @@ impl Red {
         let mut m: u64 = 0;
         if self.idle {
             self.idle = false;
-            let idle_s = now.saturating_since(self.idle_since).as_secs_f64();
+            // `Duration::as_secs_f64`, written out with the cheaper
+            // conversion (the same bits).
+            let idle_ns = now.saturating_since(self.idle_since).as_nanos();
+            let idle_s = u64_as_f64(idle_ns) * 1e-9;
             let x = self.p.ptc * idle_s;
-            m = if x.is_finite() && x > 0.0 {
+            // Finite and positive (NaN fails both compares): two compares
+            // where `is_finite` took a dozen instructions.
+            m = if x > 0.0 && x < f64::INFINITY {
                 x as u64
             } else {
                 0
@@ -382,11 +416,13 @@ impl Red {
         } else {
             qlen_pkts as u64
         };
-        let q = qlen as f64;
+        let q = u64_as_f64(qlen);
         self.ave *= pow_u64(1.0 - w, m);
         self.ave = self.ave * (1.0 - w) + w * q;
 
-        self.count = self.count.saturating_add(1);
+        // One per arrival: 2^64 arrivals are out of reach of any run, so
+        // the add cannot overflow (it saturated, at two more instructions).
+        self.count += 1;
         self.count_bytes = self.count_bytes.saturating_add(u64::from(size));
 
         let avg = self.ave;
@@ -403,13 +439,7 @@ impl Red {
             } else {
                 // drop_early(): with use_mark_p_ true (the default) even the
                 // region above (2*)max_th goes through here with p = 1.
-                let p_b = base_drop_prob(
-                    avg,
-                    self.p.min_th,
-                    self.p.max_th,
-                    self.p.max_p,
-                    self.p.gentle,
-                );
+                let p_b = self.base_drop_prob(avg);
                 let p_a = if self.p.bytes {
                     actual_drop_prob_bytes(
                         p_b,
@@ -464,6 +494,28 @@ impl Red {
         verdict
     }
 
+    /// [`base_drop_prob`] for this queue's parameters, with what depends
+    /// on them alone computed at build: the same operations on the same
+    /// values in the same order, so the same bits (test
+    /// `cached_base_drop_prob_is_bit_identical`).
+    #[inline(always)]
+    fn base_drop_prob(&self, avg: f64) -> f64 {
+        let p = &self.p;
+        if !avg.is_finite() || avg < p.min_th {
+            return if avg == f64::INFINITY { 1.0 } else { 0.0 };
+        }
+        let pb = if avg >= p.max_th {
+            if p.gentle && p.max_th > 0.0 {
+                self.v_c * avg + self.v_d
+            } else {
+                1.0
+            }
+        } else {
+            (avg / self.th_diff - self.min_over_diff) * p.max_p
+        };
+        pb.clamp(0.0, 1.0)
+    }
+
     /// The link found the queue empty when it went to send (an idle period
     /// starts). ns-2 sets `idle_` in `deque()` when it returns no packet,
     /// i.e. when the link finishes a transmission and nothing waits.
@@ -510,6 +562,78 @@ mod tests {
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * b.abs().max(1e-300)
+    }
+
+    #[test]
+    fn the_signed_conversion_gives_the_unsigned_ones_bits() {
+        let mut rng = Rng::new(5);
+        let edges = [
+            0,
+            1,
+            (1 << 53) - 1,
+            1 << 53,
+            (1 << 53) + 1,
+            (1 << 63) - 1,
+            1 << 63,
+            (1 << 63) + 1,
+            u64::MAX,
+        ];
+        let random = (0..10_000).map(|k| rng.next_u64() >> (k % 64));
+        for x in edges.into_iter().chain(random) {
+            assert_eq!(u64_as_f64(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+    }
+
+    #[test]
+    fn cached_base_drop_prob_is_bit_identical() {
+        let mut rng = Rng::new(11);
+        let mut pick = |xs: &[f64]| xs[(rng.next_u64() % xs.len() as u64) as usize];
+        let ths = [0.0, 1.0, 2.5, 5.0, 15.0, 30.0, 1e-3, 7.3, 1e6];
+        let ps = [0.1, 0.02, 0.5, 1.0, 1e-9, 0.3333];
+        let mut seen_gentle_region = 0;
+        for k in 0..4000 {
+            let min_th = pick(&ths);
+            let max_th = if k % 7 == 0 { min_th } else { pick(&ths) };
+            let max_p = pick(&ps);
+            let gentle = k % 2 == 0;
+            let red = Red::from_params(RedParams {
+                limit: 100,
+                min_th,
+                max_th,
+                weight: 0.002,
+                max_p,
+                gentle,
+                wait: true,
+                ptc: 1000.0,
+                bytes: false,
+                mean_pktsize: 500,
+            });
+            let avgs = [
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                0.0,
+                min_th,
+                max_th,
+                2.0 * max_th,
+                (min_th + max_th) / 2.0,
+                max_th * 1.37 + 0.1,
+                pick(&ths) * 0.77,
+            ];
+            for avg in avgs {
+                let want = base_drop_prob(avg, min_th, max_th, max_p, gentle);
+                let got = red.base_drop_prob(avg);
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{min_th} {max_th} {max_p} {gentle} {avg}"
+                );
+                if gentle && avg > max_th && want < 1.0 && want > max_p {
+                    seen_gentle_region += 1;
+                }
+            }
+        }
+        assert!(seen_gentle_region > 0);
     }
 
     #[test]
