@@ -395,6 +395,19 @@ pub struct TcpSender {
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
+    /// The next [`Self::poll_transmit`] is known to find nothing to send:
+    /// set only by the plain path (no BBR, RACK, TCP-Peach or ns-2 Linux
+    /// shim) right after it sent new data up to the window's edge, and
+    /// cleared by every method that changes the sender's state
+    /// ([`Self::handle_input`], [`Self::handle_timeout`], and the
+    /// application's calls). A driver drains `poll_transmit` until `None`
+    /// after every input, so without it each drain ends with a full pass
+    /// through `poll_data` that finds the window closed.
+    blocked: bool,
+    /// Polls the `blocked` cache answered, each checked against the full
+    /// decision (tests only).
+    #[cfg(test)]
+    pub(crate) blocked_hits: u64,
     pub(super) stats: SenderStats,
 }
 
@@ -479,6 +492,9 @@ impl TcpSender {
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
+            blocked: false,
+            #[cfg(test)]
+            blocked_hits: 0,
             stats,
             cfg,
         }
@@ -486,11 +502,13 @@ impl TcpSender {
 
     /// The application hands over `bytes` more bytes.
     pub fn push_data(&mut self, bytes: u64) {
+        self.blocked = false;
         self.pushed_bytes = self.pushed_bytes.saturating_add(bytes);
     }
 
     /// The application always has data (bulk transfer).
     pub fn set_unlimited(&mut self) {
+        self.blocked = false;
         self.unlimited = true;
     }
 
@@ -498,12 +516,14 @@ impl TcpSender {
     /// sent is still delivered (retransmitted as needed), and
     /// [`SenderEvent::AllAcked`] reports when it all is.
     pub fn close(&mut self) {
+        self.blocked = false;
         self.unlimited = false;
         self.pushed_bytes = self.assigned_bytes;
     }
 
     /// An ACK arrived.
     pub fn handle_input(&mut self, now: Instant, ack: &TcpAck) {
+        self.blocked = false;
         if self.bbr.is_none() || ack.ack > self.snd_max || ack.ack < self.snd_una {
             self.handle_ack(now, ack);
             return;
@@ -1357,6 +1377,7 @@ impl TcpSender {
     /// The time asked for by [`Self::poll_timeout`] has come. Calls when
     /// nothing is due are ignored.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.blocked = false;
         if self
             .peach
             .as_ref()
@@ -1475,7 +1496,32 @@ impl TcpSender {
 
     /// The next segment to send now, if the window allows one: data first,
     /// then any TCP-Peach dummy that is due.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<TcpData> {
+        if self.blocked {
+            // The answer of the full decision, known since the last send
+            // (checked against it in every test of this crate).
+            #[cfg(test)]
+            self.check_blocked(now);
+            return None;
+        }
+        self.poll_transmit_full(now)
+    }
+
+    /// Tests: the full decision agrees with the `blocked` cache. The full
+    /// decision answering `None` changes nothing in a sender that may set
+    /// `blocked` (no pacing, no pending retransmission or probe).
+    #[cfg(test)]
+    fn check_blocked(&mut self, now: Instant) {
+        self.blocked = false;
+        let d = self.poll_transmit_full(now);
+        assert!(d.is_none(), "blocked cache said nothing to send, but {d:?}");
+        self.blocked = true;
+        self.blocked_hits += 1;
+    }
+
+    /// [`Self::poll_transmit`] without the `blocked` cache.
+    fn poll_transmit_full(&mut self, now: Instant) -> Option<TcpData> {
         if let Some(d) = self.poll_data(now) {
             if let Some(p) = self.peach.as_mut() {
                 p.last_data = Some((d.seq, d.len));
@@ -1598,7 +1644,22 @@ impl TcpSender {
         if self.snd_max < limit {
             let seq = self.snd_max;
             self.snd_nxt = seq + 1;
-            return Some(self.emit(now, seq));
+            let d = self.emit(now, seq);
+            // What the next call would find, nothing having changed: no
+            // pending retransmission or probe (both taken above, and
+            // `emit` sets neither), snd_nxt = snd_max, the same window
+            // (`emit` changes neither cwnd nor rwnd) and so the same
+            // `limit`. With Limited Transmit in play (a duplicate ACK
+            // outside recovery) the limit may stretch: no prediction.
+            // BBR (pacing), RACK (lost segments first), TCP-Peach (dummies
+            // after the data) and the shim decide otherwise.
+            let lt_may_stretch = self.cfg.limited_transmit && !self.in_recovery && self.dupacks > 0;
+            self.blocked = (self.snd_max >= limit || !self.has_new_data())
+                && !lt_may_stretch
+                && self.bbr.is_none()
+                && self.rack.is_none()
+                && self.peach.is_none();
+            return Some(d);
         }
         None
     }
