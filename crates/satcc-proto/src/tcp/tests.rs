@@ -818,3 +818,108 @@ fn rto_in_rfc6675_recovery_does_not_raise_ssthresh() {
     // ns-2's halving of the window is unchanged: min(cwnd, ssthresh) / 2.
     assert_eq!(run(RtoSsthresh::Window).0, 2.0);
 }
+
+// ---- The `blocked` cache of poll_transmit (issue 28) ----
+
+/// Random runs of every variant, with and without Limited Transmit and
+/// delayed ACKs, a receiver window that sometimes limits, random losses
+/// and blackouts (timeouts), finite transfers topped up at random times
+/// (also while the cache is set) or unlimited, and a close: every answer
+/// the `blocked` cache gives is checked against the full decision
+/// (`TcpSender::check_blocked`, run by `poll_transmit` in tests), and the
+/// runs use the cache often enough to mean something. A mutator that
+/// forgets to clear the cache fails here (checked by removing the clear
+/// from `handle_timeout`, `handle_input` and `push_data` in turn).
+#[test]
+fn blocked_cache_agrees_with_the_full_decision() {
+    let mut total_hits = 0;
+    let mut rng = Rng::new(28);
+    for variant in VARIANTS {
+        for lt in [false, true] {
+            for delayed_ack in [false, true] {
+                for unlimited in [false, true] {
+                    let rwnd = [8, 30, 10_000][rng.below(3) as usize];
+                    let cfg = SenderConfig {
+                        variant,
+                        limited_transmit: lt,
+                        min_rto: Duration::from_millis(200),
+                        ..SenderConfig::default()
+                    };
+                    let mut s = TcpSender::new(cfg, Instant::ZERO);
+                    let mut r = TcpReceiver::new(ReceiverConfig {
+                        rwnd,
+                        delayed_ack,
+                        ..ReceiverConfig::default()
+                    });
+                    let delay = Duration::from_millis(20);
+                    let mut fwd: Link<TcpData> = Link::new(delay, Duration::ZERO);
+                    let mut rev: Link<TcpAck> = Link::new(delay, Duration::ZERO);
+                    let mut now = Instant::ZERO;
+                    if unlimited {
+                        s.set_unlimited();
+                    } else {
+                        s.push_data(50_000);
+                    }
+                    let mut blackout = 0;
+                    for step in 0..30_000u32 {
+                        // Drain after every step, as a driver does.
+                        while let Some(d) = s.poll_transmit(now) {
+                            if blackout > 0 {
+                                blackout -= 1;
+                            } else if rng.chance(0.003) {
+                                // Everything lost for a while: a timeout.
+                                blackout = 40;
+                            } else if !rng.chance(0.02) {
+                                let jitter = Duration::from_micros(rng.below(3000));
+                                fwd.send(now + jitter, d);
+                            }
+                        }
+                        if step == 25_000 {
+                            s.close();
+                            continue;
+                        }
+                        if !unlimited && rng.chance(0.01) {
+                            s.push_data(1 + rng.below(30_000));
+                            continue;
+                        }
+                        let next = [fwd.next(), rev.next(), s.poll_timeout(), r.poll_timeout()]
+                            .into_iter()
+                            .flatten()
+                            .min();
+                        let Some(next) = next else {
+                            continue;
+                        };
+                        now = now.max(next);
+                        if fwd.next().is_some_and(|t| t <= now) {
+                            let (_, d) = fwd.q.pop_front().unwrap();
+                            r.handle_input(now, &d);
+                            while let Some(a) = r.poll_transmit(now) {
+                                rev.send(now, a);
+                            }
+                        } else if rev.next().is_some_and(|t| t <= now) {
+                            let (_, a) = rev.q.pop_front().unwrap();
+                            s.handle_input(now, &a);
+                        } else if s.poll_timeout().is_some_and(|t| t <= now) {
+                            s.handle_timeout(now);
+                        } else {
+                            r.handle_timeout(now);
+                            while let Some(a) = r.poll_transmit(now) {
+                                rev.send(now, a);
+                            }
+                        }
+                    }
+                    total_hits += s.blocked_hits;
+                    let st = s.stats();
+                    let what = format!(
+                        "{variant:?} lt={lt} delack={delayed_ack} unlimited={unlimited} \
+                         rwnd={rwnd} timeouts={}",
+                        st.timeouts
+                    );
+                    assert!(s.blocked_hits > 100, "{} hits; {what}", s.blocked_hits);
+                    assert!(st.timeouts > 0, "{what}");
+                }
+            }
+        }
+    }
+    assert!(total_hits > 10_000, "{total_hits} hits");
+}

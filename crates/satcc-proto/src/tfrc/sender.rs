@@ -215,6 +215,7 @@ impl TfrcSender {
     }
 
     /// The next packet, if its send time has come.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
         match self {
             TfrcSender::Rfc(e) => e.poll_transmit(now),

@@ -62,6 +62,11 @@ pub struct RfcSender {
     x_recv_set: VecDeque<(f64, Instant)>,
     /// The send schedule (§4.6).
     pacer: Pacer,
+    /// `pacer.due()` in ns, refreshed wherever the pacer changes (a send
+    /// and [`Self::reschedule`]): every poll compares against it, and
+    /// most polls (the one that ends each drain, the wake-ups before the
+    /// no-feedback timer) find it not yet come.
+    due_ns: u64,
     /// s/t_mbi (§4.3), fixed by the configuration.
     floor: f64,
     /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
@@ -103,6 +108,7 @@ impl RfcSender {
             tld: None,
             x_recv_set,
             pacer: Pacer::new(now),
+            due_ns: 0,
             floor: 0.0,
             ipi: Ipi::from_rate(1.0, 1.0),
             t_delta: 0,
@@ -117,6 +123,7 @@ impl RfcSender {
         // s/t_mbi (§4.3); t_mbi of zero is treated as 1 ns.
         e.floor = e.src.s / e.src.cfg.t_mbi.as_secs_f64().max(1e-9);
         e.refresh_ipi();
+        e.due_ns = e.pacer.due().as_nanos();
         e
     }
 
@@ -159,6 +166,7 @@ impl RfcSender {
     fn reschedule(&mut self) {
         self.refresh_ipi();
         self.pacer.reschedule(self.ipi);
+        self.due_ns = self.pacer.due().as_nanos();
     }
 
     /// The no-feedback interval max(4R, 2s/X) (§4.3 step 6, §4.4 step 2);
@@ -446,15 +454,22 @@ impl RfcSender {
     /// t_ipi = s/X_inst from the previous nominal time, so the long-run
     /// rate is exact; a sender more than one t_ipi late, after an idle
     /// period say, restarts the schedule from now instead of bursting).
+    #[inline]
     pub(super) fn poll_transmit(&mut self, now: Instant) -> Option<TfrcData> {
-        let ipi = self.ipi;
-        if now.as_nanos().saturating_add(self.t_delta) < self.pacer.due().as_nanos() {
+        if now.as_nanos().saturating_add(self.t_delta) < self.due_ns {
             return None;
         }
+        self.send_now(now)
+    }
+
+    /// [`Self::poll_transmit`] once the send time has come.
+    fn send_now(&mut self, now: Instant) -> Option<TfrcData> {
+        let ipi = self.ipi;
         if !self.src.has_data() {
             return None;
         }
         self.pacer.on_send(now, ipi);
+        self.due_ns = self.pacer.due().as_nanos();
         let len = self.src.take_payload();
         if self.src.stats.packets_sent == 0 && !self.feedback_seen {
             // §4.2: ready to send without an RTT sample: the no-feedback
@@ -475,7 +490,7 @@ impl RfcSender {
     pub(super) fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.nfb_deadline;
         if self.src.has_data() {
-            let send = Instant(self.pacer.due().as_nanos().saturating_sub(self.t_delta));
+            let send = Instant(self.due_ns.saturating_sub(self.t_delta));
             t = t.min(send);
         }
         Some(t)
@@ -527,10 +542,11 @@ mod tests {
     use crate::rng::Rng;
     use crate::time::{Duration, Instant};
 
-    /// The cached t_ipi and t_delta equal what X, X_inst and R give at
-    /// every step of a random run of feedback, no-feedback expiries and
-    /// sends (with and without damping): a path that changes one of them
-    /// without refreshing the cache fails here.
+    /// The cached t_ipi and t_delta equal what X, X_inst and R give, and
+    /// the cached due time the pacer's, at every step of a random run of
+    /// feedback, no-feedback expiries and sends (with and without
+    /// damping): a path that changes one of them without refreshing the
+    /// cache fails here.
     #[test]
     fn cached_interval_follows_every_rate_change() {
         for damping in [false, true] {
@@ -572,6 +588,7 @@ mod tests {
                 };
                 assert_eq!(e.ipi, e.ipi(), "t_ipi at {now:?}");
                 assert_eq!(e.t_delta, e.t_delta(e.ipi()), "t_delta at {now:?}");
+                assert_eq!(e.due_ns, e.pacer.due().as_nanos(), "due at {now:?}");
                 if last != Some(e.ipi) {
                     changes += 1;
                     last = Some(e.ipi);
