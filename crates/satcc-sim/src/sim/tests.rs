@@ -403,18 +403,66 @@ fn eager_departures_give_the_same_run_with_fewer_events() {
     assert!(fewer >= 10, "only {fewer} scenarios have eager links");
 }
 
-/// Hops folded into their feeder's departure (`Link::fold_from`) change
-/// nothing but the number of events: every shipped scenario (shortened)
-/// and the mixed dumbbell give the same summary and series with folding
-/// turned off, and the bench and dumbbell scenarios have fewer events.
-#[test]
-fn folded_hops_give_the_same_run_with_fewer_events() {
+/// Runs each of `extra` (name, scenario text) and every shipped scenario
+/// (shortened to 12 s) twice: as built, and with `unfold` applied before
+/// the run. Asserts the same summary and series but for `events`, never
+/// more events as built, and the same count where `folds` finds nothing
+/// to fold; returns the names of the runs with fewer events as built.
+fn same_run_when_unfolded(
+    extra: &[(&str, &str)],
+    folds: impl Fn(&Sim) -> bool,
+    unfold: impl Fn(&mut Sim),
+) -> Vec<String> {
     let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
         .expect("scenarios/")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     entries.sort();
+    let mut sources: Vec<(String, Scenario)> = extra
+        .iter()
+        .map(|&(name, text)| (name.to_string(), load(text)))
+        .collect();
+    for path in &entries {
+        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
+        sources.push((path.display().to_string(), sc));
+    }
+    let opts = RunOptions {
+        series: true,
+        ..RunOptions::default()
+    };
+    let mut fewer = Vec::new();
+    for (name, sc) in &sources {
+        let folded = Sim::new(sc, &opts).expect("builds");
+        let any = folds(&folded);
+        let mut a = folded.finish(None);
+        let mut sim = Sim::new(sc, &opts).expect("builds");
+        unfold(&mut sim);
+        let mut b = sim.finish(None);
+        assert!(a.summary.events <= b.summary.events, "{name}");
+        if a.summary.events < b.summary.events {
+            fewer.push(name.clone());
+        }
+        if !any {
+            assert_eq!(a.summary.events, b.summary.events, "{name}");
+        }
+        a.summary.events = 0;
+        b.summary.events = 0;
+        assert_eq!(
+            format!("{:?}\n{:?}", a.summary, a.series),
+            format!("{:?}\n{:?}", b.summary, b.series),
+            "{name}"
+        );
+    }
+    fewer
+}
+
+/// Hops folded into their feeder's departure (`Link::fold_from`) change
+/// nothing but the number of events: every shipped scenario (shortened)
+/// and the mixed dumbbell give the same summary and series with folding
+/// turned off, and the bench and dumbbell scenarios have fewer events.
+#[test]
+fn folded_hops_give_the_same_run_with_fewer_events() {
     // Last hops slower than the bottleneck: they queue and drop, so a
     // packet often finds its last link busy and must take the ordinary
     // way, and the packets behind it must not overtake it.
@@ -434,44 +482,16 @@ protocol = "tfrc"
 protocol = "cbr"
 rate = "3Mbps"
 "#;
-    let mut sources = vec![
-        ("mixed".to_string(), load(MIXED)),
-        ("slow-last-hop".to_string(), load(slow_last_hop)),
-    ];
-    for path in &entries {
-        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
-        sources.push((path.display().to_string(), sc));
-    }
-    let opts = RunOptions {
-        series: true,
-        ..RunOptions::default()
-    };
-    let mut fewer = Vec::new();
-    for (name, sc) in &sources {
-        let folded = Sim::new(sc, &opts).expect("builds");
-        let any = folded.links.iter().any(|l| l.fold_from != u32::MAX);
-        let mut a = folded.finish(None);
-        let mut sim = Sim::new(sc, &opts).expect("builds");
-        for l in &mut sim.links {
-            l.fold_from = u32::MAX;
-            l.feeds_fold = false;
-        }
-        let mut b = sim.finish(None);
-        assert!(a.summary.events <= b.summary.events, "{name}");
-        if a.summary.events < b.summary.events {
-            fewer.push(name.clone());
-        }
-        if !any {
-            assert_eq!(a.summary.events, b.summary.events, "{name}");
-        }
-        a.summary.events = 0;
-        b.summary.events = 0;
-        assert_eq!(
-            format!("{:?}\n{:?}", a.summary, a.series),
-            format!("{:?}\n{:?}", b.summary, b.series),
-            "{name}"
-        );
-    }
+    let fewer = same_run_when_unfolded(
+        &[("mixed", MIXED), ("slow-last-hop", slow_last_hop)],
+        |sim| sim.links.iter().any(|l| l.fold_from != u32::MAX),
+        |sim| {
+            for l in &mut sim.links {
+                l.fold_from = u32::MAX;
+                l.feeds_fold = false;
+            }
+        },
+    );
     for want in ["bench.toml", "dumbbell.toml", "slow-last-hop"] {
         assert!(
             fewer.iter().any(|n| n.ends_with(want)),
@@ -494,12 +514,6 @@ rate = "3Mbps"
 /// summary and series with the fold turned off.
 #[test]
 fn folded_injects_give_the_same_run_with_fewer_events() {
-    let mut entries: Vec<_> = std::fs::read_dir(scenarios_dir())
-        .expect("scenarios/")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    entries.sort();
     let busy_access = r#"
 name = "busy-access"
 duration = "20s"
@@ -517,43 +531,15 @@ host_jitter = "20ms"
 [[flows]]
 protocol = "sack"
 "#;
-    let mut sources = vec![
-        ("mixed".to_string(), load(MIXED)),
-        ("busy-access".to_string(), load(busy_access)),
-    ];
-    for path in &entries {
-        let sc = Scenario::load(path, &["duration=\"12s\"".into()]).expect("loads");
-        sources.push((path.display().to_string(), sc));
-    }
-    let opts = RunOptions {
-        series: true,
-        ..RunOptions::default()
-    };
-    let mut fewer = Vec::new();
-    for (name, sc) in &sources {
-        let folded = Sim::new(sc, &opts).expect("builds");
-        let any = folded.flows.iter().any(|f| f.inject_link != u32::MAX);
-        let mut a = folded.finish(None);
-        let mut sim = Sim::new(sc, &opts).expect("builds");
-        for f in &mut sim.flows {
-            f.inject_link = u32::MAX;
-        }
-        let mut b = sim.finish(None);
-        assert!(a.summary.events <= b.summary.events, "{name}");
-        if a.summary.events < b.summary.events {
-            fewer.push(name.clone());
-        }
-        if !any {
-            assert_eq!(a.summary.events, b.summary.events, "{name}");
-        }
-        a.summary.events = 0;
-        b.summary.events = 0;
-        assert_eq!(
-            format!("{:?}\n{:?}", a.summary, a.series),
-            format!("{:?}\n{:?}", b.summary, b.series),
-            "{name}"
-        );
-    }
+    let fewer = same_run_when_unfolded(
+        &[("mixed", MIXED), ("busy-access", busy_access)],
+        |sim| sim.flows.iter().any(|f| f.inject_link != u32::MAX),
+        |sim| {
+            for f in &mut sim.flows {
+                f.inject_link = u32::MAX;
+            }
+        },
+    );
     for want in ["bench.toml", "tfrc-friendliness.toml", "busy-access"] {
         assert!(
             fewer.iter().any(|n| n.ends_with(want)),
