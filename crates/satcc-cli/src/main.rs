@@ -19,14 +19,28 @@ macro_rules! print {
 }
 
 /// Writes to standard output; if it cannot (a closed pipe, a full disk),
-/// one line on standard error and exit status 1. Files a command writes go
-/// through `satcc_sim::partial::Partial`, so none is left under its final
-/// name by the exit.
+/// one line on standard error, then an unwind that `main` turns into exit
+/// status 1.
 fn write_stdout(args: std::fmt::Arguments<'_>) {
     use std::io::Write as _;
     if let Err(e) = std::io::stdout().lock().write_fmt(args) {
         eprintln!("satcc: cannot write to standard output: {e}");
-        std::process::exit(1);
+        // Unwind rather than `process::exit`: destructors still run (a
+        // server's transfers keep their resume records, a shell's children
+        // and namespaces are taken down, temporaries are removed), and
+        // `resume_unwind` calls no panic hook, so nothing more is printed.
+        std::panic::resume_unwind(Box::new(StdoutGone));
+    }
+}
+
+/// What [`write_stdout`] unwinds with.
+struct StdoutGone;
+
+fn main() -> ExitCode {
+    match std::panic::catch_unwind(satcc_main) {
+        Ok(code) => code,
+        Err(p) if p.is::<StdoutGone>() => ExitCode::from(1),
+        Err(p) => std::panic::resume_unwind(p),
     }
 }
 
@@ -187,7 +201,7 @@ fn negative_numbers(cmd: clap::Command) -> clap::Command {
         .mut_subcommands(negative_numbers)
 }
 
-fn main() -> ExitCode {
+fn satcc_main() -> ExitCode {
     let cli = {
         use clap::{CommandFactory, FromArgMatches};
         let m = negative_numbers(Cli::command()).get_matches();
