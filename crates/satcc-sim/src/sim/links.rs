@@ -152,7 +152,6 @@ pub(crate) struct Link {
     // line is a miss).
     pub(super) busy_until: Instant,
     pub delay: Duration,
-    pub to: u32,
     /// A `LinkFree` event is pending; on an eager link (below), packets
     /// wait in the queue whose transmissions are already scheduled.
     pub(super) free_pending: bool,
@@ -202,6 +201,13 @@ pub(crate) struct Link {
     /// takes out the packets whose start has passed before anything
     /// reads the queue.
     pub(super) eager: bool,
+    /// The far end. In the wire's line, not the first: an arrival reads
+    /// the wire and this alone, so it touches one line of its link, where
+    /// it touched both (at `scenarios/bench.toml`'s last hop each was a
+    /// first-level miss about half the time; docs/validation.md, "Tenth
+    /// sitting, packets"). Whoever puts a packet on the wire reads this
+    /// line anyway.
+    pub to: u32,
     /// On an eager link with packets queued: when the head's
     /// transmission starts.
     pub(super) head_start: Instant,

@@ -175,7 +175,6 @@ fn a_plain_hop_reads_two_lines_of_its_link() {
             offset_of!(Link, busy_until) + size_of::<Instant>(),
         ),
         ("delay", offset_of!(Link, delay) + size_of::<Duration>()),
-        ("to", offset_of!(Link, to) + 4),
         ("free_pending", offset_of!(Link, free_pending) + 1),
         ("queue_sees_all", offset_of!(Link, queue_sees_all) + 1),
         ("plain", offset_of!(Link, plain) + 1),
@@ -188,13 +187,16 @@ fn a_plain_hop_reads_two_lines_of_its_link() {
     ] {
         assert!(end <= 64, "{name} ends at byte {end} of Link");
     }
-    // The second: the wire, its first packet inline.
+    // The second: the wire, its first packet inline, and the far end
+    // (all that an arrival reads of its link).
     let pipe = offset_of!(Link, pipe);
     let end = pipe + size_of::<super::links::Pipe>();
     assert!(
         pipe >= 64 && end <= 128,
         "pipe at bytes {pipe}..{end} of Link"
     );
+    let to = offset_of!(Link, to);
+    assert!(to >= 64 && to + 4 <= 128, "to at bytes {to}.. of Link");
 }
 
 /// A link's pipe is a FIFO whatever the interleaving of pushes and pops,
