@@ -8,7 +8,7 @@ pub use satcc_proto::endpoint::Message;
 /// `repr(C, align(64))`: 128 bytes, two whole cache lines, the header
 /// (the 32 bytes every hop reads) first, so that a router's read of the
 /// header is one line and the header, the message's tag and a TCP data
-/// segment's fields share it. At 112 bytes unaligned, three slots in four
+/// segment's fields share it. At 112 bytes unaligned, half the slots
 /// of the simulator's packet store spanned three lines and one header in
 /// four two (docs/validation.md, "Tenth sitting, packets": 1.5 % fewer
 /// first-level data misses on `scenarios/bench.toml`).
