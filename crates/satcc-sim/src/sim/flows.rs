@@ -51,22 +51,27 @@ pub(super) enum Side {
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Flow {
-    // First line: what every packet of the flow needs.
+    // First line: what every packet of the flow needs, its delivery
+    // included (the connection and `active`: a delivery that sends
+    // nothing, as most of a TFRC receiver's, then reads no other line).
     pub(super) sender: AnySender,
     pub(super) receiver: AnyReceiver,
     pub(super) wake: [Instant; 2],
-    pub id: u32,
     pub src: u32,
     pub dst: u32,
     pub(super) header: u32,
-    // Second line: the counters every packet moves.
+    /// Current connection generation (see [`Packet::conn`]).
+    pub(super) conn: u16,
+    pub(super) active: bool,
+    // Second line: the counters every packet sent moves.
     /// Wire bytes sent, by kind.
     pub tx: TxBytes,
     pub packets_sent: u64,
     pub drops: u64,
-    /// Current connection generation (see [`Packet::conn`]).
-    pub(super) conn: u16,
-    pub(super) active: bool,
+    /// The flow's index in the simulator's flows, which packets carry
+    /// ([`Packet::flow`]); out of the first line, where the drives have
+    /// the index already.
+    pub id: u32,
     pub(super) measured: bool,
     // Third line: the sender's drive.
     /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
@@ -152,10 +157,13 @@ impl Flow {
 
     /// What the flow's packets are addressed with (copied out, so that a
     /// packet can be built while the endpoint that gives it is borrowed).
+    /// `fi` is the flow's index, which is its id (what `deliver` indexes
+    /// the flows with): the id field itself is not read.
     #[inline(always)]
-    fn addr(&self) -> FlowAddr {
+    fn addr(&self, fi: usize) -> FlowAddr {
+        debug_assert_eq!(fi, self.id as usize);
         FlowAddr {
-            id: self.id,
+            id: fi as u32,
             src: self.src,
             dst: self.dst,
             header: self.header,
@@ -288,7 +296,7 @@ impl Sim {
         // by when they were pushed.
         loop {
             let f = &mut self.flows[fi];
-            let addr = f.addr();
+            let addr = f.addr(fi);
             let (tx, sent) = (&mut f.tx, &mut f.packets_sent);
             let (packets, totals, next_uid) =
                 (&mut self.packets, &mut self.totals, &mut self.next_uid);
@@ -471,7 +479,7 @@ impl Sim {
         // Sent as they come, as in `drive_sender`.
         loop {
             let f = &mut self.flows[fi];
-            let addr = f.addr();
+            let addr = f.addr(fi);
             let tx = &mut f.tx;
             let (packets, totals, next_uid) =
                 (&mut self.packets, &mut self.totals, &mut self.next_uid);
