@@ -46,8 +46,9 @@ pub(super) enum Side {
 /// A flow instance: two endpoints, the application driving the sender,
 /// and its counters.
 ///
-/// `repr(C)`, hot fields first: a packet's delivery and the sender's
-/// drive read the struct's first three cache lines (see `Link`).
+/// `repr(C)`, hot fields first: a packet's delivery reads the struct's
+/// first cache line, a sender's drive its first three (four with host
+/// jitter; see `Link`, and the test `a_drive_reads_three_lines_of_its_flow`).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub(crate) struct Flow {
@@ -63,25 +64,18 @@ pub(crate) struct Flow {
     /// Current connection generation (see [`Packet::conn`]).
     pub(super) conn: u16,
     pub(super) active: bool,
-    // Second line: the counters every packet sent moves.
+    // Second line: the counters every packet sent moves, and the jitter
+    // bounds every packet sent is checked against.
     /// Wire bytes sent, by kind.
     pub tx: TxBytes,
     pub packets_sent: u64,
-    pub drops: u64,
-    /// The flow's index in the simulator's flows, which packets carry
-    /// ([`Packet::flow`]); out of the first line, where the drives have
-    /// the index already.
-    pub id: u32,
-    pub(super) measured: bool,
-    // Third line: the sender's drive.
-    /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
-    pub(super) recovery: Option<Box<crate::report::recovery::LossRecovery>>,
-    /// Files: (cumulative end byte, arrival time) of files not yet acked.
-    pub(super) files: VecDeque<(u64, Instant)>,
     /// Upper bound of the random hold before each data packet is sent.
     pub(super) send_jitter: Duration,
     /// Upper bound of the order-preserving host timing jitter.
     pub(super) host_jitter: Duration,
+    // Third line: the rest of the sender's drive. A drive of a sender
+    // without host jitter (TCP) reads three lines of its flow, where it
+    // read four (docs/validation.md, "Tenth sitting, packets").
     /// When the sender's latest host-jittered packet enters the network.
     pub(super) host_last: Instant,
     /// The link a host-jittered packet of this flow enters, when its
@@ -91,12 +85,24 @@ pub(crate) struct Flow {
     /// `Inject` events of this flow still pending: while any is, no later
     /// packet's entry may be folded (it would overtake them).
     pub(super) injects_pending: u32,
-    /// When a rate-based sender first learned of a loss (left slow start).
-    pub(super) slow_start_exit: Option<Instant>,
     /// Bytes acknowledged over all connections (sum of `Acked` events).
     pub(super) acked: u64,
-    // The rest: set up once, or read at sample instants and the end.
+    /// TFRC/CCID3: the loss-recovery tracker fed from the sender's rate.
+    pub(super) recovery: Option<Box<crate::report::recovery::LossRecovery>>,
+    /// Files: (cumulative end byte, arrival time) of files not yet acked.
+    pub(super) files: VecDeque<(u64, Instant)>,
+    // Fourth line: what a host-jittered send draws from, and what is
+    // written only on a loss or a drop.
     pub(super) jitter_rng: Rng,
+    /// When a rate-based sender first learned of a loss (left slow start).
+    pub(super) slow_start_exit: Option<Instant>,
+    pub drops: u64,
+    // The rest: set up once, or read at sample instants and the end.
+    /// The flow's index in the simulator's flows, which packets carry
+    /// ([`Packet::flow`]); out of the first line, where the drives have
+    /// the index already.
+    pub id: u32,
+    pub(super) measured: bool,
     pub mss: u32,
     pub(super) files_started: u32,
     pub(super) start: Instant,
@@ -654,6 +660,31 @@ impl Sim {
                     action: AppAction::File,
                 },
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod layout {
+    /// What a delivery reads lies in the flow's first line, what a drive
+    /// of a sender without host jitter reads in its first three.
+    #[test]
+    fn a_drive_reads_three_lines_of_its_flow() {
+        use std::mem::{offset_of, size_of};
+
+        use super::Flow;
+        assert!(offset_of!(Flow, active) < 64 && offset_of!(Flow, conn) + 2 <= 64);
+        for (name, end) in [
+            ("packets_sent", offset_of!(Flow, packets_sent) + 8),
+            ("host_jitter", offset_of!(Flow, host_jitter) + 8),
+            ("acked", offset_of!(Flow, acked) + 8),
+            ("recovery", offset_of!(Flow, recovery) + 8),
+            (
+                "files",
+                offset_of!(Flow, files) + size_of::<std::collections::VecDeque<(u64, u64)>>(),
+            ),
+        ] {
+            assert!(end <= 192, "{name} ends at byte {end} of Flow");
         }
     }
 }
