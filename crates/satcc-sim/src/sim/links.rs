@@ -45,8 +45,8 @@ pub(super) struct OnWire {
     pub idx: u32,
 }
 
-/// The packets on a link's wire, first to arrive first: the first two
-/// kept inline, the others in a ring of power-of-two capacity. What
+/// The packets on a link's wire, first to arrive first: the first kept
+/// inline, the others in a ring of power-of-two capacity. What
 /// `VecDeque` did, with a push that inlines (std's `push_back` is a call
 /// per hop); the ring grows when full and never shrinks (a wire holds at
 /// most a bandwidth-delay product of packets).
@@ -54,29 +54,16 @@ pub(super) struct OnWire {
 /// The first packet inline: a wire that seldom holds more than one packet
 /// (an access link carrying one flow) then touches no line but its
 /// link's. At `satcc bench --scale 8` a separate buffer's line was cold
-/// at nearly every packet (docs/validation.md, "Speed"). The second
-/// inline too: the access link behind the bottleneck often carries two of
-/// its flow's packets at once (a TCP sender's pair leaves the bottleneck
-/// back to back), and half of the hops folded onto it found its wire
-/// busy, each then a write to a ring line of its own that was cold
-/// (docs/validation.md, "Tenth sitting, packets").
-///
-/// `repr(C)`: `first`, `second`, `len` and `head` fill the rest of the
-/// link's second line after its far end (see `Link`); the ring's pointer
-/// is read only with three packets or more on the wire.
+/// at nearly every packet (docs/validation.md, "Speed").
 #[derive(Debug, Default)]
-#[repr(C)]
 pub(super) struct Pipe {
     /// The packet to arrive first, when `len > 0`.
     first: OnWire,
-    /// The packet to arrive second, when `len > 1`.
-    second: OnWire,
-    /// Packets on the wire, `first` and `second` included.
-    len: u32,
-    /// Where the ring's packets (`len - 2` of them) start.
-    head: u32,
-    /// The packets after `second`.
+    /// The others (`len - 1` of them), from `head` on.
     buf: Box<[OnWire]>,
+    head: u32,
+    /// Packets on the wire, `first` included.
+    len: u32,
 }
 
 impl Pipe {
@@ -98,24 +85,19 @@ impl Pipe {
     }
     #[inline(always)]
     pub(super) fn push_back(&mut self, w: OnWire) {
-        match self.len {
-            0 => self.push_first(w),
-            1 => {
-                self.second = w;
-                self.len = 2;
-            }
-            _ => {
-                let queued = self.len as usize - 2;
-                if queued == self.buf.len() {
-                    self.grow();
-                }
-                // The capacity is a power of two: the mask wraps the index.
-                let mask = self.buf.len() - 1;
-                let i = (self.head as usize + queued) & mask;
-                self.buf[i] = w;
-                self.len += 1;
-            }
+        if self.len == 0 {
+            self.push_first(w);
+            return;
         }
+        let queued = self.len as usize - 1;
+        if queued == self.buf.len() {
+            self.grow();
+        }
+        // The capacity is a power of two: the mask wraps the index.
+        let mask = self.buf.len() - 1;
+        let i = (self.head as usize + queued) & mask;
+        self.buf[i] = w;
+        self.len += 1;
     }
     #[inline(always)]
     pub(super) fn pop_front(&mut self) -> Option<OnWire> {
@@ -125,19 +107,16 @@ impl Pipe {
         let w = self.first;
         self.len -= 1;
         if self.len > 0 {
-            self.first = self.second;
-            if self.len > 1 {
-                self.second = self.buf[self.head as usize];
-                // An emptied ring restarts at its first entry: a wire
-                // that seldom holds more than three packets keeps to one
-                // line of its ring, where the head cycled through the
-                // eight entries' three.
-                self.head = if self.len == 2 {
-                    0
-                } else {
-                    (self.head + 1) & (self.buf.len() as u32 - 1)
-                };
-            }
+            self.first = self.buf[self.head as usize];
+            // An emptied ring restarts at its first entry: a wire that
+            // seldom holds more than two packets (an access link behind
+            // the bottleneck) then keeps to one line of its ring, where
+            // the head cycled through the eight entries' three.
+            self.head = if self.len == 1 {
+                0
+            } else {
+                (self.head + 1) & (self.buf.len() as u32 - 1)
+            };
         }
         Some(w)
     }
@@ -152,7 +131,7 @@ impl Pipe {
     fn grow(&mut self) {
         let cap = (self.buf.len() * 2).max(8);
         let mut buf = vec![OnWire::default(); cap].into_boxed_slice();
-        let n = self.len as usize - 2;
+        let n = self.len as usize - 1;
         let old = self.buf.len();
         for (k, slot) in buf.iter_mut().take(n).enumerate() {
             *slot = self.buf[(self.head as usize + k) % old];
@@ -194,20 +173,6 @@ pub(crate) struct Link {
     /// Some link folds its arrivals from this one ([`Link::fold_from`]):
     /// a packet put on this wire may go straight onto the next link.
     pub(super) feeds_fold: bool,
-    /// Departures are scheduled when a packet is queued, with no
-    /// `LinkFree` event: a FIFO queue on a link without hook, error
-    /// model, shaper or capture, in a run without snapshots or hooks
-    /// anywhere. Its departure time is then known at enqueue (the end of
-    /// the transmission before it), and with the same-instant rule
-    /// (engine.rs) the packet's arrival event is the same whenever it is
-    /// scheduled. The queue still holds the packet until its start, for
-    /// its length (drop-tail limit, RED, samples); [`Sim::catch_up`]
-    /// takes out the packets whose start has passed before anything
-    /// reads the queue.
-    pub(super) eager: bool,
-    /// Read when routes are built, not per packet (in the first line's
-    /// spare bytes, where it costs no line).
-    pub is_reverse: bool,
     /// (size, serialisation time in ns) of the last size [`Link::tx_time`]
     /// had to compute, when the time fits in 32 bits (data and ACK sizes
     /// repeat; the division is the costly part).
@@ -228,8 +193,22 @@ pub(crate) struct Link {
     /// having been folded: while any is, no later one may be folded (it
     /// would overtake them).
     pub(super) unfolded: u32,
-    // Second line: the far end and the wire (its first two packets
-    // inline); then the ring's pointer and an eager link's head.
+    // Second line: the wire (its first packet inline), an eager link's
+    // head.
+    /// Packets on the wire, in arrival order (the head's arrival event is
+    /// ranked by its uid).
+    pub(super) pipe: Pipe,
+    /// Departures are scheduled when a packet is queued, with no
+    /// `LinkFree` event: a FIFO queue on a link without hook, error
+    /// model, shaper or capture, in a run without snapshots or hooks
+    /// anywhere. Its departure time is then known at enqueue (the end of
+    /// the transmission before it), and with the same-instant rule
+    /// (engine.rs) the packet's arrival event is the same whenever it is
+    /// scheduled. The queue still holds the packet until its start, for
+    /// its length (drop-tail limit, RED, samples); [`Sim::catch_up`]
+    /// takes out the packets whose start has passed before anything
+    /// reads the queue.
+    pub(super) eager: bool,
     /// The far end. In the wire's line, not the first: an arrival reads
     /// the wire and this alone, so it touches one line of its link, where
     /// it touched both (at `scenarios/bench.toml`'s last hop each was a
@@ -237,13 +216,12 @@ pub(crate) struct Link {
     /// sitting, packets"). Whoever puts a packet on the wire reads this
     /// line anyway.
     pub to: u32,
-    /// Packets on the wire, in arrival order (the head's arrival event is
-    /// ranked by its uid).
-    pub(super) pipe: Pipe,
     /// On an eager link with packets queued: when the head's
     /// transmission starts.
     pub(super) head_start: Instant,
     pub(super) hook: Option<Box<dyn LinkHook>>,
+    /// Read when routes are built, not per packet: out of the first line.
+    pub is_reverse: bool,
     /// The opposite direction between the same nodes (its queue is what a
     /// REFWA hook on this link needs for ACKs).
     pub(super) reverse: Option<u32>,
@@ -963,31 +941,6 @@ mod layout {
     /// gave cachegrind 4 % more last-level misses than a 576-byte one
     /// (docs/validation.md, "Ninth sitting, links"). An odd number of
     /// lines spreads the links over every set.
-    /// An arrival reads its link's far end and the wire's first two
-    /// packets and length; they share the link's second line, and only
-    /// the ring's pointer (read with three packets or more on the wire)
-    /// lies past it.
-    #[test]
-    fn an_arrival_reads_one_line_of_its_link() {
-        use std::mem::offset_of;
-
-        use super::{Link, Pipe};
-        let pipe = offset_of!(Link, pipe);
-        for (name, at, len) in [
-            ("to", offset_of!(Link, to), 4),
-            ("pipe.first", pipe + offset_of!(Pipe, first), 24),
-            ("pipe.second", pipe + offset_of!(Pipe, second), 24),
-            ("pipe.len", pipe + offset_of!(Pipe, len), 4),
-            ("pipe.head", pipe + offset_of!(Pipe, head), 4),
-        ] {
-            assert!(
-                at >= 64 && at + len <= 128,
-                "{name} at bytes {at}..{} of Link",
-                at + len
-            );
-        }
-    }
-
     #[test]
     fn a_link_is_an_odd_number_of_cache_lines() {
         let lines = std::mem::size_of::<super::Link>() / 64;
