@@ -38,6 +38,20 @@ const MAX_STRETCHES: usize = 64;
 /// and only a decreasing run of them; this only guards odd inputs).
 const X_RECV_SET_CAP: usize = 256;
 
+/// `v / 1000` as `u64`, for the RTT filter's weighted sum (the quotient,
+/// a weighted mean of two `u64` ns counts, always fits in 64 bits):
+/// through a 64-bit division when `v` fits in 64 bits, which it does
+/// unless an RTT exceeds ~213 days, instead of the 128-bit division
+/// routine (a call, and its code in the instruction cache, on every
+/// feedback). The same quotient either way.
+#[inline]
+fn div_1000(v: u128) -> u64 {
+    match u64::try_from(v) {
+        Ok(v) => v / 1000,
+        Err(_) => (v / 1000) as u64,
+    }
+}
+
 /// The RFC 5348 engine of [`super::TfrcSender`].
 #[derive(Debug)]
 pub struct RfcSender {
@@ -225,9 +239,8 @@ impl RfcSender {
             None => r_sample,
             Some(r) => {
                 let q = u128::from(self.src.cfg.rtt_q_milli.min(1000));
-                let v =
-                    (q * r.as_nanos() as u128 + (1000 - q) * r_sample.as_nanos() as u128) / 1000;
-                Duration::from_nanos(v as u64)
+                let v = q * r.as_nanos() as u128 + (1000 - q) * r_sample.as_nanos() as u128;
+                Duration::from_nanos(div_1000(v))
             }
         }
         .max(MIN_RTT);
@@ -260,10 +273,7 @@ impl RfcSender {
         // survive the first two RTTs of feedback however long the sender
         // existed before sending).
         if first {
-            self.tld = Some(now);
-            self.x = self.initial_rate(r);
-            self.x_recv_set.clear();
-            self.x_recv_set.push_back((f64::INFINITY, now));
+            self.on_first_rtt(now, r);
         }
         // §4.3 (3): RTO = max(4R, 2s/X), with the X in force before this
         // feedback's update (step 4); step 6 arms the no-feedback timer
@@ -278,18 +288,7 @@ impl RfcSender {
         // covered by the feedback packet was a data-limited interval."
         let data_limited = self.covered_interval_data_limited(fb.ts_echo, r, now) && x_recv > 0.0;
         let recv_limit = if data_limited {
-            // The whole interval was data-limited (§4.3 (4), §8.2).
-            if p > p_prev {
-                for e in &mut self.x_recv_set {
-                    e.0 /= 2.0;
-                }
-                self.x_recv = 0.85 * x_recv;
-                self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
-                self.max_x_recv_set()
-            } else {
-                self.x_recv = self.maximize_x_recv_set(x_recv, now);
-                2.0 * self.max_x_recv_set()
-            }
+            self.data_limited_recv_limit(x_recv, p > p_prev, now)
         } else {
             // Typical behaviour.
             self.update_x_recv_set(x_recv, now, r);
@@ -301,13 +300,7 @@ impl RfcSender {
             self.x_calc = Some(x_bps);
             self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
         } else {
-            self.x_calc = None;
-            let tld = self.tld.unwrap_or(now);
-            if now.saturating_since(tld) >= r {
-                // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
-                self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
-                self.tld = Some(now);
-            }
+            self.slow_start(now, r, recv_limit);
         }
         // §4.3 (6): "Reset the nofeedback timer to expire after RTO
         // seconds."
@@ -315,6 +308,52 @@ impl RfcSender {
         self.idle_since_nfb = true;
         self.feedback_seen = true;
         self.reschedule();
+    }
+
+    /// §4.2 on the first RTT measurement: tld = now, X = initial_rate, and
+    /// X_recv_set = {Infinity} (re)stamped now. Out of line (`#[cold]`,
+    /// once per connection), so that [`Self::on_feedback`]'s per-feedback
+    /// path sits on fewer cache lines.
+    #[cold]
+    #[inline(never)]
+    fn on_first_rtt(&mut self, now: Instant, r: Duration) {
+        self.tld = Some(now);
+        self.x = self.initial_rate(r);
+        self.x_recv_set.clear();
+        self.x_recv_set.push_back((f64::INFINITY, now));
+    }
+
+    /// recv_limit of §4.3 step 4 when the whole interval the feedback
+    /// covers was data-limited (§8.2); `p_rose`: a new loss event or an
+    /// increase in p. Out of line: a bulk source never takes it.
+    #[cold]
+    #[inline(never)]
+    fn data_limited_recv_limit(&mut self, x_recv: f64, p_rose: bool, now: Instant) -> f64 {
+        if p_rose {
+            for e in &mut self.x_recv_set {
+                e.0 /= 2.0;
+            }
+            self.x_recv = 0.85 * x_recv;
+            self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
+            self.max_x_recv_set()
+        } else {
+            self.x_recv = self.maximize_x_recv_set(x_recv, now);
+            2.0 * self.max_x_recv_set()
+        }
+    }
+
+    /// §4.3 step 4 with p = 0: initial slow start, X = max(min(2X,
+    /// recv_limit), initial_rate) once per RTT. Out of line: only before
+    /// the first loss event.
+    #[inline(never)]
+    fn slow_start(&mut self, now: Instant, r: Duration, recv_limit: f64) {
+        self.x_calc = None;
+        let tld = self.tld.unwrap_or(now);
+        if now.saturating_since(tld) >= r {
+            // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
+            self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
+            self.tld = Some(now);
+        }
     }
 
     /// §8.2.1, "When a feedback packet is received, is this interval
@@ -541,6 +580,36 @@ mod tests {
     use super::super::TfrcSender;
     use crate::rng::Rng;
     use crate::time::{Duration, Instant};
+
+    /// The 64-bit path of `div_1000` gives the 128-bit quotient: edge
+    /// values around 2^64 and random sums of the filter's form.
+    #[test]
+    fn div_1000_is_the_128_bit_quotient() {
+        let edges = [
+            0u128,
+            1,
+            999,
+            1000,
+            1001,
+            u64::MAX as u128 - 1,
+            u64::MAX as u128,
+            u64::MAX as u128 + 1,
+            1000 * u64::MAX as u128,
+        ];
+        for v in edges {
+            assert_eq!(u128::from(super::div_1000(v)), v / 1000, "{v}");
+        }
+        let mut rng = Rng::new(3);
+        for _ in 0..100_000 {
+            let q = u128::from(rng.below(1001));
+            let (r, rs) = (
+                rng.next_u64() >> rng.below(64),
+                rng.next_u64() >> rng.below(64),
+            );
+            let v = q * r as u128 + (1000 - q) * rs as u128;
+            assert_eq!(u128::from(super::div_1000(v)), v / 1000, "{v}");
+        }
+    }
 
     /// The cached t_ipi and t_delta equal what X, X_inst and R give, and
     /// the cached due time the pacer's, at every step of a random run of
