@@ -99,6 +99,10 @@ pub struct RfcSender {
     /// first, the last one open (end None) while data is waiting
     /// (DataLimitedCheck::Stretches).
     not_limited_runs: VecDeque<(Instant, Option<Instant>)>,
+    /// The last stretch is open (`not_limited_runs.back()` has no end):
+    /// every send asks, and the answer here saves a read of the deque's
+    /// buffer (a data-cache line of its own) per packet.
+    stretch_open: bool,
     t_new: Instant,
     t_next: Instant,
     feedback_seen: bool,
@@ -130,6 +134,7 @@ impl RfcSender {
             idle_since_nfb: true,
             not_limited: [Instant::ZERO; 2],
             not_limited_runs: VecDeque::new(),
+            stretch_open: false,
             t_new: Instant::ZERO,
             t_next: Instant::ZERO,
             feedback_seen: false,
@@ -400,8 +405,12 @@ impl RfcSender {
     /// A packet left at `now`; `more` says whether data is still waiting
     /// (the stretch of not being data-limited goes on) or not (it ends).
     fn note_stretch(&mut self, now: Instant, more: bool) {
-        let open = self.not_limited_runs.back().is_some_and(|r| r.1.is_none());
-        match (open, more) {
+        #[cfg(test)]
+        assert_eq!(
+            self.stretch_open,
+            self.not_limited_runs.back().is_some_and(|r| r.1.is_none())
+        );
+        match (self.stretch_open, more) {
             (false, true) => {
                 if self.not_limited_runs.len() >= MAX_STRETCHES {
                     // Bounded memory: the two oldest become one, as if the
@@ -413,11 +422,13 @@ impl RfcSender {
                     }
                 }
                 self.not_limited_runs.push_back((now, None));
+                self.stretch_open = true;
             }
             (true, false) => {
                 if let Some(r) = self.not_limited_runs.back_mut() {
                     r.1 = Some(now);
                 }
+                self.stretch_open = false;
             }
             _ => {}
         }
