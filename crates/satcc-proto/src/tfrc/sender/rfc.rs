@@ -53,8 +53,41 @@ fn div_1000(v: u128) -> u64 {
 }
 
 /// The RFC 5348 engine of [`super::TfrcSender`].
+///
+/// `repr(C)`, fields in the order written: what every send touches (the
+/// poll's due time, the pacer, the data-limited marks, then the source)
+/// comes first, on two or three data-cache lines instead of spread over
+/// the struct; what only feedback and the timer use follows.
 #[derive(Debug)]
+#[repr(C)]
 pub struct RfcSender {
+    /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
+    /// in force: they change only on feedback and on the no-feedback
+    /// timer, which end with [`Self::reschedule`], while every poll asks
+    /// for them (computed by the same expressions, so the same bits).
+    ipi: Ipi,
+    /// The send schedule (§4.6).
+    pacer: Pacer,
+    /// `pacer.due()` in ns, refreshed wherever the pacer changes (a send
+    /// and [`Self::reschedule`]): every poll compares against it, and
+    /// most polls (the one that ends each drain, the wake-ups before the
+    /// no-feedback timer) find it not yet come.
+    due_ns: u64,
+    t_delta: u64,
+    r: Option<Duration>,
+    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next
+    /// (DataLimitedCheck::TwoTimestamps).
+    not_limited: [Instant; 2],
+    t_new: Instant,
+    t_next: Instant,
+    nfb_deadline: Instant,
+    /// Nothing sent since the no-feedback timer was last set (§4.4).
+    idle_since_nfb: bool,
+    feedback_seen: bool,
+    /// The last stretch is open (`not_limited_runs.back()` has no end):
+    /// every send asks, and the answer here saves a read of the deque's
+    /// buffer (a data-cache line of its own) per packet.
+    stretch_open: bool,
     pub(super) src: Source,
     /// Allowed sending rate X, bytes/s.
     x: f64,
@@ -64,7 +97,6 @@ pub struct RfcSender {
     p: f64,
     /// X_Bps of the last rate update with p > 0.
     x_calc: Option<f64>,
-    r: Option<Duration>,
     /// §4.5 R_sqmean, in sqrt(seconds).
     r_sqmean: f64,
     /// X_inst / X (§4.5); 1 without damping.
@@ -74,38 +106,12 @@ pub struct RfcSender {
     /// X_recv_set (§4.3): (rate, time), kept as a decreasing run so that
     /// the front is the maximum.
     x_recv_set: VecDeque<(f64, Instant)>,
-    /// The send schedule (§4.6).
-    pacer: Pacer,
-    /// `pacer.due()` in ns, refreshed wherever the pacer changes (a send
-    /// and [`Self::reschedule`]): every poll compares against it, and
-    /// most polls (the one that ends each drain, the wake-ups before the
-    /// no-feedback timer) find it not yet come.
-    due_ns: u64,
     /// s/t_mbi (§4.3), fixed by the configuration.
     floor: f64,
-    /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
-    /// in force: they change only on feedback and on the no-feedback
-    /// timer, which end with [`Self::reschedule`], while every poll asks
-    /// for them (computed by the same expressions, so the same bits).
-    ipi: Ipi,
-    t_delta: u64,
-    nfb_deadline: Instant,
-    /// Nothing sent since the no-feedback timer was last set (§4.4).
-    idle_since_nfb: bool,
-    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next
-    /// (DataLimitedCheck::TwoTimestamps).
-    not_limited: [Instant; 2],
     /// The stretches during which the sender was not data-limited, oldest
     /// first, the last one open (end None) while data is waiting
     /// (DataLimitedCheck::Stretches).
     not_limited_runs: VecDeque<(Instant, Option<Instant>)>,
-    /// The last stretch is open (`not_limited_runs.back()` has no end):
-    /// every send asks, and the answer here saves a read of the deque's
-    /// buffer (a data-cache line of its own) per packet.
-    stretch_open: bool,
-    t_new: Instant,
-    t_next: Instant,
-    feedback_seen: bool,
 }
 
 impl RfcSender {
