@@ -598,6 +598,57 @@ mod tests {
     use crate::rng::Rng;
     use crate::time::{Duration, Instant};
 
+    /// The open-stretch flag equals what the deque says after every step
+    /// of a random data-limited run (data pushed a few packets at a time,
+    /// so stretches open and close, feedback, no-feedback expiries,
+    /// sends); `note_stretch` also asserts it before each use.
+    #[test]
+    fn stretch_flag_follows_the_deque() {
+        let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+        let mut rng = Rng::new(5);
+        let mut now = Instant::ZERO;
+        let (mut opened, mut closed) = (0, 0);
+        for _ in 0..20_000 {
+            now += Duration::from_micros(1 + rng.below(50_000));
+            match rng.below(5) {
+                // A few packets at a time, once the queue is nearly
+                // empty: the sender catches up and stretches close.
+                0 if s.queued_bytes() < 1000 => s.push_data(rng.below(4) * 1000 + rng.below(1000)),
+                0 => {}
+                1 => {
+                    let echo = Instant(now.as_nanos() - rng.below(now.as_nanos().min(500_000_000)));
+                    let fb = TfrcFeedback {
+                        ts_echo: echo,
+                        t_delay: Duration::from_micros(rng.below(1000)),
+                        x_recv: rng.next_f64() * 1e6,
+                        p: rng.next_f64() * 0.05,
+                    };
+                    s.handle_input(now, &fb);
+                }
+                2 => {
+                    now = now.max(s.nofeedback_deadline());
+                    s.handle_timeout(now);
+                }
+                _ => while s.poll_transmit(now).is_some() {},
+            }
+            let TfrcSender::Rfc(e) = &s else {
+                unreachable!()
+            };
+            let open = e.not_limited_runs.back().is_some_and(|r| r.1.is_none());
+            assert_eq!(e.stretch_open, open, "at {now:?}");
+            match (open, e.not_limited_runs.back()) {
+                (true, _) => opened += 1,
+                (false, Some(_)) => closed += 1,
+                _ => {}
+            }
+        }
+        // Both states were visited many times.
+        assert!(
+            opened > 1000 && closed > 1000,
+            "{opened} open, {closed} closed"
+        );
+    }
+
     /// The 64-bit path of `div_1000` gives the 128-bit quotient: edge
     /// values around 2^64 and random sums of the filter's form.
     #[test]
