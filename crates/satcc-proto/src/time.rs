@@ -63,12 +63,21 @@ impl Duration {
         if !s.is_finite() || s <= 0.0 {
             return Duration::ZERO;
         }
-        let ns = (s * 1e9).round();
+        let ns = s * 1e9;
+        // 2^64 (`u64::MAX as f64`): a product below it rounds to below it
+        // (floats there are 2048 apart, all whole).
         if ns >= u64::MAX as f64 {
-            Duration::MAX
-        } else {
-            Duration(ns as u64)
+            return Duration::MAX;
         }
+        // `ns.round()` (half away from zero) without the call to the
+        // rounding routine (baseline x86-64 has no rounding instruction):
+        // the truncation, plus one if the fraction is at least a half.
+        // `ns - trunc(ns)` is exact for every float, and from 2^52 up
+        // `ns` is whole, so this is the same integer (test
+        // `from_secs_f64_rounds_as_round`).
+        let t = ns as u64;
+        let frac = ns - t as f64;
+        Duration(t + u64::from(frac >= 0.5))
     }
     /// Nanoseconds in the span.
     pub const fn as_nanos(self) -> u64 {
@@ -149,6 +158,69 @@ impl fmt::Display for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rounding without the rounding routine gives what
+    /// `(s * 1e9).round()` gives: halves, the neighbours of halves, the
+    /// 2^52..2^64 range, the saturation edge and random bit patterns.
+    #[test]
+    fn from_secs_f64_rounds_as_round() {
+        fn by_round(s: f64) -> Duration {
+            if !s.is_finite() || s <= 0.0 {
+                return Duration::ZERO;
+            }
+            let ns = (s * 1e9).round();
+            if ns >= u64::MAX as f64 {
+                Duration::MAX
+            } else {
+                Duration(ns as u64)
+            }
+        }
+        let mut cases = vec![
+            0.0,
+            -0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+            1e-300,
+        ];
+        for ns in [
+            0.5f64,
+            1.5,
+            2.5,
+            1e6 + 0.5,
+            4503599627370495.5,
+            2f64.powi(52),
+            2f64.powi(53),
+        ] {
+            for x in [
+                ns,
+                f64::from_bits(ns.to_bits() - 1),
+                f64::from_bits(ns.to_bits() + 1),
+            ] {
+                cases.push(x / 1e9);
+            }
+        }
+        for e in 50..=65 {
+            let ns = 2f64.powi(e);
+            for x in [
+                ns,
+                f64::from_bits(ns.to_bits() - 1),
+                f64::from_bits(ns.to_bits() + 1),
+            ] {
+                cases.push(x / 1e9);
+            }
+        }
+        let mut rng = crate::rng::Rng::new(11);
+        for _ in 0..200_000 {
+            cases.push(f64::from_bits(rng.next_u64()));
+            // Durations of interest: ns to days, with fractions.
+            cases.push(rng.next_f64() * 10f64.powi(rng.below(15) as i32 - 9));
+        }
+        for s in cases {
+            assert_eq!(Duration::from_secs_f64(s), by_round(s), "{s:e}");
+        }
+    }
 
     #[test]
     fn transmission_time_rounds_up() {

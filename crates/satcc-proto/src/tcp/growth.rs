@@ -303,19 +303,7 @@ impl GrowthState {
     /// cap on the window.
     pub fn on_ack(&mut self, cwnd: f64, ssthresh: f64, peach: bool, a: AckInfo) -> f64 {
         match self {
-            GrowthState::Reno => {
-                // TCP-Peach has no slow start: Sudden Start is followed by
-                // Congestion Avoidance (paper 002 Fig. 1).
-                let inc = if cwnd < ssthresh && !peach {
-                    // RFC 5681 §3.1 slow start, eq. (2): one SMSS per ACK
-                    // (ns-2 counts ACKs).
-                    1.0
-                } else {
-                    // Congestion avoidance, eq. (3): SMSS*SMSS/cwnd per ACK.
-                    1.0 / cwnd
-                };
-                cwnd + inc
-            }
+            GrowthState::Reno => reno_on_ack(cwnd, ssthresh, peach),
             GrowthState::Hybla(h) => {
                 if let Some(l) = h.linux.as_mut() {
                     return l.on_ack(cwnd, ssthresh, a.srtt, a.open);
@@ -388,6 +376,12 @@ impl GrowthState {
                 cwnd + inc
             }
         }
+    }
+
+    /// Reno's growth, the one [`GrowthState`] without per-ACK state
+    /// (the sender runs it inline, without building an [`AckInfo`]).
+    pub fn is_reno(&self) -> bool {
+        matches!(self, GrowthState::Reno)
     }
 
     /// ssthresh and cwnd on entering fast recovery, `flight` being RFC
@@ -479,4 +473,22 @@ pub(crate) fn hybla_rho(srtt: Option<Duration>, rtt0: Duration) -> f64 {
         Some(r) if rtt0.0 > 0 => (r.0 as f64 / rtt0.0 as f64).max(1.0),
         _ => 1.0,
     }
+}
+
+/// Reno's window growth for one ACK of new data outside recovery, before
+/// the cap on the window ([`GrowthState::on_ack`] for [`Growth::Reno`];
+/// Reno has no slow-start exit of its own).
+#[inline]
+pub fn reno_on_ack(cwnd: f64, ssthresh: f64, peach: bool) -> f64 {
+    // TCP-Peach has no slow start: Sudden Start is followed by
+    // Congestion Avoidance (paper 002 Fig. 1).
+    let inc = if cwnd < ssthresh && !peach {
+        // RFC 5681 §3.1 slow start, eq. (2): one SMSS per ACK
+        // (ns-2 counts ACKs).
+        1.0
+    } else {
+        // Congestion avoidance, eq. (3): SMSS*SMSS/cwnd per ACK.
+        1.0 / cwnd
+    };
+    cwnd + inc
 }

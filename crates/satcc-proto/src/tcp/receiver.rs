@@ -120,35 +120,14 @@ impl TcpReceiver {
     /// A data segment arrived.
     pub fn handle_input(&mut self, now: Instant, seg: &TcpData) {
         let _ = now;
-        if seg.dummy {
-            self.stats.dummies_received += 1;
-            if self.cfg.echo_dummy {
-                // A dummy carries no data: it never moves RCV.NXT or
-                // TS.Recent; its echo carries its own timestamp so that
-                // TCP-Peach can time it.
-                let mut ack = self.build_ack();
-                ack.ts_echo = seg.ts;
-                ack.dummy_echo = true;
-                // The echo repeats the last cumulative ACK sent: data a
-                // delayed ACK is still holding is acknowledged by that ACK,
-                // which would otherwise follow the echo as a duplicate.
-                ack.ack = self.last_ack_sent;
-                self.stats.acks_sent += 1;
-                self.queue(ack);
-                return;
-            }
-            // A plain receiver ignores the mark (paper 002 §III-A): it
-            // sees a copy of the last data segment, usually one it already
-            // has, and treats it as any data segment.
+        if seg.dummy && self.on_dummy(seg) {
+            return;
         }
         self.stats.segments_received += 1;
         let seq = seg.seq;
         let wnd_end = self.rcv_nxt.saturating_add(self.cfg.rwnd.max(1) as u64);
         if seq >= wnd_end || seq == u64::MAX {
-            // RFC 793 §3.9: an unacceptable segment is dropped and answered
-            // with an ACK; it must not update TS.Recent (RFC 7323 §4.3).
-            self.stats.out_of_window += 1;
-            self.send_ack();
+            self.out_of_window();
             return;
         }
         // RFC 7323 §4.3 (2): TS.Recent follows segments at or below
@@ -241,6 +220,44 @@ impl TcpReceiver {
     /// Configuration.
     pub fn config(&self) -> &ReceiverConfig {
         &self.cfg
+    }
+
+    /// A TCP-Peach dummy (paper 002 §III-A): echoed if the receiver knows
+    /// dummies (true: the segment is used up), else treated as data.
+    /// Out of line (`#[cold]`): only TCP-Peach sends dummies.
+    #[cold]
+    #[inline(never)]
+    fn on_dummy(&mut self, seg: &TcpData) -> bool {
+        self.stats.dummies_received += 1;
+        if self.cfg.echo_dummy {
+            // A dummy carries no data: it never moves RCV.NXT or
+            // TS.Recent; its echo carries its own timestamp so that
+            // TCP-Peach can time it.
+            let mut ack = self.build_ack();
+            ack.ts_echo = seg.ts;
+            ack.dummy_echo = true;
+            // The echo repeats the last cumulative ACK sent: data a
+            // delayed ACK is still holding is acknowledged by that ACK,
+            // which would otherwise follow the echo as a duplicate.
+            ack.ack = self.last_ack_sent;
+            self.stats.acks_sent += 1;
+            self.queue(ack);
+            return true;
+        }
+        // A plain receiver ignores the mark (paper 002 §III-A): it
+        // sees a copy of the last data segment, usually one it already
+        // has, and treats it as any data segment.
+        false
+    }
+
+    /// RFC 793 §3.9: an unacceptable segment is dropped and answered with
+    /// an ACK; it must not update TS.Recent (RFC 7323 §4.3). Out of line
+    /// (`#[cold]`): rare.
+    #[cold]
+    #[inline(never)]
+    fn out_of_window(&mut self) {
+        self.stats.out_of_window += 1;
+        self.send_ack();
     }
 
     #[inline]

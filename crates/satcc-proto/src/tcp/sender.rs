@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use super::bbr::{BbrAck, BbrState, CaState};
-use super::growth::{AckInfo, Growth, GrowthState};
+use super::growth::{reno_on_ack, AckInfo, Growth, GrowthState};
 use super::ns2linux::{CaState as ShimCa, Shim, SHIM_MAX_BURST};
 use super::peach::{PeachConfig, PeachState};
 use super::rack::{LossDetection, Rack};
@@ -634,12 +634,7 @@ impl TcpSender {
         // RFC 5681 §3.2 / RFC 793: an ACK for data never sent is dropped,
         // and an ACK older than SND.UNA carries nothing new.
         if ack.ack > self.snd_max || ack.ack < self.snd_una {
-            // A dummy's echo rides at low priority and may be overtaken by
-            // data ACKs; its credit still counts (paper 002 §III-A).
-            if ack.dummy_echo && ack.ack <= self.snd_max {
-                self.on_dummy_ack();
-            }
-            self.stats.acks_ignored += 1;
+            self.ignore_ack(ack);
             return;
         }
         self.rwnd = ack.wnd as u64;
@@ -658,11 +653,8 @@ impl TcpSender {
         if advanced {
             self.on_cumulative_ack(now, ack);
         }
-        let newly_sacked = if let Some(r) = self.rack.as_mut() {
-            // RFC 8985 §6.2 step 2: each newly SACKed segment is delivered.
-            let min_rtt = self.stats.min_rtt;
-            self.sb
-                .update_with(ack.sack_blocks(), |seq| r.on_sacked(seq, now, min_rtt))
+        let newly_sacked = if self.rack.is_some() {
+            self.rack_update(now, ack)
         } else if self.cfg.variant == Variant::Sack {
             // RFC 6675 §5: update the scoreboard on every ACK.
             self.sb.update(ack.sack_blocks())
@@ -672,13 +664,82 @@ impl TcpSender {
         // Dummy echoes (TCP-Peach) are probes, never loss signals by
         // themselves; SACK news they carry still counts (RFC 6675 §2).
         if ack.dummy_echo {
-            self.on_dummy_ack();
-            if newly_sacked > 0 {
-                self.stats.dupacks += 1;
-                self.on_dupack(now);
-            }
+            self.on_dummy_echo(now, newly_sacked);
             return;
         }
+        if self.peach.is_some() && self.peach_on_ack(now, advanced) {
+            return;
+        }
+        let outstanding = self.snd_max > self.snd_una;
+        let is_dup = match self.cfg.variant {
+            // RFC 6675 §2 DupAck: new SACK information, even on a
+            // cumulative ACK; a receiver without SACK falls back to the
+            // RFC 5681 §2 definition.
+            Variant::Sack => newly_sacked > 0 || (ack.sack_len == 0 && !advanced && outstanding),
+            // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(d). Rule (e), same
+            // window, is not applied: routers (REFWA) rewrite the window.
+            _ => !advanced && outstanding,
+        };
+        if is_dup {
+            self.stats.dupacks += 1;
+            self.on_dupack(now);
+        }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, ack, advanced || newly_sacked > 0);
+        }
+        if self.prr_on() && self.in_recovery {
+            let delivered =
+                (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before);
+            self.prr_ack(delivered);
+        }
+    }
+
+    /// An ACK for data never sent or older than SND.UNA: counted and
+    /// dropped. Out of line (`#[cold]`): rare, and kept off the per-ACK
+    /// path's cache lines.
+    #[cold]
+    #[inline(never)]
+    fn ignore_ack(&mut self, ack: &TcpAck) {
+        // A dummy's echo rides at low priority and may be overtaken by
+        // data ACKs; its credit still counts (paper 002 §III-A).
+        if ack.dummy_echo && ack.ack <= self.snd_max {
+            self.on_dummy_ack();
+        }
+        self.stats.acks_ignored += 1;
+    }
+
+    /// The scoreboard update of one ACK with RACK-TLP (out of line: only
+    /// RACK runs it).
+    #[cold]
+    #[inline(never)]
+    fn rack_update(&mut self, now: Instant, ack: &TcpAck) -> u64 {
+        let min_rtt = self.stats.min_rtt;
+        let Some(r) = self.rack.as_mut() else {
+            return 0;
+        };
+        // RFC 8985 §6.2 step 2: each newly SACKed segment is delivered.
+        self.sb
+            .update_with(ack.sack_blocks(), |seq| r.on_sacked(seq, now, min_rtt))
+    }
+
+    /// The rest of [`Self::handle_ack`] for a TCP-Peach dummy's echo (out
+    /// of line: only TCP-Peach sends dummies).
+    #[cold]
+    #[inline(never)]
+    fn on_dummy_echo(&mut self, now: Instant, newly_sacked: u64) {
+        self.on_dummy_ack();
+        if newly_sacked > 0 {
+            self.stats.dupacks += 1;
+            self.on_dupack(now);
+        }
+    }
+
+    /// TCP-Peach's check of a duplicate ACK in [`Self::handle_ack`]; true
+    /// if the ACK is used up (the caller returns). Out of line: only
+    /// TCP-Peach runs it.
+    #[cold]
+    #[inline(never)]
+    fn peach_on_ack(&mut self, now: Instant, advanced: bool) -> bool {
         let rtt = self.rtt_reference();
         if let Some(p) = self.peach.as_mut() {
             // Paper 002 §III-A/B: a receiver that does not know dummies
@@ -704,7 +765,7 @@ impl TcpSender {
                 if p.fallback {
                     if now < p.swallow_until {
                         p.unanswered -= 1;
-                        return;
+                        return true;
                     }
                 } else {
                     p.suspects += 1;
@@ -722,33 +783,12 @@ impl TcpSender {
                         // as for the base variant at the start of a
                         // connection.
                         self.ssthresh = self.cfg.initial_ssthresh as f64;
-                        return;
+                        return true;
                     }
                 }
             }
         }
-        let outstanding = self.snd_max > self.snd_una;
-        let is_dup = match self.cfg.variant {
-            // RFC 6675 §2 DupAck: new SACK information, even on a
-            // cumulative ACK; a receiver without SACK falls back to the
-            // RFC 5681 §2 definition.
-            Variant::Sack => newly_sacked > 0 || (ack.sack_len == 0 && !advanced && outstanding),
-            // RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(d). Rule (e), same
-            // window, is not applied: routers (REFWA) rewrite the window.
-            _ => !advanced && outstanding,
-        };
-        if is_dup {
-            self.stats.dupacks += 1;
-            self.on_dupack(now);
-        }
-        if self.rack.is_some() {
-            self.rack_on_ack(now, ack, advanced || newly_sacked > 0);
-        }
-        if self.prr_on() && self.in_recovery {
-            let delivered =
-                (self.snd_una + self.sb.sacked_count()).saturating_sub(delivered_before);
-            self.prr_ack(delivered);
-        }
+        false
     }
 
     /// PRR runs: the SACK sender with RFC 6675 recovery, `prr` set, no
@@ -822,6 +862,8 @@ impl TcpSender {
     /// probe), recovery if a segment is lost (Linux `tcp_time_to_recover()`
     /// with RACK: any segment marked lost), and §7.2 (the probe timer).
     /// `news`: the ACK acknowledged or SACKed something.
+    #[cold]
+    #[inline(never)]
     fn rack_on_ack(&mut self, now: Instant, ack: &TcpAck, news: bool) {
         let recovering = self.in_recovery || self.in_rto_recovery();
         let newly = self.rack_detect(now, recovering);
@@ -890,7 +932,17 @@ impl TcpSender {
     /// ACK arrives, when the connection is open: not in fast or RTO
     /// recovery, nothing SACKed or marked lost (Linux: TCP_CA_Open), no
     /// probe unresolved, something outstanding. Otherwise no probe timer.
+    #[inline]
     fn arm_tlp(&mut self, now: Instant) {
+        if self.rack.as_ref().is_some_and(|r| r.tlp()) {
+            self.arm_tlp_rack(now);
+        }
+    }
+
+    /// [`Self::arm_tlp`] with RACK-TLP on (out of line: only RACK runs it).
+    #[cold]
+    #[inline(never)]
+    fn arm_tlp_rack(&mut self, now: Instant) {
         let open = !self.in_recovery
             && !self.in_rto_recovery()
             && self.sb.sacked_count() == 0
@@ -963,88 +1015,27 @@ impl TcpSender {
             // The ns-2 Linux shim took its sample already (`shim_ack`).
             _ if self.shim.is_some() => {}
             RttTiming::Timestamps => self.rtt.on_sample(r),
-            RttTiming::Karn => {
-                if let Some((_, sent)) = self.timed.filter(|&(seq, _)| ack.ack > seq) {
-                    self.rtt.on_sample(now.saturating_since(sent));
-                    self.timed = None;
-                }
-            }
+            RttTiming::Karn => self.karn_sample(now, ack.ack),
         }
         self.last_rtt = Some(r);
         self.stats.rtt_samples += 1;
         self.stats.sum_rtt += r;
         self.stats.min_rtt = Some(self.stats.min_rtt.map_or(r, |m| m.min(r)));
-        if let Some(rk) = self.rack.as_mut() {
-            // RFC 8985 §6.2 steps 1-2: min_RTT first, then each newly
-            // acknowledged segment.
-            rk.advance(self.snd_una, now, self.stats.min_rtt);
+        if self.rack.is_some() {
+            self.rack_advance(now);
         }
         // RFC 6675 §5: a cumulative ACK resets DupAcks.
         self.dupacks = 0;
         self.lt_sent = 0;
-        let mut restart_timer = true;
-        if let Some(p) = self.peach.as_mut() {
-            // Paper 002 §III-C: Rapid Recovery ends when the retransmitted
-            // segment is acknowledged; the base variant deflates cwnd.
-            if p.rapid && self.snd_una > p.rr_seq {
-                p.rapid = false;
-                p.rr_deadline = None;
-            }
+        if self.peach.is_some() {
+            self.peach_on_cumulative_ack();
         }
-        if self.in_recovery {
-            // The ns-2 Linux shim ends its recovery itself, after the ACK
-            // (`shim_alert`), and grows nothing in TCP_CA_Recovery.
-            let variant = if self.shim.is_some() {
-                None
-            } else {
-                Some(self.cfg.variant)
-            };
-            match variant {
-                None => {}
-                Some(Variant::Reno) => {
-                    // RFC 5681 §3.2 step 6: deflate and leave on any new ACK.
-                    self.cwnd = self.deflated_cwnd();
-                    self.in_recovery = false;
-                }
-                Some(Variant::NewReno) => {
-                    if self.snd_una >= self.recover {
-                        // RFC 6582 §3.2 step 5, full ACK, option (2):
-                        // cwnd = ssthresh (as ns-2 does).
-                        self.cwnd = self.deflated_cwnd();
-                        self.in_recovery = false;
-                    } else {
-                        // RFC 6582 §3.2 step 6, partial ACK: retransmit the
-                        // next hole, deflate by the amount acknowledged and
-                        // add back one SMSS.
-                        self.pending_rexmit = Some(self.snd_una);
-                        self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
-                        if self.cfg.newreno_impatient && self.first_partial_seen {
-                            restart_timer = false;
-                        }
-                        self.first_partial_seen = true;
-                    }
-                }
-                Some(Variant::Sack) => {
-                    // RFC 6675 §5 (A): a cumulative ACK beyond RecoveryPoint
-                    // ends recovery; cwnd is already ssthresh (4.2).
-                    if self.snd_una >= self.recover {
-                        self.in_recovery = false;
-                        if self.prr_on() {
-                            // RFC 6937 §3.1: "On exiting recovery: cwnd =
-                            // ssthresh".
-                            self.cwnd = self.ssthresh;
-                        }
-                    } else if self.cfg.sack_recovery == SackRecovery::Ns2 {
-                        // tcp-sack1.cc Sack1TcpAgent::recv(), partial ACK
-                        // with partial_ack_ 0: `--pipe_` once more ("so
-                        // that we never do worse than slow-start").
-                        self.ns2_pipe -= 1;
-                    }
-                }
-            }
+        let restart_timer = if self.in_recovery {
+            self.recovery_cumulative_ack(newly)
         } else {
             self.open_cwnd(now, newly);
-        }
+            true
+        };
         // RFC 6298 §5.2 and §5.3.
         if self.snd_una == self.snd_max {
             self.rto_deadline = None;
@@ -1055,9 +1046,113 @@ impl TcpSender {
             && self.pushed_bytes > self.reported_all_acked
             && self.stats.acked_bytes >= self.pushed_bytes
         {
-            self.reported_all_acked = self.pushed_bytes;
-            self.events.push_back(SenderEvent::AllAcked);
+            self.report_all_acked();
         }
+    }
+
+    /// RFC 6298 §3 with Karn's algorithm: the ACK of the timed segment
+    /// gives the sample. Out of line: only Karn timing runs it.
+    #[cold]
+    #[inline(never)]
+    fn karn_sample(&mut self, now: Instant, ack: u64) {
+        if let Some((_, sent)) = self.timed.filter(|&(seq, _)| ack > seq) {
+            self.rtt.on_sample(now.saturating_since(sent));
+            self.timed = None;
+        }
+    }
+
+    /// RACK's part of a cumulative ACK (out of line: only RACK runs it).
+    #[cold]
+    #[inline(never)]
+    fn rack_advance(&mut self, now: Instant) {
+        if let Some(rk) = self.rack.as_mut() {
+            // RFC 8985 §6.2 steps 1-2: min_RTT first, then each newly
+            // acknowledged segment.
+            rk.advance(self.snd_una, now, self.stats.min_rtt);
+        }
+    }
+
+    /// TCP-Peach's part of a cumulative ACK (out of line: only TCP-Peach
+    /// runs it).
+    #[cold]
+    #[inline(never)]
+    fn peach_on_cumulative_ack(&mut self) {
+        if let Some(p) = self.peach.as_mut() {
+            // Paper 002 §III-C: Rapid Recovery ends when the retransmitted
+            // segment is acknowledged; the base variant deflates cwnd.
+            if p.rapid && self.snd_una > p.rr_seq {
+                p.rapid = false;
+                p.rr_deadline = None;
+            }
+        }
+    }
+
+    /// Every byte pushed is acknowledged: tell the application once.
+    #[cold]
+    #[inline(never)]
+    fn report_all_acked(&mut self) {
+        self.reported_all_acked = self.pushed_bytes;
+        self.events.push_back(SenderEvent::AllAcked);
+    }
+
+    /// A cumulative ACK of `newly` segments in fast recovery; false if the
+    /// retransmission timer must not restart (RFC 6582 §6.2's Impatient
+    /// variant). Out of line: a minority of ACKs, and the per-ACK path
+    /// stays on fewer cache lines.
+    #[inline(never)]
+    fn recovery_cumulative_ack(&mut self, newly: u64) -> bool {
+        let mut restart_timer = true;
+        // The ns-2 Linux shim ends its recovery itself, after the ACK
+        // (`shim_alert`), and grows nothing in TCP_CA_Recovery.
+        let variant = if self.shim.is_some() {
+            None
+        } else {
+            Some(self.cfg.variant)
+        };
+        match variant {
+            None => {}
+            Some(Variant::Reno) => {
+                // RFC 5681 §3.2 step 6: deflate and leave on any new ACK.
+                self.cwnd = self.deflated_cwnd();
+                self.in_recovery = false;
+            }
+            Some(Variant::NewReno) => {
+                if self.snd_una >= self.recover {
+                    // RFC 6582 §3.2 step 5, full ACK, option (2):
+                    // cwnd = ssthresh (as ns-2 does).
+                    self.cwnd = self.deflated_cwnd();
+                    self.in_recovery = false;
+                } else {
+                    // RFC 6582 §3.2 step 6, partial ACK: retransmit the
+                    // next hole, deflate by the amount acknowledged and
+                    // add back one SMSS.
+                    self.pending_rexmit = Some(self.snd_una);
+                    self.cwnd = (self.cwnd - newly as f64 + 1.0).max(1.0);
+                    if self.cfg.newreno_impatient && self.first_partial_seen {
+                        restart_timer = false;
+                    }
+                    self.first_partial_seen = true;
+                }
+            }
+            Some(Variant::Sack) => {
+                // RFC 6675 §5 (A): a cumulative ACK beyond RecoveryPoint
+                // ends recovery; cwnd is already ssthresh (4.2).
+                if self.snd_una >= self.recover {
+                    self.in_recovery = false;
+                    if self.prr_on() {
+                        // RFC 6937 §3.1: "On exiting recovery: cwnd =
+                        // ssthresh".
+                        self.cwnd = self.ssthresh;
+                    }
+                } else if self.cfg.sack_recovery == SackRecovery::Ns2 {
+                    // tcp-sack1.cc Sack1TcpAgent::recv(), partial ACK
+                    // with partial_ack_ 0: `--pipe_` once more ("so
+                    // that we never do worse than slow-start").
+                    self.ns2_pipe -= 1;
+                }
+            }
+        }
+        restart_timer
     }
 
     /// Window growth ([`Growth`]) for one ACK of `newly` new segments.
@@ -1071,6 +1166,18 @@ impl TcpSender {
             return;
         }
         let peach = self.peach.as_ref().is_some_and(PeachState::active);
+        if self.growth.is_reno() {
+            // The common case inline; the growth rules with state (CUBIC,
+            // HyStart, Hybla) out of line, off the per-ACK cache lines.
+            self.cwnd = reno_on_ack(self.cwnd, self.ssthresh, peach).min(cap);
+            return;
+        }
+        self.open_cwnd_growth(now, newly, peach, cap);
+    }
+
+    /// [`Self::open_cwnd`] for a growth rule other than Reno.
+    #[inline(never)]
+    fn open_cwnd_growth(&mut self, now: Instant, newly: u64, peach: bool, cap: f64) {
         let info = AckInfo {
             now,
             acked: newly,
@@ -1586,6 +1693,31 @@ impl TcpSender {
         })
     }
 
+    /// RACK-TLP's pending loss probe, if still in the window (out of
+    /// line: only RACK sets one).
+    #[cold]
+    #[inline(never)]
+    fn poll_probe(&mut self, now: Instant) -> Option<TcpData> {
+        let seq = self.pending_probe.take()?;
+        // RFC 8985 §7.3: the probe goes out whatever cwnd says.
+        if seq >= self.snd_una && seq <= self.snd_max {
+            let retrans = seq < self.snd_max;
+            if !retrans {
+                self.snd_nxt = seq + 1;
+            }
+            let d = self.emit(now, seq);
+            self.stats.tlp_probes += 1;
+            if let Some(r) = self.rack.as_mut() {
+                r.probes += 1;
+                r.tlp_end = Some(self.snd_max);
+                r.tlp_retrans = retrans;
+                r.pto_deadline = None;
+            }
+            return Some(d);
+        }
+        None
+    }
+
     fn poll_data(&mut self, now: Instant) -> Option<TcpData> {
         // Pacing (BBR): nothing leaves before `next_send`.
         self.pace_wait = self.bbr.is_some() && now < self.next_send;
@@ -1595,21 +1727,8 @@ impl TcpSender {
         if self.shim.is_some() {
             return self.shim_transmit(now);
         }
-        if let Some(seq) = self.pending_probe.take() {
-            // RFC 8985 §7.3: the probe goes out whatever cwnd says.
-            if seq >= self.snd_una && seq <= self.snd_max {
-                let retrans = seq < self.snd_max;
-                if !retrans {
-                    self.snd_nxt = seq + 1;
-                }
-                let d = self.emit(now, seq);
-                self.stats.tlp_probes += 1;
-                if let Some(r) = self.rack.as_mut() {
-                    r.probes += 1;
-                    r.tlp_end = Some(self.snd_max);
-                    r.tlp_retrans = retrans;
-                    r.pto_deadline = None;
-                }
+        if self.pending_probe.is_some() {
+            if let Some(d) = self.poll_probe(now) {
                 return Some(d);
             }
         }
@@ -1684,6 +1803,8 @@ impl TcpSender {
     /// RTT (`time_processing()`), window growth (`tcp_cong_avoid`, outside
     /// TCP_CA_Recovery), then `tcp_fastretrans_alert()` for a "dubious"
     /// ACK, and the rate-halving step of `send_much()`.
+    #[cold]
+    #[inline(never)]
     fn shim_ack(&mut self, now: Instant, ack: &TcpAck) {
         let advanced = ack.ack > self.snd_una;
         // time_processing() -> rtt_update(now - ts_echo) on every ACK,
@@ -1796,6 +1917,8 @@ impl TcpSender {
     /// `MarkLoss()` of every unSACKed segment, SACK marks kept), the timer
     /// backed off (`reset_rtx_timer(TCP_REASON_TIMEOUT, 1)`, which leaves
     /// `t_seqno_` alone: no go-back-N) and `next_pkts_in_flight_ = 0`.
+    #[cold]
+    #[inline(never)]
     fn shim_timeout(&mut self, now: Instant) {
         // `++nrexmit_`: the counter `satcc ns2` reads as timeouts.
         self.stats.timeouts += 1;
@@ -1827,6 +1950,8 @@ impl TcpSender {
     /// lost segment (`GetNextRetran()`, `MarkRetran()`), else new data;
     /// after it `next_pkts_in_flight_ = min(next_pkts_in_flight_,
     /// max(packets_in_flight() − 1, 1))`.
+    #[cold]
+    #[inline(never)]
     fn shim_transmit(&mut self, now: Instant) -> Option<TcpData> {
         let (una, max) = (self.snd_una, self.snd_max);
         let win = self.window();
@@ -1941,6 +2066,8 @@ impl TcpSender {
     /// retransmitted since, else new data. Rules (3) and (4) of NextSeg()
     /// are not used: a hole RACK has not marked is not yet lost, and TLP
     /// takes the rescue retransmission's place (Linux sends neither).
+    #[cold]
+    #[inline(never)]
     fn rack_transmit(&mut self, now: Instant) -> Option<TcpData> {
         let r = self.rack.as_mut()?;
         if (r.pipe() as f64) + 1.0 > self.cwnd {
@@ -1981,14 +2108,8 @@ impl TcpSender {
             }
             len
         };
-        if let Some(r) = self.rack.as_mut() {
-            r.on_send(seq, now);
-            if retransmit && seq == self.snd_una {
-                // Linux tcp_xmit_retransmit_queue(): resending the head
-                // restarts the RTO, so that a lost retransmission RACK
-                // finds a round trip later still has its round trip.
-                self.rto_deadline = Some(now + self.rtt.rto());
-            }
+        if self.rack.is_some() {
+            self.rack_on_send(now, seq, retransmit);
         }
         if self.bbr.is_some() {
             self.on_send_paced(now, seq, len);
@@ -2023,6 +2144,8 @@ impl TcpSender {
     /// departure time at the pacing rate (tcp_output.c
     /// `tcp_update_skb_after_send()`: the first `unpaced_segments` go at
     /// once; a late departure earns up to half a segment's time back).
+    #[cold]
+    #[inline(never)]
     fn on_send_paced(&mut self, now: Instant, seq: u64, len: u64) {
         let inflight = self.inflight();
         let Some(b) = self.bbr.as_mut() else {
@@ -2048,6 +2171,21 @@ impl TcpSender {
             self.next_send = wstamp;
         }
         self.data_segs_out += 1;
+    }
+
+    /// RACK's record of a segment sent (out of line: only RACK runs it).
+    #[cold]
+    #[inline(never)]
+    fn rack_on_send(&mut self, now: Instant, seq: u64, retransmit: bool) {
+        if let Some(r) = self.rack.as_mut() {
+            r.on_send(seq, now);
+            if retransmit && seq == self.snd_una {
+                // Linux tcp_xmit_retransmit_queue(): resending the head
+                // restarts the RTO, so that a lost retransmission RACK
+                // finds a round trip later still has its round trip.
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+        }
     }
 
     fn seg_len(&self, seq: u64) -> u64 {

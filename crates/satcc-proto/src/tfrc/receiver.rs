@@ -155,15 +155,7 @@ impl TfrcReceiver {
             let had = self.r_m.is_some();
             self.r_m = Some(r.max(MIN_RTT));
             if !had {
-                // The first RTT: the fallback feedback interval gives way
-                // to the real one at once.
-                self.obs = self.interval_for(self.stats.x_recv);
-                if let (Some(last), Some(next)) = (self.last_fb, self.next_fb) {
-                    let cand = (last + self.obs).max(now);
-                    if cand < next {
-                        self.next_fb = Some(cand);
-                    }
-                }
+                self.on_first_rtt(now);
             }
         }
         let rtt = self.r_m.unwrap_or(FALLBACK_FEEDBACK_INTERVAL);
@@ -214,30 +206,7 @@ impl TfrcReceiver {
         self.last_data = Some((now, d.ts));
         self.received_since_fb = true;
         if self.cfg.profile == Profile::Ns2 {
-            self.ns2_rcvd_since += 1;
-            let p_first = ns2_p.unwrap_or(0.0);
-            let a = self.ns2_sink.on_packet(
-                d.seq,
-                d.ts.as_nanos() as f64 * 1e-9,
-                d.rtt.map_or(0.0, |r| r.as_secs_f64()),
-                &mut || p_first,
-            );
-            // TfrcSinkAgent::recv (tcp/tfrc-sink.cc): a report at once on
-            // the sender's UrgentFlag (set until its first feedback: the
-            // packets that carry no RTT), on a new loss event
-            // (congestionEvent) or the first gap (adjust_history), or when
-            // a new highest packet arrives R/NumFeedback_ or more after the
-            // last report ("now - last_report_sent >= rtt_/NumFeedback_").
-            let urgent = d.rtt.is_none()
-                || a.congestion_event
-                || a.first_loss_p.is_some()
-                || (a.new_max
-                    && self.r_m.is_some_and(|r| {
-                        now.saturating_since(self.ns2_last_report) >= self.ns2_period(r)
-                    }));
-            if urgent {
-                self.ns2_nextpkt(now, a.first_loss_p);
-            }
+            self.ns2_after_packet(now, d, ns2_p);
             return;
         }
         // §6.1 (3): the new p; (4): feedback at once if p rose, "If p <=
@@ -253,6 +222,51 @@ impl TfrcReceiver {
         } else if rose || resumed || self.r_m.is_none() {
             // (Without an RTT, §6.3 answers every data packet.)
             self.send_feedback(now);
+        }
+    }
+
+    /// The first RTT the sender reports: the fallback feedback interval
+    /// gives way to the real one at once. Out of line (`#[cold]`, once
+    /// per connection), off [`Self::handle_input`]'s cache lines.
+    #[cold]
+    #[inline(never)]
+    fn on_first_rtt(&mut self, now: Instant) {
+        self.obs = self.interval_for(self.stats.x_recv);
+        if let (Some(last), Some(next)) = (self.last_fb, self.next_fb) {
+            let cand = (last + self.obs).max(now);
+            if cand < next {
+                self.next_fb = Some(cand);
+            }
+        }
+    }
+
+    /// [`Self::handle_input`]'s end for the ns-2 profile (out of line:
+    /// the RFC profile's per-packet path stays on fewer cache lines).
+    #[inline(never)]
+    fn ns2_after_packet(&mut self, now: Instant, d: &TfrcData, ns2_p: Option<f64>) {
+        self.ns2_rcvd_since += 1;
+        let p_first = ns2_p.unwrap_or(0.0);
+        let a = self.ns2_sink.on_packet(
+            d.seq,
+            d.ts.as_nanos() as f64 * 1e-9,
+            d.rtt.map_or(0.0, |r| r.as_secs_f64()),
+            &mut || p_first,
+        );
+        // TfrcSinkAgent::recv (tcp/tfrc-sink.cc): a report at once on
+        // the sender's UrgentFlag (set until its first feedback: the
+        // packets that carry no RTT), on a new loss event
+        // (congestionEvent) or the first gap (adjust_history), or when
+        // a new highest packet arrives R/NumFeedback_ or more after the
+        // last report ("now - last_report_sent >= rtt_/NumFeedback_").
+        let urgent = d.rtt.is_none()
+            || a.congestion_event
+            || a.first_loss_p.is_some()
+            || (a.new_max
+                && self.r_m.is_some_and(|r| {
+                    now.saturating_since(self.ns2_last_report) >= self.ns2_period(r)
+                }));
+        if urgent {
+            self.ns2_nextpkt(now, a.first_loss_p);
         }
     }
 
@@ -310,6 +324,7 @@ impl TfrcReceiver {
     /// since the last report over the time since it when that is at least
     /// R, else the packets received in the last R (this one included)
     /// over R; `tzero_` is the sender's t_RTO carried by the packet.
+    #[inline(never)]
     fn ns2_first_loss(&mut self, now: Instant, rtt: Duration, d: &TfrcData) -> f64 {
         self.arrivals.push_back(now);
         while self
@@ -342,6 +357,7 @@ impl TfrcReceiver {
     /// 2's "MAY be calculated over a longer time interval"); no data
     /// arrived in either, so the report is about one packet per R_m, the
     /// minimum §6.2 notes, never bytes divided by the whole idle time.
+    #[inline(never)]
     fn resume_after_idle(&mut self, now: Instant, t: Instant) {
         let o = self.obs.as_nanos().max(1);
         let k = now.saturating_since(t).as_nanos() / o;

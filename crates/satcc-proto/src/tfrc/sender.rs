@@ -22,17 +22,21 @@ use crate::time::{Duration, Instant};
 
 /// The application side both engines share: what there is to send, the
 /// packets' sequence numbers and the counters.
+///
+/// `repr(C)`: what every send touches first (the queue, the sequence
+/// number, the counters), the configuration last.
 #[derive(Debug)]
+#[repr(C)]
 pub(super) struct Source {
-    cfg: SenderConfig,
     /// s as f64 (at least 1 byte).
     s: f64,
-    unlimited: bool,
     queued: u64,
     seq: u64,
-    pub(super) stats: TfrcSenderStats,
+    unlimited: bool,
     /// The endpoint interface has reported the exit from slow start.
     pub(super) ss_exit_reported: bool,
+    pub(super) stats: TfrcSenderStats,
+    cfg: SenderConfig,
 }
 
 impl Source {

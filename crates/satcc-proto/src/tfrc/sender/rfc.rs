@@ -38,9 +38,56 @@ const MAX_STRETCHES: usize = 64;
 /// and only a decreasing run of them; this only guards odd inputs).
 const X_RECV_SET_CAP: usize = 256;
 
+/// `v / 1000` as `u64`, for the RTT filter's weighted sum (the quotient,
+/// a weighted mean of two `u64` ns counts, always fits in 64 bits):
+/// through a 64-bit division when `v` fits in 64 bits, which it does
+/// unless an RTT exceeds ~213 days, instead of the 128-bit division
+/// routine (a call, and its code in the instruction cache, on every
+/// feedback). The same quotient either way.
+#[inline]
+fn div_1000(v: u128) -> u64 {
+    match u64::try_from(v) {
+        Ok(v) => v / 1000,
+        Err(_) => (v / 1000) as u64,
+    }
+}
+
 /// The RFC 5348 engine of [`super::TfrcSender`].
+///
+/// `repr(C)`, fields in the order written: what every send touches (the
+/// poll's due time, the pacer, the data-limited marks, then the source)
+/// comes first, on two or three data-cache lines instead of spread over
+/// the struct; what only feedback and the timer use follows.
 #[derive(Debug)]
+#[repr(C)]
 pub struct RfcSender {
+    /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
+    /// in force: they change only on feedback and on the no-feedback
+    /// timer, which end with [`Self::reschedule`], while every poll asks
+    /// for them (computed by the same expressions, so the same bits).
+    ipi: Ipi,
+    /// The send schedule (§4.6).
+    pacer: Pacer,
+    /// `pacer.due()` in ns, refreshed wherever the pacer changes (a send
+    /// and [`Self::reschedule`]): every poll compares against it, and
+    /// most polls (the one that ends each drain, the wake-ups before the
+    /// no-feedback timer) find it not yet come.
+    due_ns: u64,
+    t_delta: u64,
+    r: Option<Duration>,
+    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next
+    /// (DataLimitedCheck::TwoTimestamps).
+    not_limited: [Instant; 2],
+    t_new: Instant,
+    t_next: Instant,
+    nfb_deadline: Instant,
+    /// Nothing sent since the no-feedback timer was last set (§4.4).
+    idle_since_nfb: bool,
+    feedback_seen: bool,
+    /// The last stretch is open (`not_limited_runs.back()` has no end):
+    /// every send asks, and the answer here saves a read of the deque's
+    /// buffer (a data-cache line of its own) per packet.
+    stretch_open: bool,
     pub(super) src: Source,
     /// Allowed sending rate X, bytes/s.
     x: f64,
@@ -50,7 +97,6 @@ pub struct RfcSender {
     p: f64,
     /// X_Bps of the last rate update with p > 0.
     x_calc: Option<f64>,
-    r: Option<Duration>,
     /// §4.5 R_sqmean, in sqrt(seconds).
     r_sqmean: f64,
     /// X_inst / X (§4.5); 1 without damping.
@@ -60,34 +106,12 @@ pub struct RfcSender {
     /// X_recv_set (§4.3): (rate, time), kept as a decreasing run so that
     /// the front is the maximum.
     x_recv_set: VecDeque<(f64, Instant)>,
-    /// The send schedule (§4.6).
-    pacer: Pacer,
-    /// `pacer.due()` in ns, refreshed wherever the pacer changes (a send
-    /// and [`Self::reschedule`]): every poll compares against it, and
-    /// most polls (the one that ends each drain, the wake-ups before the
-    /// no-feedback timer) find it not yet come.
-    due_ns: u64,
     /// s/t_mbi (§4.3), fixed by the configuration.
     floor: f64,
-    /// t_ipi = s/X_inst (§4.6) and t_delta (§8.3) for the X, X_inst and R
-    /// in force: they change only on feedback and on the no-feedback
-    /// timer, which end with [`Self::reschedule`], while every poll asks
-    /// for them (computed by the same expressions, so the same bits).
-    ipi: Ipi,
-    t_delta: u64,
-    nfb_deadline: Instant,
-    /// Nothing sent since the no-feedback timer was last set (§4.4).
-    idle_since_nfb: bool,
-    /// §8.2.1 NotLimited1, NotLimited2, t_new and t_next
-    /// (DataLimitedCheck::TwoTimestamps).
-    not_limited: [Instant; 2],
     /// The stretches during which the sender was not data-limited, oldest
     /// first, the last one open (end None) while data is waiting
     /// (DataLimitedCheck::Stretches).
     not_limited_runs: VecDeque<(Instant, Option<Instant>)>,
-    t_new: Instant,
-    t_next: Instant,
-    feedback_seen: bool,
 }
 
 impl RfcSender {
@@ -116,6 +140,7 @@ impl RfcSender {
             idle_since_nfb: true,
             not_limited: [Instant::ZERO; 2],
             not_limited_runs: VecDeque::new(),
+            stretch_open: false,
             t_new: Instant::ZERO,
             t_next: Instant::ZERO,
             feedback_seen: false,
@@ -225,9 +250,8 @@ impl RfcSender {
             None => r_sample,
             Some(r) => {
                 let q = u128::from(self.src.cfg.rtt_q_milli.min(1000));
-                let v =
-                    (q * r.as_nanos() as u128 + (1000 - q) * r_sample.as_nanos() as u128) / 1000;
-                Duration::from_nanos(v as u64)
+                let v = q * r.as_nanos() as u128 + (1000 - q) * r_sample.as_nanos() as u128;
+                Duration::from_nanos(div_1000(v))
             }
         }
         .max(MIN_RTT);
@@ -260,10 +284,7 @@ impl RfcSender {
         // survive the first two RTTs of feedback however long the sender
         // existed before sending).
         if first {
-            self.tld = Some(now);
-            self.x = self.initial_rate(r);
-            self.x_recv_set.clear();
-            self.x_recv_set.push_back((f64::INFINITY, now));
+            self.on_first_rtt(now, r);
         }
         // §4.3 (3): RTO = max(4R, 2s/X), with the X in force before this
         // feedback's update (step 4); step 6 arms the no-feedback timer
@@ -278,18 +299,7 @@ impl RfcSender {
         // covered by the feedback packet was a data-limited interval."
         let data_limited = self.covered_interval_data_limited(fb.ts_echo, r, now) && x_recv > 0.0;
         let recv_limit = if data_limited {
-            // The whole interval was data-limited (§4.3 (4), §8.2).
-            if p > p_prev {
-                for e in &mut self.x_recv_set {
-                    e.0 /= 2.0;
-                }
-                self.x_recv = 0.85 * x_recv;
-                self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
-                self.max_x_recv_set()
-            } else {
-                self.x_recv = self.maximize_x_recv_set(x_recv, now);
-                2.0 * self.max_x_recv_set()
-            }
+            self.data_limited_recv_limit(x_recv, p > p_prev, now)
         } else {
             // Typical behaviour.
             self.update_x_recv_set(x_recv, now, r);
@@ -301,13 +311,7 @@ impl RfcSender {
             self.x_calc = Some(x_bps);
             self.x = x_bps.min(recv_limit).max(self.t_mbi_floor());
         } else {
-            self.x_calc = None;
-            let tld = self.tld.unwrap_or(now);
-            if now.saturating_since(tld) >= r {
-                // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
-                self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
-                self.tld = Some(now);
-            }
+            self.slow_start(now, r, recv_limit);
         }
         // §4.3 (6): "Reset the nofeedback timer to expire after RTO
         // seconds."
@@ -315,6 +319,52 @@ impl RfcSender {
         self.idle_since_nfb = true;
         self.feedback_seen = true;
         self.reschedule();
+    }
+
+    /// §4.2 on the first RTT measurement: tld = now, X = initial_rate, and
+    /// X_recv_set = {Infinity} (re)stamped now. Out of line (`#[cold]`,
+    /// once per connection), so that [`Self::on_feedback`]'s per-feedback
+    /// path sits on fewer cache lines.
+    #[cold]
+    #[inline(never)]
+    fn on_first_rtt(&mut self, now: Instant, r: Duration) {
+        self.tld = Some(now);
+        self.x = self.initial_rate(r);
+        self.x_recv_set.clear();
+        self.x_recv_set.push_back((f64::INFINITY, now));
+    }
+
+    /// recv_limit of §4.3 step 4 when the whole interval the feedback
+    /// covers was data-limited (§8.2); `p_rose`: a new loss event or an
+    /// increase in p. Out of line: a bulk source never takes it.
+    #[cold]
+    #[inline(never)]
+    fn data_limited_recv_limit(&mut self, x_recv: f64, p_rose: bool, now: Instant) -> f64 {
+        if p_rose {
+            for e in &mut self.x_recv_set {
+                e.0 /= 2.0;
+            }
+            self.x_recv = 0.85 * x_recv;
+            self.x_recv = self.maximize_x_recv_set(self.x_recv, now);
+            self.max_x_recv_set()
+        } else {
+            self.x_recv = self.maximize_x_recv_set(x_recv, now);
+            2.0 * self.max_x_recv_set()
+        }
+    }
+
+    /// §4.3 step 4 with p = 0: initial slow start, X = max(min(2X,
+    /// recv_limit), initial_rate) once per RTT. Out of line: only before
+    /// the first loss event.
+    #[inline(never)]
+    fn slow_start(&mut self, now: Instant, r: Duration, recv_limit: f64) {
+        self.x_calc = None;
+        let tld = self.tld.unwrap_or(now);
+        if now.saturating_since(tld) >= r {
+            // Initial slow start: X = max(min(2X, recv_limit), initial_rate).
+            self.x = (2.0 * self.x).min(recv_limit).max(self.initial_rate(r));
+            self.tld = Some(now);
+        }
     }
 
     /// §8.2.1, "When a feedback packet is received, is this interval
@@ -361,8 +411,12 @@ impl RfcSender {
     /// A packet left at `now`; `more` says whether data is still waiting
     /// (the stretch of not being data-limited goes on) or not (it ends).
     fn note_stretch(&mut self, now: Instant, more: bool) {
-        let open = self.not_limited_runs.back().is_some_and(|r| r.1.is_none());
-        match (open, more) {
+        #[cfg(test)]
+        assert_eq!(
+            self.stretch_open,
+            self.not_limited_runs.back().is_some_and(|r| r.1.is_none())
+        );
+        match (self.stretch_open, more) {
             (false, true) => {
                 if self.not_limited_runs.len() >= MAX_STRETCHES {
                     // Bounded memory: the two oldest become one, as if the
@@ -374,11 +428,13 @@ impl RfcSender {
                     }
                 }
                 self.not_limited_runs.push_back((now, None));
+                self.stretch_open = true;
             }
             (true, false) => {
                 if let Some(r) = self.not_limited_runs.back_mut() {
                     r.1 = Some(now);
                 }
+                self.stretch_open = false;
             }
             _ => {}
         }
@@ -541,6 +597,87 @@ mod tests {
     use super::super::TfrcSender;
     use crate::rng::Rng;
     use crate::time::{Duration, Instant};
+
+    /// The open-stretch flag equals what the deque says after every step
+    /// of a random data-limited run (data pushed a few packets at a time,
+    /// so stretches open and close, feedback, no-feedback expiries,
+    /// sends); `note_stretch` also asserts it before each use.
+    #[test]
+    fn stretch_flag_follows_the_deque() {
+        let mut s = TfrcSender::new(SenderConfig::default(), Instant::ZERO);
+        let mut rng = Rng::new(5);
+        let mut now = Instant::ZERO;
+        let (mut opened, mut closed) = (0, 0);
+        for _ in 0..20_000 {
+            now += Duration::from_micros(1 + rng.below(50_000));
+            match rng.below(5) {
+                // A few packets at a time, once the queue is nearly
+                // empty: the sender catches up and stretches close.
+                0 if s.queued_bytes() < 1000 => s.push_data(rng.below(4) * 1000 + rng.below(1000)),
+                0 => {}
+                1 => {
+                    let echo = Instant(now.as_nanos() - rng.below(now.as_nanos().min(500_000_000)));
+                    let fb = TfrcFeedback {
+                        ts_echo: echo,
+                        t_delay: Duration::from_micros(rng.below(1000)),
+                        x_recv: rng.next_f64() * 1e6,
+                        p: rng.next_f64() * 0.05,
+                    };
+                    s.handle_input(now, &fb);
+                }
+                2 => {
+                    now = now.max(s.nofeedback_deadline());
+                    s.handle_timeout(now);
+                }
+                _ => while s.poll_transmit(now).is_some() {},
+            }
+            let TfrcSender::Rfc(e) = &s else {
+                unreachable!()
+            };
+            let open = e.not_limited_runs.back().is_some_and(|r| r.1.is_none());
+            assert_eq!(e.stretch_open, open, "at {now:?}");
+            match (open, e.not_limited_runs.back()) {
+                (true, _) => opened += 1,
+                (false, Some(_)) => closed += 1,
+                _ => {}
+            }
+        }
+        // Both states were visited many times.
+        assert!(
+            opened > 1000 && closed > 1000,
+            "{opened} open, {closed} closed"
+        );
+    }
+
+    /// The 64-bit path of `div_1000` gives the 128-bit quotient: edge
+    /// values around 2^64 and random sums of the filter's form.
+    #[test]
+    fn div_1000_is_the_128_bit_quotient() {
+        let edges = [
+            0u128,
+            1,
+            999,
+            1000,
+            1001,
+            u64::MAX as u128 - 1,
+            u64::MAX as u128,
+            u64::MAX as u128 + 1,
+            1000 * u64::MAX as u128,
+        ];
+        for v in edges {
+            assert_eq!(u128::from(super::div_1000(v)), v / 1000, "{v}");
+        }
+        let mut rng = Rng::new(3);
+        for _ in 0..100_000 {
+            let q = u128::from(rng.below(1001));
+            let (r, rs) = (
+                rng.next_u64() >> rng.below(64),
+                rng.next_u64() >> rng.below(64),
+            );
+            let v = q * r as u128 + (1000 - q) * rs as u128;
+            assert_eq!(u128::from(super::div_1000(v)), v / 1000, "{v}");
+        }
+    }
 
     /// The cached t_ipi and t_delta equal what X, X_inst and R give, and
     /// the cached due time the pacer's, at every step of a random run of
