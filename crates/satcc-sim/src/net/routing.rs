@@ -549,14 +549,28 @@ pub struct Routes {
     up_fp: u64,
 }
 
-/// A flow's two paths as spans of [`Routes::links`] (empty without a
-/// route), with the flow's ends.
+/// Hops of a flow's two paths kept in its [`FlowRoute`]: a dumbbell's
+/// three and three fit, and what fits makes the entry one cache line.
+const NEAR: usize = 6;
+
+/// What a packet of a flow needs at every hop, in one cache line: the
+/// flow's ends and its two paths, their hops (`[link, from]`) in `near`
+/// when both fit there (forward then reverse; `inline`), else the spans of
+/// [`Routes::hops`] they take in `near[0]` (forward) and `near[1]`. With
+/// the spans here and the hops in `hops` alone a lookup read two lines in
+/// two arrays, and with 512 flows both missed the first-level cache
+/// (issue 28).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(64))]
 struct FlowRoute {
     source: u32,
     sink: u32,
-    fwd: (u32, u32),
-    rev: (u32, u32),
+    /// Hops of the forward path in `near` (when `inline`).
+    nf: u16,
+    /// Hops of the reverse path in `near`, after the forward ones.
+    nr: u16,
+    inline: bool,
+    near: [[u32; 2]; NEAR],
 }
 
 impl Routes {
@@ -652,14 +666,30 @@ impl Routes {
             .endpoints
             .iter()
             .zip(&flow_paths)
-            .map(
-                |(&(source, sink), &[f, r]): (&(u32, u32), &[u32; 2])| FlowRoute {
+            .map(|(&(source, sink), &[f, r]): (&(u32, u32), &[u32; 2])| {
+                let (fwd, rev) = (span(f), span(r));
+                let (nf, nr) = ((fwd.1 - fwd.0) as usize, (rev.1 - rev.0) as usize);
+                let mut route = FlowRoute {
                     source,
                     sink,
-                    fwd: span(f),
-                    rev: span(r),
-                },
-            )
+                    ..FlowRoute::default()
+                };
+                if nf + nr <= NEAR {
+                    let hop = |&li: &u32| [li, adj.from[li as usize]];
+                    let fl = links[fwd.0 as usize..fwd.1 as usize].iter().map(hop);
+                    let rl = links[rev.0 as usize..rev.1 as usize].iter().map(hop);
+                    for (slot, h) in route.near.iter_mut().zip(fl.chain(rl)) {
+                        *slot = h;
+                    }
+                    // At most NEAR: they fit a u16.
+                    (route.nf, route.nr) = (nf as u16, nr as u16);
+                    route.inline = true;
+                } else {
+                    route.near[0] = [fwd.0, fwd.1];
+                    route.near[1] = [rev.0, rev.1];
+                }
+                route
+            })
             .collect();
         let hops = links
             .iter()
@@ -694,22 +724,40 @@ impl Routes {
         node: u32,
         hops: u32,
     ) -> Option<u32> {
-        // The common case: a packet on its flow's path, `hops` links along.
-        if let Some(r) = self.fast.get(flow as usize) {
-            let (a, b) = if dst == r.sink { r.fwd } else { r.rev };
+        if let Some(li) = self.hop_on_path(flow, dst, node, hops) {
+            return Some(li);
+        }
+        self.next_hop_slow(net, up, flow, dst, node, hops)
+    }
+
+    /// The common case of [`Routes::next_hop`]: a packet on its flow's
+    /// path, `hops` links along (`None` if it is not, or `hops` is wrong).
+    #[inline(always)]
+    fn hop_on_path(&self, flow: u32, dst: u32, node: u32, hops: u32) -> Option<u32> {
+        let r = self.fast.get(flow as usize)?;
+        let fwd = dst == r.sink;
+        if !fwd && dst != r.source {
+            return None;
+        }
+        let [li, from] = if r.inline {
+            let (off, n) = if fwd { (0, r.nf) } else { (r.nf, r.nr) };
+            if hops >= u32::from(n) {
+                return None;
+            }
+            // Below NEAR: `off + n` is.
+            *r.near.get(usize::from(off) + hops as usize)?
+        } else {
+            let [a, b] = if fwd { r.near[0] } else { r.near[1] };
             // In u64, where two u32 cannot overflow (a saturating u32 add
             // cost two more instructions on every hop); below `b`, a u32,
             // it fits any usize.
             let i = u64::from(a) + u64::from(hops);
-            if i < u64::from(b) && (dst == r.sink || dst == r.source) {
-                if let Some(&[li, from]) = self.hops.get(i as usize) {
-                    if from == node {
-                        return Some(li);
-                    }
-                }
+            if i >= u64::from(b) {
+                return None;
             }
-        }
-        self.next_hop_slow(net, up, flow, dst, node, hops)
+            *self.hops.get(i as usize)?
+        };
+        (from == node).then_some(li)
     }
 
     /// [`Routes::next_hop`] when the hint misses: a scan of the path, else
@@ -867,6 +915,13 @@ mod tests {
                         let got = r.next_hop(net, up, f, b, x, hops);
                         let exp = table_hop(net, &table, x, b);
                         assert_eq!(got, exp, "flow {f} at {x} hop {hops} to {b}");
+                        // Answered by the lookup in the flow's entry, not
+                        // by the search behind it.
+                        assert_eq!(
+                            r.hop_on_path(f, b, x, hops),
+                            exp,
+                            "flow {f} at {x} hop {hops}"
+                        );
                         let Some(li) = exp else { break };
                         x = net.links[li as usize].to;
                         hops += 1;

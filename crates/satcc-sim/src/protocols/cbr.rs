@@ -5,7 +5,10 @@ use satcc_proto::cbr::{CbrConfig, CbrSource, Sink};
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::Instant;
 
-use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
+use super::{
+    AnyReceiver, AnySender, Capabilities, FriendlinessRole, OtherReceiver, OtherSender,
+    ProtocolConfig,
+};
 use crate::scenario::{CbrOptions, FlowSpec, Protocol};
 
 /// What [`Protocol::wire_protocol`] answers: plain datagrams (the
@@ -38,7 +41,7 @@ pub(super) fn config(spec: &FlowSpec, o: &CbrOptions) -> ProtocolConfig {
 /// A fresh CBR source and sink at `now`.
 pub(super) fn instantiate(c: &CbrConfig, now: Instant) -> (AnySender, AnyReceiver) {
     (
-        AnySender::Cbr(Box::new(CbrSource::new(c.clone(), now))),
-        AnyReceiver::Sink(Box::new(Sink::new())),
+        AnySender::Other(Box::new(OtherSender::Cbr(CbrSource::new(c.clone(), now)))),
+        AnyReceiver::Other(Box::new(OtherReceiver::Sink(Sink::new()))),
     )
 }

@@ -9,7 +9,10 @@ use satcc_proto::stfrc::{StfrcConfig, StfrcController};
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::Instant;
 
-use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
+use super::{
+    AnyReceiver, AnySender, Capabilities, FriendlinessRole, OtherReceiver, OtherSender,
+    ProtocolConfig,
+};
 use crate::scenario::{FlowSpec, Protocol, SaratogaOptions};
 
 /// How a Saratoga sender sets its rate.
@@ -139,7 +142,7 @@ pub(super) fn instantiate(
     sender.set_hole_store(store.clone());
     receiver.set_hole_store(store);
     (
-        AnySender::Saratoga(Box::new(sender)),
-        AnyReceiver::Saratoga(Box::new(receiver)),
+        AnySender::Other(Box::new(OtherSender::Saratoga(sender))),
+        AnyReceiver::Other(Box::new(OtherReceiver::Saratoga(receiver))),
     )
 }

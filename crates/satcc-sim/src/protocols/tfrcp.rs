@@ -6,7 +6,10 @@ use satcc_proto::tfrcp::{self, Pacing, Strategy, TfrcpReceiver, TfrcpSender};
 use satcc_proto::wire::WireProtocol;
 use satcc_proto::{Duration, Instant};
 
-use super::{AnyReceiver, AnySender, Capabilities, FriendlinessRole, ProtocolConfig};
+use super::{
+    AnyReceiver, AnySender, Capabilities, FriendlinessRole, OtherReceiver, OtherSender,
+    ProtocolConfig,
+};
 use crate::scenario::{PacingSpec, Protocol, StrategySpec, TfrcpOptions};
 
 /// Paper 004 §III-C.1: strategy S1's default recomputation interval M.
@@ -69,11 +72,13 @@ pub(super) fn instantiate(
     rng: &mut Rng,
 ) -> (AnySender, AnyReceiver) {
     (
-        AnySender::Tfrcp(Box::new(TfrcpSender::new(
+        AnySender::Other(Box::new(OtherSender::Tfrcp(TfrcpSender::new(
             sender.clone(),
             now,
             rng.next_u64(),
-        ))),
-        AnyReceiver::Tfrcp(Box::new(TfrcpReceiver::new(receiver.clone()))),
+        )))),
+        AnyReceiver::Other(Box::new(OtherReceiver::Tfrcp(TfrcpReceiver::new(
+            receiver.clone(),
+        )))),
     )
 }
