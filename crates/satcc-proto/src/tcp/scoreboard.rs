@@ -365,6 +365,71 @@ mod tests {
         assert_eq!(sb.sacked_count(), 4);
     }
 
+    /// The counters and cursors against a plain model (the set of SACKed
+    /// segments, walked afresh) after random sends, SACKs, cumulative ACKs
+    /// and clears. Fails if an update of `sacked`, `high_sacked_end` or
+    /// `lost_end` is dropped from `advance`, `mark` or `clear`.
+    #[test]
+    fn counters_match_a_fresh_walk() {
+        use std::collections::VecDeque;
+        let mut rng = crate::rng::Rng::new(7);
+        let mut sb = Scoreboard::new(3);
+        let (mut una, mut model) = (0u64, VecDeque::<bool>::new());
+        for _ in 0..20_000 {
+            let end = una + model.len() as u64;
+            match rng.below(10) {
+                0..=3 => {
+                    for s in end..end + 1 + rng.below(8) {
+                        sb.on_send_new(s);
+                        model.push_back(false);
+                    }
+                }
+                4..=5 => {
+                    let a = una.saturating_sub(2) + rng.below(model.len() as u64 + 4);
+                    let b = a + rng.below(6);
+                    sb.update(&[blk(a, b)]);
+                    for s in a.max(una)..b.min(end) {
+                        model[(s - una) as usize] = true;
+                    }
+                }
+                6..=8 => {
+                    let to = una + rng.below(model.len() as u64 + 3);
+                    sb.advance(to);
+                    while una < to.min(end) {
+                        model.pop_front();
+                        una += 1;
+                    }
+                }
+                _ => {
+                    sb.clear();
+                    model.iter_mut().for_each(|f| *f = false);
+                }
+            }
+            let count = model.iter().filter(|f| **f).count() as u64;
+            assert_eq!(sb.sacked_count(), count);
+            assert_eq!(sb.end(), una + model.len() as u64);
+            for s in una.saturating_sub(2)..una + model.len() as u64 + 2 {
+                let want = s >= una && model.get((s - una) as usize).copied().unwrap_or(false);
+                assert_eq!(sb.sacked(s), want, "segment {s}");
+            }
+            // One past the highest SACKed segment, and the DupThresh-th
+            // highest (or `una`), walking the model down.
+            let (mut high, mut above, mut lost_end) = (una, 0, una);
+            for (i, f) in model.iter().enumerate().rev() {
+                if *f {
+                    high = high.max(una + i as u64 + 1);
+                    above += 1;
+                    if above == 3 {
+                        lost_end = una + i as u64;
+                    }
+                }
+            }
+            assert_eq!(sb.high_sacked_end, high);
+            assert_eq!(sb.lost_end, lost_end);
+            assert!(sb.rxt_next >= una);
+        }
+    }
+
     #[test]
     fn growing_block_costs_one_step_per_ack() {
         let mut sb = board(10_000);
